@@ -1,0 +1,32 @@
+// @ts-check
+import { defineConfig } from 'astro/config';
+import starlight from '@astrojs/starlight';
+import mdx from '@astrojs/mdx';
+import dplabRunner from './scripts/astro-integration.ts';
+
+export default defineConfig({
+  srcDir: './site',
+  outDir: './dist',
+  // The runner serves the built site on 127.0.0.1 only; links are root-relative.
+  trailingSlash: 'ignore',
+  integrations: [
+    starlight({
+      title: 'Dataplane Lab',
+      description:
+        'How a Kubernetes Service becomes packet forwarding: kube-proxy in iptables, IPVS and nftables modes, and Cilium eBPF, on your own kind clusters.',
+      sidebar: [
+        { label: 'Start here', items: [{ label: 'Welcome', link: '/' }, { label: 'Scratch terminal', link: '/terminal/' }] },
+        { label: 'Lessons', autogenerate: { directory: 'lessons' } },
+      ],
+      customCss: ['./site/styles/course.css'],
+      lastUpdated: false,
+      pagination: true,
+    }),
+    mdx(),
+    dplabRunner(),
+  ],
+  vite: {
+    ssr: { external: ['@lydell/node-pty'] },
+    optimizeDeps: { exclude: ['@lydell/node-pty'] },
+  },
+});

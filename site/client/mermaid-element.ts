@@ -1,0 +1,32 @@
+/**
+ * <dplab-mermaid> renders the mermaid source it contains. mermaid is imported on first use,
+ * so it is a separate chunk that only diagram pages fetch.
+ */
+let counter = 0;
+
+function currentTheme(): 'dark' | 'default' {
+  return document.documentElement.dataset.theme === 'light' ? 'default' : 'dark';
+}
+
+class MermaidElement extends HTMLElement {
+  async connectedCallback(): Promise<void> {
+    const sourceEl = this.querySelector('.dplab-mermaid-source');
+    const source = sourceEl?.textContent ?? '';
+    if (!source.trim() || this.dataset.rendered !== undefined) return;
+    const { default: mermaid } = await import('mermaid');
+    mermaid.initialize({ startOnLoad: false, theme: currentTheme(), securityLevel: 'strict' });
+    try {
+      const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
+      const holder = document.createElement('div');
+      holder.className = 'dplab-mermaid-svg';
+      holder.innerHTML = svg;
+      this.append(holder);
+      this.dataset.rendered = '';
+    } catch (err) {
+      // Keep the source visible and say why there is no picture.
+      this.dataset.error = err instanceof Error ? err.message : String(err);
+    }
+  }
+}
+
+if (!customElements.get('dplab-mermaid')) customElements.define('dplab-mermaid', MermaidElement);
