@@ -1,0 +1,123 @@
+/**
+ * What checks, terminals and the dataplane explorer use to look at a lab cluster: kubectl JSON
+ * reads, commands inside a node (`docker exec`, just another CommandRunner), HTTP probes from
+ * outside a node, and kube-proxy's own endpoints. Every read goes through scripts/exec.ts.
+ */
+import { run, nodeRunner, TIMEOUTS, type CommandResult, type RunOptions } from '../exec.ts';
+import { DplabError } from '../errors.ts';
+import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
+
+/** kube-proxy's metrics/healthz address inside each node (hostNetwork). */
+export const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';
+/** A probe that gets no answer within this long counts as "no answer" (ETP Local drops). */
+export const PROBE_TIMEOUT_SECONDS = 3;
+
+export interface ProbeResult {
+  /** Who sent the request: `host` or the helper/sibling it came from. */
+  from: string;
+  url: string;
+  /** False when the connection timed out or was refused. */
+  answered: boolean;
+  status?: number;
+  body?: string;
+  /** curl's exit code or the error text, for the check's "seen" line. */
+  error?: string;
+}
+
+export interface ClusterHandle {
+  readonly mode: Mode;
+  readonly name: string;
+  readonly kubeconfig: string;
+  /** kubectl against this cluster's kubeconfig (never ~/.kube/config). */
+  kubectl(args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+  /** `kubectl … -o json`, parsed. */
+  kubectlJson<T = unknown>(args: readonly string[], opts?: RunOptions): Promise<T>;
+  /** Node container names, control plane first (`dplab-<mode>-control-plane`, `…-worker`, …). */
+  nodes(opts?: RunOptions): Promise<string[]>;
+  /** Run a command inside a node container. */
+  nodeExec(node: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+  /** The node's address on the `kind` Docker network. */
+  nodeIp(node: string, opts?: RunOptions): Promise<string>;
+  /** What kube-proxy on that node says its mode is (`iptables`, `ipvs`, `nftables`). */
+  proxyMode(node: string, opts?: RunOptions): Promise<string>;
+  /** kube-proxy's Prometheus metrics text on that node. */
+  metrics(node: string, opts?: RunOptions): Promise<string>;
+  /**
+   * An HTTP GET from outside `node` to `http://<nodeIp>:<port><path>`: from a sibling
+   * container on the `kind` network, so traffic policies apply as they would to a client
+   * (a node's traffic to itself short-circuits them).
+   */
+  probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult>;
+}
+
+export function clusterHandle(mode: Mode): ClusterHandle {
+  const name = clusterName(mode);
+  const kubeconfig = kubeconfigPath(mode);
+
+  const kubectl = (args: readonly string[], opts?: RunOptions) =>
+    run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeoutMs: TIMEOUTS.normal, ...opts });
+
+  const nodeExec = (node: string, args: readonly string[], opts?: RunOptions) => nodeRunner(node).run(args, { timeoutMs: TIMEOUTS.normal, ...opts });
+
+  async function nodes(opts?: RunOptions): Promise<string[]> {
+    const r = await run('kind', ['get', 'nodes', '--name', name], { timeoutMs: TIMEOUTS.quick, ...opts });
+    const list = r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+    if (list.length === 0) throw new DplabError(`Cluster ${name} has no nodes.`, { fix: `Start it with \`dplab up ${mode}\`.`, status: 409 });
+    return list.sort((a, b) => Number(!a.endsWith('control-plane')) - Number(!b.endsWith('control-plane')) || a.localeCompare(b));
+  }
+
+  async function nodeIp(node: string, opts?: RunOptions): Promise<string> {
+    const r = await run('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', node], { timeoutMs: TIMEOUTS.quick, ...opts });
+    const ip = r.stdout.trim().split(/\s+/).find((s) => /^\d+\.\d+\.\d+\.\d+$/.test(s));
+    if (!ip) throw new DplabError(`Node ${node} has no IPv4 address on a Docker network.`, { details: r.stdout, status: 409 });
+    return ip;
+  }
+
+  const curlArgs = (url: string) => ['curl', '-sS', '--max-time', String(PROBE_TIMEOUT_SECONDS), '-w', '\n%{http_code}', url];
+
+  async function probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult> {
+    const [ip, all] = await Promise.all([nodeIp(node, opts), nodes(opts)]);
+    const from = all.find((n) => n !== node);
+    if (!from) throw new DplabError(`Cluster ${name} has only one node; a probe needs another machine.`, { status: 409 });
+    const url = `http://${ip}:${port}${path}`;
+    try {
+      const r = await nodeExec(from, curlArgs(url), { timeoutMs: (PROBE_TIMEOUT_SECONDS + 10) * 1000, ...opts });
+      const cut = r.stdout.lastIndexOf('\n');
+      return { from, url, answered: true, status: Number(r.stdout.slice(cut + 1)), body: r.stdout.slice(0, cut) };
+    } catch (err) {
+      // curl exits 7 (refused) or 28 (timed out): the node did not answer. Anything else is ours to raise.
+      const e = err as { kind?: string; exitCode?: number; stderr?: string };
+      if (e.kind === 'failed' && (e.exitCode === 7 || e.exitCode === 28 || e.exitCode === 52 || e.exitCode === 56)) {
+        return { from, url, answered: false, error: (e.stderr ?? '').trim() || `curl exit ${e.exitCode}` };
+      }
+      throw err;
+    }
+  }
+
+  return {
+    mode,
+    name,
+    kubeconfig,
+    kubectl,
+    async kubectlJson<T>(args: readonly string[], opts?: RunOptions): Promise<T> {
+      const r = await kubectl([...args, '-o', 'json'], opts);
+      try {
+        return JSON.parse(r.stdout) as T;
+      } catch {
+        throw new DplabError(`kubectl ${args.join(' ')} did not print JSON.`, { details: r.stdout.slice(0, 2000) });
+      }
+    },
+    nodes,
+    nodeExec,
+    nodeIp,
+    async proxyMode(node, opts) {
+      const r = await nodeExec(node, ['curl', '-sS', '--max-time', '5', `${KUBE_PROXY_METRICS}/proxyMode`], opts);
+      return r.stdout.trim();
+    },
+    async metrics(node, opts) {
+      const r = await nodeExec(node, ['curl', '-sS', '--max-time', '5', `${KUBE_PROXY_METRICS}/metrics`], opts);
+      return r.stdout;
+    },
+    probeFromOutside,
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * The dataplane modes the course runs, as one registry. Everything that needs a cluster
+ * name, a kind config or the proxy mode a node should report asks here.
+ */
+import { join } from 'node:path';
+import { kindConfigDir, stateDir } from '../paths.ts';
+
+export const MODES = ['iptables', 'ipvs', 'nftables', 'cilium'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface ModeInfo {
+  id: Mode;
+  /** Human title for the UI. */
+  title: string;
+  /** What kube-proxy's /proxyMode answers on a node; null when kube-proxy is not installed. */
+  proxyMode: 'iptables' | 'ipvs' | 'nftables' | null;
+  /** Pod and Service subnets, distinct per mode so several clusters can run at once. */
+  podSubnet: string;
+  serviceSubnet: string;
+}
+
+export const MODE_INFO: Readonly<Record<Mode, ModeInfo>> = {
+  iptables: { id: 'iptables', title: 'kube-proxy, iptables mode', proxyMode: 'iptables', podSubnet: '10.244.0.0/16', serviceSubnet: '10.96.0.0/16' },
+  ipvs: { id: 'ipvs', title: 'kube-proxy, IPVS mode', proxyMode: 'ipvs', podSubnet: '10.245.0.0/16', serviceSubnet: '10.97.0.0/16' },
+  nftables: { id: 'nftables', title: 'kube-proxy, nftables mode', proxyMode: 'nftables', podSubnet: '10.246.0.0/16', serviceSubnet: '10.98.0.0/16' },
+  cilium: { id: 'cilium', title: 'Cilium kube-proxy replacement (eBPF)', proxyMode: null, podSubnet: '10.247.0.0/16', serviceSubnet: '10.99.0.0/16' },
+};
+
+export function isMode(value: unknown): value is Mode {
+  return typeof value === 'string' && (MODES as readonly string[]).includes(value);
+}
+
+export function clusterName(mode: Mode): `dplab-${Mode}` {
+  return `dplab-${mode}`;
+}
+
+export function kindConfigPath(mode: Mode): string {
+  return join(kindConfigDir, `${mode}.yaml`);
+}
+
+/** Each cluster's kubeconfig lives in the state folder; ~/.kube/config is never touched. */
+export function kubeconfigPath(mode: Mode): string {
+  return join(stateDir(), 'kube', `${clusterName(mode)}.yaml`);
+}

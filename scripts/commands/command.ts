@@ -1,0 +1,28 @@
+/** The shape of one `dplab` sub-command. One file per command under scripts/commands/. */
+export interface Command {
+  name: string;
+  /** One line for `dplab help`. */
+  summary: string;
+  /** Usage line(s), printed by `dplab help <name>` and on a usage error. */
+  usage: string;
+  /** Returns the process exit code. Throw a DplabError for a clear, friendly failure. */
+  run(argv: string[]): Promise<number>;
+}
+
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { DplabError } from '../errors.ts';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** node:util parseArgs, with usage mistakes turned into a friendly error that shows the usage. */
+export function parseFlags<O extends Options>(command: Pick<Command, 'name' | 'usage'>, argv: string[], options: O, allowPositionals = true) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals, strict: true });
+  } catch (err) {
+    throw usageError(command, err instanceof Error ? err.message : String(err));
+  }
+}
+
+export function usageError(command: Pick<Command, 'name' | 'usage'>, message: string): DplabError {
+  return new DplabError(`dplab ${command.name}: ${message}`, { fix: `Usage: ${command.usage}`, status: 400 });
+}

@@ -1,0 +1,196 @@
+/**
+ * The one seam for external commands (docker, kind, kubectl, cilium, helm, and commands run
+ * inside a node through `docker exec`). Every call has a timeout and an abort signal; a
+ * failure is a CommandError carrying the command line, exit code, output and duration; and
+ * failures are classified (tool missing, daemon down, cluster missing, …) here and nowhere else.
+ */
+import { execa } from 'execa';
+import { DplabError } from './errors.ts';
+
+/** Named timeouts so call sites say what kind of wait they expect. */
+export const TIMEOUTS = {
+  /** `--version`, `get`, short reads. */
+  quick: 15_000,
+  /** `kubectl apply`, `docker exec` of a small command. */
+  normal: 60_000,
+  /** `kubectl wait`, image loads. */
+  long: 5 * 60_000,
+  /** `kind create cluster` pulls a node image on first use. */
+  provision: 15 * 60_000,
+} as const;
+
+/** How long a killed command gets to exit after SIGTERM before SIGKILL. */
+const FORCE_KILL_AFTER_MS = 2_000;
+/** Output kept in an error's details, so one noisy command cannot flood the UI. */
+const MAX_DETAIL_CHARS = 8_000;
+
+export interface RunOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Text written to the command's stdin. */
+  input?: string;
+  /** Extra environment; the runner's own environment is inherited. */
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+}
+
+/** A finished command. Results and errors have the same fields. */
+export interface CommandResult {
+  /** The command line as one readable string, for messages. */
+  command: string;
+  file: string;
+  args: readonly string[];
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+export type FailureKind =
+  | 'tool-missing'
+  | 'daemon-down'
+  | 'cluster-missing'
+  | 'cluster-unreachable'
+  | 'timeout'
+  | 'aborted'
+  | 'failed';
+
+const INSTALL_HINTS: Record<string, string> = {
+  docker: 'Install Docker (https://docs.docker.com/get-docker/) and make sure `docker version` works for your user.',
+  kind: 'Install kind v0.31.0 or newer: https://kind.sigs.k8s.io/docs/user/quick-start/#installation',
+  kubectl: 'Install kubectl: https://kubernetes.io/docs/tasks/tools/',
+  cilium: 'Install the cilium CLI (https://docs.cilium.io/en/stable/gettingstarted/k8s-install-default/#install-the-cilium-cli) or helm.',
+  helm: 'Install helm (https://helm.sh/docs/intro/install/) or the cilium CLI.',
+};
+
+export class CommandError extends DplabError implements CommandResult {
+  readonly kind: FailureKind;
+  readonly command: string;
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly durationMs: number;
+
+  constructor(kind: FailureKind, result: CommandResult, message: string, fix?: string) {
+    super(message, { fix, details: describeForDetails(result) });
+    this.name = 'CommandError';
+    this.kind = kind;
+    this.command = result.command;
+    this.file = result.file;
+    this.args = result.args;
+    this.exitCode = result.exitCode;
+    this.stdout = result.stdout;
+    this.stderr = result.stderr;
+    this.durationMs = result.durationMs;
+  }
+}
+
+function quoteArg(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
+}
+
+export function formatCommand(file: string, args: readonly string[]): string {
+  return [file, ...args].map(quoteArg).join(' ');
+}
+
+function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}\n… (${text.length - MAX_DETAIL_CHARS} more characters)` : text;
+}
+
+function describeForDetails(r: CommandResult): string {
+  const parts = [`$ ${r.command}`, `exit code ${r.exitCode} after ${Math.round(r.durationMs)} ms`];
+  if (r.stderr.trim()) parts.push(`stderr:\n${clip(r.stderr.trimEnd())}`);
+  if (r.stdout.trim()) parts.push(`stdout:\n${clip(r.stdout.trimEnd())}`);
+  return parts.join('\n');
+}
+
+const DAEMON_DOWN = /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|docker\.sock: connect: (?:no such file|permission denied|connection refused)/i;
+const CLUSTER_MISSING = /No such container: dplab-|could not locate any control plane nodes|unknown cluster "dplab-|no nodes found for cluster/i;
+const CLUSTER_UNREACHABLE = /The connection to the server .* was refused|Unable to connect to the server|dial tcp .*: connect: connection refused|stat .*dplab-\w+\.yaml: no such file/i;
+
+/** Decide what a failed command means. The only place that reads error text for meaning. */
+export function classifyFailure(result: CommandResult, extra: { timedOut?: boolean; aborted?: boolean; missing?: boolean; timeoutMs?: number }): {
+  kind: FailureKind;
+  message: string;
+  fix?: string;
+} {
+  const tool = result.file;
+  if (extra.missing) {
+    return { kind: 'tool-missing', message: `\`${tool}\` was not found on PATH.`, fix: INSTALL_HINTS[tool] ?? `Install ${tool} and put it on PATH.` };
+  }
+  if (extra.aborted) return { kind: 'aborted', message: `\`${result.command}\` was cancelled.` };
+  if (extra.timedOut) {
+    return {
+      kind: 'timeout',
+      message: `\`${result.command}\` did not finish within ${formatDuration(extra.timeoutMs ?? result.durationMs)} and was stopped.`,
+      fix: 'The command hung. Check that Docker and the cluster respond (`docker ps`, `dplab status`), then try again.',
+    };
+  }
+  const text = `${result.stderr}\n${result.stdout}`;
+  if (DAEMON_DOWN.test(text)) {
+    return {
+      kind: 'daemon-down',
+      message: 'The Docker daemon is not reachable.',
+      fix: 'Start Docker (Docker Desktop, or `sudo systemctl start docker` on Linux) and check that `docker ps` works without sudo.',
+    };
+  }
+  if (CLUSTER_MISSING.test(text)) {
+    return { kind: 'cluster-missing', message: 'The lab cluster does not exist (any more).', fix: 'Start it again with `dplab up <mode>` or the Start button on the lab page.' };
+  }
+  if (CLUSTER_UNREACHABLE.test(text)) {
+    return { kind: 'cluster-unreachable', message: 'The cluster API server is not reachable.', fix: 'Check `dplab status`; if the cluster is broken, `dplab down <mode>` then `dplab up <mode>`.' };
+  }
+  const firstLine = result.stderr.trim().split('\n').find((l) => l.trim()) ?? '';
+  return { kind: 'failed', message: `\`${result.command}\` failed (exit code ${result.exitCode})${firstLine ? `: ${firstLine.slice(0, 300)}` : '.'}` };
+}
+
+/**
+ * Run a command and return its result, or throw a classified CommandError.
+ * Never uses a shell: arguments are passed as they are.
+ */
+export async function run(file: string, args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
+  const started = performance.now();
+  const sub = await execa(file, args, {
+    reject: false,
+    timeout: opts.timeoutMs ?? TIMEOUTS.normal,
+    cancelSignal: opts.signal,
+    forceKillAfterDelay: FORCE_KILL_AFTER_MS,
+    input: opts.input,
+    env: opts.env,
+    cwd: opts.cwd,
+    stripFinalNewline: false,
+    windowsHide: true,
+  });
+  const result: CommandResult = {
+    command: formatCommand(file, args),
+    file,
+    args: [...args],
+    exitCode: typeof sub.exitCode === 'number' ? sub.exitCode : -1,
+    stdout: typeof sub.stdout === 'string' ? sub.stdout : '',
+    stderr: typeof sub.stderr === 'string' ? sub.stderr : '',
+    durationMs: performance.now() - started,
+  };
+  if (!sub.failed) return result;
+  const code = (sub as { code?: string }).code;
+  const c = classifyFailure(result, { timedOut: sub.timedOut, aborted: sub.isCanceled, missing: code === 'ENOENT', timeoutMs: opts.timeoutMs ?? TIMEOUTS.normal });
+  throw new CommandError(c.kind, result, c.message, c.fix);
+}
+
+/**
+ * Something that runs commands: the host, or a kind node through `docker exec`. Checks and
+ * terminals depend on this shape, so a node is "just another runner" (as in kind).
+ */
+export interface CommandRunner {
+  run(args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+}
+
+/** A runner that executes inside a kind node container. */
+export function nodeRunner(node: string): CommandRunner {
+  return { run: (args, opts) => run('docker', ['exec', ...(opts?.input !== undefined ? ['-i'] : []), node, ...args], opts) };
+}

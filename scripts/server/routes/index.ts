@@ -1,0 +1,7 @@
+/** All API routes. Each area keeps its routes in its own file; add one spread per area. */
+import type { Route } from '../router.ts';
+import { healthRoutes } from './health.ts';
+
+export const ROUTES: readonly Route[] = [
+  ...healthRoutes,
+];
