@@ -32,6 +32,8 @@ export interface RunOptions {
   /** Extra environment; the runner's own environment is inherited. */
   env?: Record<string, string | undefined>;
   cwd?: string;
+  /** Stream the command's output to ours instead of capturing it (long builds the user watches). */
+  inheritOutput?: boolean;
 }
 
 /** A finished command. Results and errors have the same fields. */
@@ -166,6 +168,7 @@ export async function run(file: string, args: readonly string[], opts: RunOption
     cwd: opts.cwd,
     stripFinalNewline: false,
     windowsHide: true,
+    ...(opts.inheritOutput ? { stdout: 'inherit' as const, stderr: 'inherit' as const } : {}),
   });
   const result: CommandResult = {
     command: formatCommand(file, args),

@@ -1,0 +1,54 @@
+import type { Command } from './command.ts';
+import { parseFlags, usageError } from './command.ts';
+import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
+import { buildIsStale, buildSite } from '../site-build.ts';
+import { distDir } from '../paths.ts';
+import { terminalNotice } from '../server/terminal-notice.ts';
+
+export const serve: Command = {
+  name: 'serve',
+  summary: 'Serve the course, the runner API and the terminals on 127.0.0.1.',
+  usage: 'dplab serve [--host H] [--port P] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN)',
+  async run(argv) {
+    const { values } = parseFlags(this, argv, {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'build-if-needed': { type: 'boolean' },
+    }, false);
+    const host = values.host ?? process.env.HOST ?? DEFAULT_HOST;
+    const portText = values.port ?? process.env.PORT;
+    const port = portText === undefined ? DEFAULT_PORT : Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(this, `port must be an integer 0–65535, got "${portText}".`);
+
+    if (values['build-if-needed']) {
+      const { stale, reason } = buildIsStale();
+      if (stale) {
+        process.stdout.write(`Building the course (${reason})…\n`);
+        await buildSite();
+      }
+    }
+    if (!isLoopback(host)) {
+      process.stderr.write(
+        `Warning: listening on ${host}, not loopback. Anyone who can reach this address and has the token gets a shell on this machine.\n`,
+      );
+    }
+    const running = await startServer({
+      host,
+      port,
+      portExplicit: portText !== undefined,
+      token: process.env.DPLAB_TOKEN || undefined,
+      siteDir: distDir,
+      terminalNotice,
+    });
+    process.stdout.write(`Dataplane Lab: ${running.url}\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.stdout.write('\nStopping; open terminals are closed.\n');
+        void running.close().finally(resolve);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    return 0;
+  },
+};

@@ -1,0 +1,104 @@
+/**
+ * `dplab serve`: one Node HTTP server for the built site, the API and the terminal socket.
+ */
+import { createServer, type Server } from 'node:http';
+import { createRunner, type Runner, type RunnerOptions } from './app.ts';
+import { createStaticHandler } from './static.ts';
+import { generateToken } from './security.ts';
+import { DplabError } from '../errors.ts';
+
+export const DEFAULT_PORT = 4321;
+export const DEFAULT_HOST = '127.0.0.1';
+/** When the default port is taken (and none was asked for), try the next few. */
+const PORT_ATTEMPTS = 10;
+
+export interface ServeOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** True when the user named the port: then a busy port is an error, not a reason to move. */
+  portExplicit?: boolean;
+  token?: string;
+  siteDir: string;
+  terminalNotice?: RunnerOptions['terminalNotice'];
+}
+
+export interface RunningServer {
+  server: Server;
+  runner: Runner;
+  host: string;
+  port: number;
+  /** The link to open: `http://127.0.0.1:<port>/?token=<token>`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      const addr = server.address();
+      resolve(typeof addr === 'object' && addr ? addr.port : port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const host = opts.host ?? DEFAULT_HOST;
+  const token = opts.token ?? generateToken();
+  const runner = createRunner({ token, extraHosts: isLoopback(host) ? [] : [host], terminalNotice: opts.terminalNotice });
+  const serveStatic = createStaticHandler(opts.siteDir);
+  const server = createServer((req, res) => runner.handle(req, res, () => serveStatic(req, res)));
+  server.on('upgrade', (req, socket, head) => {
+    if (!runner.handleUpgrade(req, socket, head)) socket.destroy();
+  });
+  // A client that sends garbage gets a 400 and the server goes on.
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
+
+  const wanted = opts.port ?? DEFAULT_PORT;
+  const attempts = opts.portExplicit || wanted === 0 ? 1 : PORT_ATTEMPTS;
+  let port = 0;
+  for (let i = 0; i < attempts; i++) {
+    try {
+      port = await listen(server, wanted + i, host);
+      break;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE' && i < attempts - 1) continue;
+      if (code === 'EADDRINUSE') {
+        throw new DplabError(`Port ${wanted + i} on ${host} is already in use.`, { fix: 'Stop the other program, or choose a port: `PORT=4400 npm start` (or `dplab serve --port 4400`).', status: 400 });
+      }
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+        throw new DplabError(`Cannot listen on ${host}: no such local address.`, { fix: 'Use --host 127.0.0.1 (the default) or an address of this machine.', status: 400 });
+      }
+      if (code === 'EACCES') throw new DplabError(`Not allowed to listen on port ${wanted + i}.`, { fix: 'Choose a port above 1024.', status: 400 });
+      throw err;
+    }
+  }
+  const shownHost = isLoopback(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return {
+    server,
+    runner,
+    host,
+    port,
+    url: `http://${shownHost}:${port}/?token=${token}`,
+    async close() {
+      await runner.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

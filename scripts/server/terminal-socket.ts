@@ -1,0 +1,80 @@
+/**
+ * Bridges one WebSocket to one pty shell, speaking the protocol in terminals/protocol.ts.
+ * The shell's whole session ends when the socket closes, whichever side closes first.
+ */
+import type { WebSocket } from 'ws';
+import type { Mode } from '../clusters/modes.ts';
+import { parseClientMessage, type ServerMessage } from '../terminals/protocol.ts';
+import { FlowController } from '../terminals/flow.ts';
+import { startTerminal } from '../terminals/session.ts';
+
+/** Close codes the client can tell apart. */
+export const CLOSE = { normal: 1000, launchFailed: 1011 } as const;
+
+export interface TerminalSocketOptions {
+  cols: number;
+  rows: number;
+  mode: Mode | null;
+  /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
+  notice?: (mode: Mode) => Promise<string | null>;
+  onSessionEnd?: () => void;
+}
+
+function send(ws: WebSocket, msg: ServerMessage): void {
+  if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(msg));
+}
+
+export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void {
+  const started = startTerminal(opts);
+  if (!started.ok) {
+    send(ws, { type: 'error', message: started.error });
+    ws.close(CLOSE.launchFailed, 'shell launch failed');
+    opts.onSessionEnd?.();
+    return;
+  }
+  const { session } = started;
+  const flow = new FlowController(session);
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    void session.dispose().finally(() => opts.onSessionEnd?.());
+  };
+
+  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode });
+  if (opts.mode && opts.notice) {
+    opts
+      .notice(opts.mode)
+      .then((message) => message && send(ws, { type: 'notice', message }))
+      .catch(() => undefined);
+  }
+
+  session.onData((chunk) => {
+    if (ws.readyState !== ws.OPEN) return;
+    ws.send(chunk, { binary: true });
+    flow.onSent(chunk.length);
+  });
+  session.onExit(({ code, signal }) => {
+    send(ws, { type: 'exit', code, signal });
+    ws.close(CLOSE.normal, 'shell exited');
+    end();
+  });
+
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) {
+      send(ws, { type: 'error', message: 'Binary frames are output only; send input as {"type":"input","data":"…"}.' });
+      return;
+    }
+    const parsed = parseClientMessage(data.toString());
+    if (!parsed.ok) {
+      send(ws, { type: 'error', message: parsed.error });
+      return;
+    }
+    const msg = parsed.value;
+    if (msg.type === 'input') session.write(msg.data);
+    else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);
+    else flow.onAck(msg.bytes);
+  });
+  ws.on('close', end);
+  ws.on('error', end);
+}

@@ -1,0 +1,95 @@
+/**
+ * The terminal WebSocket protocol (`/api/terminal?cols=N&rows=N[&mode=M]`).
+ *
+ * Server → client
+ *   - binary frames: raw pty output bytes, in order. The client writes them to xterm.js.
+ *   - text frames: JSON control messages
+ *       {"type":"ready","shell":"/bin/bash","cwd":"…","mode":"iptables"|null}
+ *       {"type":"notice","message":"…"}          something the learner should know (cluster not running)
+ *       {"type":"error","message":"…"}           a client message was refused; the session goes on
+ *       {"type":"exit","code":N,"signal":N|null}  the shell ended; the server closes the socket next
+ *
+ * Client → server (text frames, JSON)
+ *       {"type":"input","data":"…"}               keystrokes / pasted text for the pty
+ *       {"type":"resize","cols":N,"rows":N}       the fit addon's size, integers within TERMINAL_LIMITS
+ *       {"type":"ack","bytes":N}                  bytes of output the client has rendered
+ *
+ * Flow control: the server counts output bytes sent but not yet acknowledged. Above
+ * FLOW.highWatermark it pauses the pty (the shell blocks on write, so `yes` cannot flood the
+ * page); below FLOW.lowWatermark it resumes. Keystrokes keep flowing the other way, so Ctrl-C
+ * reaches the shell at once.
+ */
+
+export const TERMINAL_LIMITS = {
+  minCols: 2,
+  maxCols: 1000,
+  minRows: 1,
+  maxRows: 500,
+  /** One input message; a paste larger than this is refused with an error frame. */
+  maxInputChars: 256 * 1024,
+  /** Largest WebSocket message the server accepts at all. */
+  maxPayloadBytes: 1024 * 1024,
+} as const;
+
+export const FLOW = {
+  highWatermark: 512 * 1024,
+  lowWatermark: 64 * 1024,
+  /** The client acknowledges after rendering at least this many bytes. */
+  ackEvery: 32 * 1024,
+} as const;
+
+export type ClientMessage =
+  | { type: 'input'; data: string }
+  | { type: 'resize'; cols: number; rows: number }
+  | { type: 'ack'; bytes: number };
+
+export type ServerMessage =
+  | { type: 'ready'; shell: string; cwd: string; mode: string | null }
+  | { type: 'notice'; message: string }
+  | { type: 'error'; message: string }
+  | { type: 'exit'; code: number; signal: number | null };
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function isInt(v: unknown, min: number, max: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+}
+
+export function validSize(cols: unknown, rows: unknown): boolean {
+  return isInt(cols, TERMINAL_LIMITS.minCols, TERMINAL_LIMITS.maxCols) && isInt(rows, TERMINAL_LIMITS.minRows, TERMINAL_LIMITS.maxRows);
+}
+
+/** Validate one text frame from the client. Never throws. */
+export function parseClientMessage(text: string): Parsed<ClientMessage> {
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return { ok: false, error: 'Control message is not valid JSON.' };
+  }
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return { ok: false, error: 'Control message must be a JSON object.' };
+  const m = msg as Record<string, unknown>;
+  switch (m.type) {
+    case 'input':
+      if (typeof m.data !== 'string') return { ok: false, error: 'input.data must be a string.' };
+      if (m.data.length > TERMINAL_LIMITS.maxInputChars) return { ok: false, error: `input.data is longer than ${TERMINAL_LIMITS.maxInputChars} characters.` };
+      return { ok: true, value: { type: 'input', data: m.data } };
+    case 'resize':
+      if (!validSize(m.cols, m.rows)) {
+        return { ok: false, error: `resize needs integer cols ${TERMINAL_LIMITS.minCols}–${TERMINAL_LIMITS.maxCols} and rows ${TERMINAL_LIMITS.minRows}–${TERMINAL_LIMITS.maxRows}.` };
+      }
+      return { ok: true, value: { type: 'resize', cols: m.cols as number, rows: m.rows as number } };
+    case 'ack':
+      if (!isInt(m.bytes, 0, Number.MAX_SAFE_INTEGER)) return { ok: false, error: 'ack.bytes must be a non-negative integer.' };
+      return { ok: true, value: { type: 'ack', bytes: m.bytes as number } };
+    default:
+      return { ok: false, error: `Unknown control message type ${JSON.stringify(m.type)}.` };
+  }
+}
+
+/** Initial size from the upgrade URL; absent or absurd values fall back to a sane default. */
+export function sizeFromQuery(params: URLSearchParams): { cols: number; rows: number } {
+  const cols = Number(params.get('cols'));
+  const rows = Number(params.get('rows'));
+  return validSize(cols, rows) ? { cols, rows } : { cols: 80, rows: 24 };
+}

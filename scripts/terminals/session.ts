@@ -1,0 +1,69 @@
+/**
+ * One learner shell on a pty. Launch errors are returned, not thrown, so the socket can say
+ * what went wrong; dispose() ends the shell's whole session and can be called twice.
+ */
+import * as pty from '@lydell/node-pty';
+import type { Mode } from '../clusters/modes.ts';
+import { shellLaunch } from './environment.ts';
+import { endSession } from './process-tree.ts';
+
+export interface TerminalSession {
+  readonly pid: number;
+  readonly shell: string;
+  readonly cwd: string;
+  onData(listener: (chunk: Buffer) => void): void;
+  onExit(listener: (e: { code: number; signal: number | null }) => void): void;
+  write(data: string): void;
+  resize(cols: number, rows: number): void;
+  pause(): void;
+  resume(): void;
+  /** Ends the session's processes; resolves once they have been signalled to the end. */
+  dispose(): Promise<void>;
+}
+
+export function startTerminal(opts: { cols: number; rows: number; mode: Mode | null }): { ok: true; session: TerminalSession } | { ok: false; error: string } {
+  const launch = shellLaunch(opts.mode);
+  let proc: pty.IPty;
+  try {
+    proc = pty.spawn(launch.file, launch.args, {
+      name: 'xterm-256color',
+      cols: opts.cols,
+      rows: opts.rows,
+      cwd: launch.cwd,
+      env: launch.env,
+      // Bytes, not strings: output is forwarded as binary frames without re-encoding.
+      encoding: null,
+    });
+  } catch (err) {
+    return { ok: false, error: `Could not start ${launch.file}: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  let exited = false;
+  let disposed: Promise<void> | null = null;
+  proc.onExit(() => {
+    exited = true;
+  });
+  const session: TerminalSession = {
+    pid: proc.pid,
+    shell: launch.file,
+    cwd: launch.cwd,
+    onData: (listener) => {
+      proc.onData((d) => listener(typeof d === 'string' ? Buffer.from(d) : (d as unknown as Buffer)));
+    },
+    onExit: (listener) => {
+      proc.onExit(({ exitCode, signal }) => listener({ code: exitCode, signal: signal ?? null }));
+    },
+    write: (data) => {
+      if (!exited) proc.write(data);
+    },
+    resize: (cols, rows) => {
+      if (!exited) proc.resize(cols, rows);
+    },
+    pause: () => proc.pause(),
+    resume: () => proc.resume(),
+    dispose: () => {
+      disposed ??= endSession(proc.pid);
+      return disposed;
+    },
+  };
+  return { ok: true, session };
+}

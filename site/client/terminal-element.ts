@@ -1,0 +1,187 @@
+/**
+ * <dplab-terminal mode="iptables">: an xterm.js terminal on the runner's /api/terminal socket.
+ * xterm is imported when the element connects, so only pages with a terminal download it.
+ * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
+ */
+import { RunnerUnavailable, runnerState } from './runner-api.ts';
+import { fontSize, onFontSizeChange } from './font-size.ts';
+
+/** Keep in step with FLOW.ackEvery in scripts/terminals/protocol.ts. */
+const ACK_EVERY = 32 * 1024;
+const THEME = {
+  background: '#0d1117',
+  foreground: '#e6edf3',
+  cursor: '#e6edf3',
+  selectionBackground: '#264f78',
+};
+
+type State = 'idle' | 'connecting' | 'open' | 'exited' | 'closed' | 'unavailable';
+
+let active: TerminalElement | null = null;
+
+export class TerminalElement extends HTMLElement {
+  private term: import('@xterm/xterm').Terminal | null = null;
+  private fit: import('@xterm/addon-fit').FitAddon | null = null;
+  private ws: WebSocket | null = null;
+  private rendered = 0;
+  private lastAck = 0;
+  private resizeObserver: ResizeObserver | null = null;
+  private disposeFont: (() => void) | null = null;
+
+  static get observedAttributes(): string[] {
+    return ['mode'];
+  }
+
+  get mode(): string | null {
+    return this.getAttribute('mode') || null;
+  }
+
+  private setState(state: State, message?: string): void {
+    this.dataset.state = state;
+    const status = this.querySelector<HTMLElement>('.dplab-terminal-status');
+    if (status) status.textContent = message ?? '';
+  }
+
+  async connectedCallback(): Promise<void> {
+    if (this.term) return;
+    this.setState('connecting', 'Starting the terminal…');
+    const [{ Terminal }, { FitAddon }] = await Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit')]);
+    const host = this.querySelector<HTMLElement>('.dplab-terminal-screen') ?? this;
+    this.term = new Terminal({ fontSize: fontSize(), theme: THEME, cursorBlink: true, scrollback: 5000, convertEol: false, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' });
+    this.fit = new FitAddon();
+    this.term.loadAddon(this.fit);
+    this.term.open(host);
+    this.fitNow();
+    this.term.onData((data) => this.send({ type: 'input', data }));
+    this.term.onResize(({ cols, rows }) => this.send({ type: 'resize', cols, rows }));
+    this.term.textarea?.addEventListener('focus', () => (active = this));
+    this.resizeObserver = new ResizeObserver(() => this.fitNow());
+    this.resizeObserver.observe(host);
+    this.disposeFont = onFontSizeChange((px) => {
+      if (this.term) this.term.options.fontSize = px;
+      this.fitNow();
+    });
+    active ??= this;
+    this.connect();
+  }
+
+  disconnectedCallback(): void {
+    this.ws?.close();
+    this.resizeObserver?.disconnect();
+    this.disposeFont?.();
+    this.term?.dispose();
+    this.term = null;
+    if (active === this) active = null;
+  }
+
+  attributeChangedCallback(name: string, oldValue: string | null, newValue: string | null): void {
+    // A new mode means a shell with another KUBECONFIG: start over.
+    if (name === 'mode' && oldValue !== newValue && this.term) {
+      this.ws?.close();
+      this.term.reset();
+      this.connect();
+    }
+  }
+
+  /** Type text into the shell as if the learner had (used by click-to-run snippets). */
+  type(text: string, execute: boolean): void {
+    this.send({ type: 'input', data: execute ? `${text}\r` : text });
+    this.term?.focus();
+  }
+
+  private fitNow(): void {
+    try {
+      this.fit?.fit();
+    } catch {
+      // not laid out yet
+    }
+  }
+
+  private send(msg: object): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
+  }
+
+  private connect(): void {
+    const term = this.term;
+    if (!term) return;
+    this.rendered = 0;
+    this.lastAck = 0;
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    const q = new URLSearchParams({ cols: String(term.cols), rows: String(term.rows) });
+    if (this.mode) q.set('mode', this.mode);
+    const ws = new WebSocket(`${proto}//${location.host}/api/terminal?${q}`);
+    ws.binaryType = 'arraybuffer';
+    this.ws = ws;
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      this.setState('open');
+      this.fitNow();
+      this.send({ type: 'resize', cols: term.cols, rows: term.rows });
+    };
+    ws.onmessage = (ev) => {
+      if (ev.data instanceof ArrayBuffer) {
+        const bytes = new Uint8Array(ev.data);
+        term.write(bytes, () => {
+          this.rendered += bytes.length;
+          if (this.rendered - this.lastAck >= ACK_EVERY) {
+            this.lastAck = this.rendered;
+            this.send({ type: 'ack', bytes: this.rendered });
+          }
+        });
+        return;
+      }
+      this.control(JSON.parse(String(ev.data)));
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      if (this.dataset.state === 'exited') return;
+      if (!opened) {
+        void this.explainRefusal();
+        return;
+      }
+      this.setState('closed', 'Disconnected from the runner.');
+      term.write('\r\n\x1b[33m[disconnected from the runner; press Enter to reconnect]\x1b[0m\r\n');
+      this.offerRestart();
+    };
+  }
+
+  private control(msg: { type: string; message?: string; code?: number }): void {
+    const term = this.term;
+    if (!term) return;
+    if (msg.type === 'notice') term.write(`\x1b[33m${msg.message}\x1b[0m\r\n`);
+    else if (msg.type === 'error') term.write(`\r\n\x1b[31m[${msg.message}]\x1b[0m\r\n`);
+    else if (msg.type === 'exit') {
+      this.setState('exited', `The shell exited (code ${msg.code}).`);
+      term.write(`\r\n\x1b[2m[shell exited with code ${msg.code}; press Enter for a new one]\x1b[0m\r\n`);
+      this.offerRestart();
+    }
+  }
+
+  private offerRestart(): void {
+    const term = this.term;
+    if (!term) return;
+    const sub = term.onKey(({ domEvent }) => {
+      if (domEvent.key !== 'Enter') return;
+      sub.dispose();
+      term.reset();
+      this.connect();
+    });
+  }
+
+  private async explainRefusal(): Promise<void> {
+    const state = await runnerState();
+    const message = state === 'ok' ? 'The runner refused the terminal. Reload the page.' : new RunnerUnavailable(state).message;
+    this.setState('unavailable', message);
+    this.term?.write(`\x1b[33m${message}\x1b[0m\r\n\x1b[2m[press Enter to try again]\x1b[0m\r\n`);
+    this.offerRestart();
+  }
+}
+
+document.addEventListener('dplab:type', (ev) => {
+  const detail = (ev as CustomEvent<{ text: string; execute?: boolean }>).detail;
+  const target = active ?? document.querySelector<TerminalElement>('dplab-terminal');
+  if (detail && typeof detail.text === 'string') target?.type(detail.text, detail.execute !== false);
+});
+
+if (!customElements.get('dplab-terminal')) customElements.define('dplab-terminal', TerminalElement);
