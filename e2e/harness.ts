@@ -1,0 +1,63 @@
+/**
+ * Shared set-up for browser tests: the real runner serving the built course on a free
+ * loopback port, and Debian's Chromium driven by playwright-core.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { startServer, type RunningServer } from '../scripts/server/http.ts';
+import { distDir } from '../scripts/paths.ts';
+
+export const CHROMIUM = process.env.DPLAB_CHROMIUM ?? '/usr/bin/chromium';
+/** Browser tests run wherever Chromium is installed (.ci/run installs it). */
+export const hasChromium = existsSync(CHROMIUM);
+
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface Course {
+  server: RunningServer;
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`): Promise<Course> {
+  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir });
+  return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  const profile = mkdtempSync(join(tmpdir(), 'dplab-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 } });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Open a page of the course signed in, the way a learner does: through the printed link. */
+export async function openSignedIn(page: Page, course: Course, path: string): Promise<void> {
+  await page.goto(`${course.origin}${path}${path.includes('?') ? '&' : '?'}token=${course.token}`);
+}

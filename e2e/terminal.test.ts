@@ -1,0 +1,78 @@
+/**
+ * Browser tier for the foundation: Chromium opens the course through the printed link, a
+ * lesson's diagram is drawn, and a real shell answers in the page's terminal.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+
+describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium is not installed)', () => {
+  let course: Course;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    course = await startCourse();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await course?.close();
+  });
+
+  it('the token link signs in and leaves a clean URL', async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/');
+    expect(new URL(page.url()).search).toBe('');
+    const session = await page.evaluate(async () => (await fetch('/api/session')).status);
+    expect(session).toBe(200);
+  });
+
+  it('a lesson draws its mermaid diagram in the browser', async () => {
+    const { page } = browser;
+    const mermaidRequests: string[] = [];
+    page.on('request', (r) => {
+      if (/mermaid/i.test(r.url())) mermaidRequests.push(r.url());
+    });
+    await page.goto(`${course.origin}/lessons/services/`);
+    await page.waitForSelector('dplab-mermaid[data-rendered] svg', { timeout: 20_000 });
+    const svgText = await page.locator('dplab-mermaid svg').first().textContent();
+    expect(svgText?.length ?? 0).toBeGreaterThan(10);
+    expect(mermaidRequests.length).toBeGreaterThan(0);
+  });
+
+  it('pages without a diagram do not load mermaid', async () => {
+    const { page } = browser;
+    const mermaidRequests: string[] = [];
+    page.on('request', (r) => {
+      if (/mermaid/i.test(r.url())) mermaidRequests.push(r.url());
+    });
+    await page.goto(`${course.origin}/terminal/`);
+    await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
+    expect(mermaidRequests).toEqual([]);
+  });
+
+  it('types into the terminal and reads the shell output from the page', async () => {
+    const { page } = browser;
+    await page.goto(`${course.origin}/terminal/`);
+    await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
+    await page.locator('dplab-terminal .xterm').click();
+    await page.keyboard.type('echo BROWSER-$((20+22))-OK');
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 10_000 }).toContain('BROWSER-42-OK');
+  });
+
+  it('snippet events type into the active terminal', async () => {
+    const { page } = browser;
+    await page.evaluate(() => document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text: 'echo SNIP-$((3*3))', execute: true } })));
+    await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 10_000 }).toContain('SNIP-9');
+  });
+
+  it('without the token the page says how to sign in', async () => {
+    const { context } = browser;
+    await context.clearCookies();
+    const page = await context.newPage();
+    await page.goto(`${course.origin}/terminal/`);
+    await page.waitForSelector('dplab-terminal[data-state="unavailable"]', { timeout: 20_000 });
+    expect(await page.locator('dplab-terminal .dplab-terminal-status').textContent()).toContain('token');
+    await page.close();
+  });
+});

@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * `npm test`: unit, runner-with-test-doubles, lab replay, real-kernel and browser tiers.
+ * The live tier (real kind clusters) has its own config: `npm run test:live`.
+ */
+export default defineConfig({
+  test: {
+    include: ['scripts/**/*.test.ts', 'labs/**/*.test.ts', 'site/**/*.test.ts', 'test/**/*.test.ts', 'e2e/**/*.test.ts'],
+    exclude: ['test/live/**', 'node_modules/**', 'dist/**'],
+    // Builds the site once when it is missing or stale, for the browser tier.
+    globalSetup: ['e2e/global-setup.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+  },
+});
