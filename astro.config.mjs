@@ -6,7 +6,8 @@ import dplabRunner from './scripts/astro-integration.ts';
 
 export default defineConfig({
   srcDir: './site',
-  outDir: './dist',
+  // DPLAB_DIST builds elsewhere (two builds at once must not share a folder).
+  outDir: process.env.DPLAB_DIST ?? './dist',
   // The runner serves the built site on 127.0.0.1 only; links are root-relative.
   trailingSlash: 'ignore',
   integrations: [

@@ -26,7 +26,8 @@ function findRoot(start: string): string {
 }
 
 export const projectRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
-export const distDir = join(projectRoot, 'dist');
+/** The built site; `DPLAB_DIST` moves it (as astro.config.mjs does), so parallel builds do not collide. */
+export const distDir = resolve(projectRoot, process.env.DPLAB_DIST ?? 'dist');
 export const labsDir = join(projectRoot, 'labs');
 export const kindConfigDir = join(projectRoot, 'kind-configs');
 
