@@ -1,0 +1,96 @@
+import { readFile } from 'node:fs/promises';
+import { DplabError } from '../errors.ts';
+import {
+  FORMATS, ParseError, commandsToRead, findFrontend, findService, isFormat, parse, toJson, toMermaid, toText,
+  type Format, type ParseOptions,
+} from '../dataplane/index.ts';
+import { parseFlags, usageError, type Command } from './command.ts';
+
+export { commandsToRead };
+
+const USAGE = [
+  `dplab explain --input <file> --format ${FORMATS.join('|')} (--service <ns/name> | --frontend <ip:port>) [--json | --mermaid]`,
+  '              [--names <file.json>] [--hz <kernel HZ>]   (names: {"10.96.45.112:80": "default/web"} for IPVS / cilium text)',
+  'dplab explain <mode> <ns/name> [--node <node>]             (live; reads the node with the command commandsToRead(format) gives)',
+].join('\n');
+
+export const explain: Command = {
+  name: 'explain',
+  summary: "Show how a node's dataplane forwards one Service: frontends, backends and each backend's share",
+  usage: USAGE,
+  async run(argv) {
+    const { values, positionals } = parseFlags(explain, argv, {
+      input: { type: 'string' }, format: { type: 'string' }, service: { type: 'string' }, frontend: { type: 'string' },
+      json: { type: 'boolean' }, mermaid: { type: 'boolean' }, names: { type: 'string' }, hz: { type: 'string' }, node: { type: 'string' },
+    });
+    if (!values.input) {
+      if (positionals.length === 2) {
+        // The cluster handle (node exec) is another module's; until it is wired, say so plainly.
+        throw new DplabError('dplab explain: the live form is not available yet', {
+          fix: 'Save the output of the command on the node and use --input/--format, e.g. docker exec <node> iptables-save > rules.txt',
+          status: 501,
+        });
+      }
+      throw usageError(explain, 'give --input <file> and --format, or <mode> <ns/name>.');
+    }
+    if (positionals.length) throw usageError(explain, `unexpected argument "${positionals[0]}".`);
+    if (!values.format || !isFormat(values.format)) throw usageError(explain, `--format must be one of ${FORMATS.join(', ')}.`);
+    if (Boolean(values.service) === Boolean(values.frontend)) throw usageError(explain, 'give exactly one of --service <ns/name> or --frontend <ip:port>.');
+    if (values.json && values.mermaid) throw usageError(explain, '--json and --mermaid cannot be combined.');
+    const format: Format = values.format;
+    const opts: ParseOptions = {};
+    if (values.names) opts.names = await readNames(values.names);
+    if (values.hz) {
+      const hz = Number(values.hz);
+      if (!Number.isInteger(hz) || hz <= 0) throw usageError(explain, '--hz must be a positive integer (100, 250, 300 or 1000).');
+      opts.hz = hz;
+    }
+    const text = await readInput(values.input);
+    let model;
+    try {
+      model = parse(format, text, opts);
+    } catch (err) {
+      if (err instanceof ParseError) {
+        throw new DplabError(`${values.input} is not ${format} output this parser understands`, {
+          details: err.message, fix: `Check --format; the file should be the output of: ${commandsToRead(format).join(' ')}`, status: 400,
+        });
+      }
+      throw err;
+    }
+    const view = values.service ? findService(model, values.service) : findFrontend(model, values.frontend ?? '');
+    if (!view) {
+      const what = values.service ? `Service ${values.service}` : `frontend ${values.frontend}`;
+      const known = model.services.map((s) => s.service).filter((s): s is string => s !== null);
+      throw new DplabError(`${what} is not in ${values.input}`, {
+        fix: known.length ? `Services present: ${[...new Set(known)].join(', ')}` : 'This output does not name Services: use --frontend <ip:port> or --names.',
+        details: 'Headless Services (clusterIP: None) never appear: no proxy rules are written for them.',
+        status: 404,
+      });
+    }
+    const out = values.json ? `${JSON.stringify(toJson(view), null, 2)}\n` : values.mermaid ? toMermaid(view, format) : toText(view, model);
+    process.stdout.write(out);
+    return 0;
+  },
+};
+
+async function readInput(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new DplabError(`cannot read ${path}`, { details: err instanceof Error ? err.message : String(err), status: 400 });
+  }
+}
+
+async function readNames(path: string): Promise<Record<string, string>> {
+  const text = await readInput(path);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new DplabError(`${path} is not JSON`, { details: err instanceof Error ? err.message : String(err), status: 400 });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.values(value).every((v) => typeof v === 'string')) {
+    throw new DplabError(`${path} must map "ip:port" to "namespace/name"`, { status: 400 });
+  }
+  return value as Record<string, string>;
+}

@@ -1,0 +1,257 @@
+// kube-proxy's iptables mode, read back from iptables-save: KUBE-SERVICES / KUBE-NODEPORTS name the
+// frontends, KUBE-SVC/SVL chains choose an endpoint by chained probabilities, KUBE-SEP chains DNAT.
+// The filter table (when present) tells which frontends reject or drop for want of endpoints.
+import { parsePort, splitServicePortName, stripHostMask, toProtocol, isIpv4 } from './addr.ts';
+import { backendsWithShares, ModelBuilder } from './builder.ts';
+import type { Affinity, Backend, DataplaneModel, Frontend, FrontendType, Protocol } from './model.ts';
+import { ANY_NODE_IP } from './model.ts';
+import { ParseError } from './parse-error.ts';
+import { chainedShares } from './shares.ts';
+import { readIptablesSave, type IptRule, type IptTable } from './iptables-save-reader.ts';
+
+const SERVICES = 'KUBE-SERVICES';
+const NODEPORTS = 'KUBE-NODEPORTS';
+const EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
+const MARK_MASQ = 'KUBE-MARK-MASQ';
+const FRONTEND_TARGET = /^KUBE-(SVC|SVL|EXT|FW)-/;
+const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
+const ENDPOINT_CHAIN = /^KUBE-SEP-/;
+const LOCALHOST_NET = '127.0.0.0/8';
+
+const COMMENT_SUFFIX: Record<string, FrontendType> = {
+  'cluster IP': 'ClusterIP',
+  'external IP': 'ExternalIP',
+  'loadbalancer IP': 'LoadBalancer',
+};
+const NO_ENDPOINTS = / has no (local )?endpoints$/;
+
+interface Resolved {
+  backends: Backend[];
+  affinity: Affinity | null;
+  localOnly: boolean;
+  path: string[];
+}
+
+export function parseIptablesSave(text: string): DataplaneModel {
+  const save = readIptablesSave(text);
+  const nat = save.tables.get('nat');
+  if (!nat) {
+    const first = text.split('\n').findIndex((l) => l.trim() !== '');
+    throw new ParseError('no *nat table: run `iptables-save` (all tables) or `iptables-save -t nat`', first + 1, text.split('\n')[first] ?? '');
+  }
+  const walker = new ChainWalker(nat);
+  const frontends = new Map<string, { service: string | null; portName: string | null; fe: Frontend }>();
+  const put = (service: string | null, portName: string | null, fe: Frontend) =>
+    frontends.set(frontendKey(fe), { service, portName, fe });
+
+  for (const rule of nat.chains.get(SERVICES)?.rules ?? []) {
+    if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
+    const dst = rule.opts.get('-d')?.[0];
+    const port = dportOf(rule);
+    if (!dst || port === null) throw new ParseError('service rule without destination and port', rule.line, rule.text);
+    const named = describeComment(rule);
+    const type = named.type ?? typeFromTarget(rule.target);
+    const resolved = walker.resolve(rule.target, rule);
+    put(named.service, named.portName, frontendOf(type, stripHostMask(dst), port, protocolOf(rule), resolved, [SERVICES]));
+  }
+
+  for (const rule of nat.chains.get(NODEPORTS)?.rules ?? []) {
+    if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
+    // kube-proxy repeats each NodePort for 127.0.0.0/8 (with an nfacct counter); same frontend.
+    if (rule.opts.get('-d')?.[0] === LOCALHOST_NET) continue;
+    const port = dportOf(rule);
+    if (port === null) throw new ParseError('NodePort rule without --dport', rule.line, rule.text);
+    const named = splitServicePortName(commentOf(rule) ?? '');
+    const resolved = walker.resolve(rule.target, rule);
+    put(named?.service ?? null, named?.portName ?? null, frontendOf('NodePort', ANY_NODE_IP, port, protocolOf(rule), resolved, [SERVICES, NODEPORTS]));
+  }
+
+  const filter = save.tables.get('filter');
+  if (filter) applyFilterVerdicts(filter, frontends, put);
+
+  const builder = new ModelBuilder('iptables-save');
+  for (const { service, portName, fe } of frontends.values()) builder.add(service, portName, fe);
+  const chainNames = [...save.tables.values()].flatMap((t) => [...t.chains.keys()]);
+  return builder.build(save.ruleCount, 'rules', {
+    rules: save.ruleCount,
+    natRules: countRules(nat),
+    filterRules: filter ? countRules(filter) : 0,
+    chains: chainNames.length,
+    serviceChains: chainNames.filter((c) => POLICY_CHAIN.test(c)).length,
+    endpointChains: chainNames.filter((c) => ENDPOINT_CHAIN.test(c)).length,
+  });
+}
+
+/** Follows one frontend's jump to the DNAT rules it can end in. */
+class ChainWalker {
+  private readonly cache = new Map<string, Resolved>();
+
+  constructor(private readonly nat: IptTable) {}
+
+  resolve(chain: string, from: IptRule): Resolved {
+    const hit = this.cache.get(chain);
+    if (hit) return hit;
+    const rules = this.rulesOf(chain, from);
+    let resolved: Resolved;
+    if (chain.startsWith('KUBE-FW-')) resolved = this.firewall(chain, rules, from);
+    else if (chain.startsWith('KUBE-EXT-')) resolved = this.external(chain, rules);
+    else resolved = this.policy(chain, rules);
+    this.cache.set(chain, resolved);
+    return resolved;
+  }
+
+  private rulesOf(chain: string, from: IptRule): IptRule[] {
+    const c = this.nat.chains.get(chain);
+    if (!c) throw new ParseError(`jump to undeclared chain ${chain}`, from.line, from.text);
+    return c.rules;
+  }
+
+  /** loadBalancerSourceRanges: allowed sources jump on to the EXT chain, the rest falls through. */
+  private firewall(chain: string, rules: IptRule[], from: IptRule): Resolved {
+    const onward = rules.find((r) => r.target?.startsWith('KUBE-EXT-'));
+    if (!onward?.target) return { backends: [], affinity: null, localOnly: false, path: [chain] };
+    const next = this.resolve(onward.target, onward ?? from);
+    return { ...next, path: [chain, ...next.path] };
+  }
+
+  /** NodePort / external IP traffic: short-circuits for pod and host traffic, then the policy chain. */
+  private external(chain: string, rules: IptRule[]): Resolved {
+    const shortCircuits = rules.some((r) => r.opts.has('--src-type') || (r.opts.has('-s') && r.target && POLICY_CHAIN.test(r.target)));
+    const final = [...rules].reverse().find((r) => r.target && POLICY_CHAIN.test(r.target) && !r.opts.has('-s') && !r.opts.has('--src-type'));
+    const localOnly = shortCircuits || Boolean(final?.target?.startsWith('KUBE-SVL-'));
+    if (!final?.target) return { backends: [], affinity: null, localOnly, path: [chain] };
+    const next = this.resolve(final.target, final);
+    return { ...next, localOnly: localOnly || next.localOnly, path: [chain, ...next.path] };
+  }
+
+  /** KUBE-SVC / KUBE-SVL: optional affinity checks, then one probabilistic rule per endpoint. */
+  private policy(chain: string, rules: IptRule[]): Resolved {
+    let affinity: Affinity | null = null;
+    const picks: Array<{ rule: IptRule; probability: number | null }> = [];
+    for (const r of rules) {
+      if (!r.target || !ENDPOINT_CHAIN.test(r.target)) continue;
+      if (r.opts.has('--rcheck')) {
+        const seconds = Number(r.opts.get('--seconds')?.[0]);
+        if (!Number.isFinite(seconds)) throw new ParseError('affinity check without --seconds', r.line, r.text);
+        affinity = { timeoutSeconds: seconds };
+        continue;
+      }
+      const p = r.opts.get('--probability')?.[0];
+      const probability = p === undefined ? null : Number(p);
+      if (probability !== null && !(probability >= 0 && probability <= 1)) throw new ParseError('bad --probability', r.line, r.text);
+      picks.push({ rule: r, probability });
+    }
+    const list = picks.map(({ rule, probability }) => ({
+      ...this.dnatOf(rule.target as string, rule),
+      via: rule.target as string,
+      detail: probability === null ? 'always (last rule)' : `probability ${rule.opts.get('--probability')?.[0]}`,
+    }));
+    const backends = backendsWithShares(list, chainedShares(picks.map((p) => p.probability)));
+    return { backends, affinity, localOnly: chain.startsWith('KUBE-SVL-'), path: [chain] };
+  }
+
+  private dnatOf(sep: string, from: IptRule): { ip: string; port: number } {
+    const rules = this.rulesOf(sep, from);
+    const dnat = rules.find((r) => r.target === 'DNAT');
+    const dest = dnat?.opts.get('--to-destination')?.[0];
+    if (!dnat || !dest) throw new ParseError(`${sep} has no DNAT rule`, this.nat.chains.get(sep)?.line ?? from.line, sep);
+    const m = /^(\d+\.\d+\.\d+\.\d+):(\d+)$/.exec(dest);
+    const port = m ? parsePort(m[2]) : null;
+    if (!m || !isIpv4(m[1]) || port === null) throw new ParseError('bad --to-destination', dnat.line, dnat.text);
+    return { ip: m[1], port };
+  }
+}
+
+/** Filter-table REJECT/DROP rules for frontends without (local) endpoints. */
+function applyFilterVerdicts(
+  filter: IptTable,
+  frontends: Map<string, { service: string | null; portName: string | null; fe: Frontend }>,
+  put: (service: string | null, portName: string | null, fe: Frontend) => void,
+): void {
+  for (const chainName of [SERVICES, EXTERNAL_SERVICES]) {
+    for (const rule of filter.chains.get(chainName)?.rules ?? []) {
+      const comment = commentOf(rule);
+      const m = comment ? NO_ENDPOINTS.exec(comment) : null;
+      if (!comment || !m || (rule.target !== 'REJECT' && rule.target !== 'DROP')) continue;
+      const port = dportOf(rule);
+      if (port === null) throw new ParseError('no-endpoints rule without --dport', rule.line, rule.text);
+      const named = splitServicePortName(comment.slice(0, m.index));
+      const dst = rule.opts.get('-d')?.[0];
+      const type: FrontendType = chainName === SERVICES ? 'ClusterIP' : dst ? 'ExternalIP' : 'NodePort';
+      const probe = frontendOf(type, dst ? stripHostMask(dst) : ANY_NODE_IP, port, protocolOf(rule), noRoute(), []);
+      const existing = frontends.get(frontendKey(probe));
+      const fe = existing?.fe ?? probe;
+      const local = Boolean(m[1]);
+      fe.noBackendVerdict = rule.target === 'DROP' ? 'drop' : 'reject';
+      if (local) {
+        fe.localOnly = true;
+        fe.dropsWithoutLocalEndpoints = fe.backends.length === 0;
+      }
+      fe.path = [...fe.path.filter((p) => p !== `${chainName} (filter)`), `${chainName} (filter)`];
+      if (!existing) put(named?.service ?? null, named?.portName ?? null, fe);
+    }
+  }
+}
+
+function noRoute(): Resolved {
+  return { backends: [], affinity: null, localOnly: false, path: [] };
+}
+
+function frontendOf(type: FrontendType, ip: string, port: number, protocol: Protocol, r: Resolved, prefix: string[]): Frontend {
+  return {
+    type, ip, port, protocol,
+    backends: r.backends,
+    localOnly: r.localOnly,
+    // With Local policy kube-proxy leaves the EXT chain without a final jump when no endpoint is local.
+    dropsWithoutLocalEndpoints: r.localOnly && r.backends.length === 0 && r.path.length > 0,
+    affinity: r.affinity,
+    noBackendVerdict: r.localOnly && r.backends.length === 0 && r.path.length > 0 ? 'drop' : null,
+    path: [...prefix, ...r.path],
+    chooser: r.affinity ? 'recent (affinity), then statistic random' : 'statistic random',
+  };
+}
+
+function describeComment(rule: IptRule): { service: string | null; portName: string | null; type: FrontendType | null } {
+  const comment = commentOf(rule);
+  if (comment) {
+    for (const [suffix, type] of Object.entries(COMMENT_SUFFIX)) {
+      if (comment.endsWith(` ${suffix}`)) {
+        const named = splitServicePortName(comment.slice(0, -suffix.length - 1));
+        return { service: named?.service ?? null, portName: named?.portName ?? null, type };
+      }
+    }
+  }
+  return { service: null, portName: null, type: null };
+}
+
+function typeFromTarget(target: string): FrontendType {
+  if (target.startsWith('KUBE-FW-')) return 'LoadBalancer';
+  if (target.startsWith('KUBE-EXT-')) return 'ExternalIP';
+  return 'ClusterIP';
+}
+
+function commentOf(rule: IptRule): string | null {
+  return rule.opts.get('--comment')?.[0] ?? null;
+}
+
+function dportOf(rule: IptRule): number | null {
+  const v = rule.opts.get('--dport')?.[0];
+  return v === undefined ? null : parsePort(v);
+}
+
+function protocolOf(rule: IptRule): Protocol {
+  const p = rule.opts.get('-p')?.[0];
+  const protocol = p ? toProtocol(p) : null;
+  if (!protocol) throw new ParseError('service rule without -p tcp|udp|sctp', rule.line, rule.text);
+  return protocol;
+}
+
+function frontendKey(fe: Frontend): string {
+  return `${fe.type}|${fe.protocol}|${fe.ip}:${fe.port}`;
+}
+
+function countRules(t: IptTable): number {
+  let n = 0;
+  for (const c of t.chains.values()) n += c.rules.length;
+  return n;
+}

@@ -1,0 +1,80 @@
+// The one normalised shape every dataplane parser produces, whatever tool printed the input.
+// Lessons, checks and `dplab explain` read this, never the raw tool output.
+
+export const FORMATS = ['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer';
+export type Protocol = 'TCP' | 'UDP' | 'SCTP';
+
+/** NodePorts answer on every local address; the rules name no IP, so the model uses this one. */
+export const ANY_NODE_IP = '0.0.0.0';
+
+export interface Backend {
+  ip: string;
+  port: number;
+  /** Probability that a new connection to this frontend lands here (0..1). */
+  share: number;
+  /** Where the dataplane keeps this choice (KUBE-SEP chain, endpoint chain, "Masq w=1"…), for diagrams. */
+  via?: string;
+  /** The raw figure behind the share as the tool shows it (probability, weight, numgen slot). */
+  detail?: string;
+}
+
+export interface Affinity {
+  timeoutSeconds: number;
+}
+
+export interface Frontend {
+  type: FrontendType;
+  ip: string;
+  port: number;
+  protocol: Protocol;
+  backends: Backend[];
+  /** externalTrafficPolicy (external frontends) or internalTrafficPolicy (ClusterIP) is Local. */
+  localOnly: boolean;
+  /** Local policy and no endpoint on this node: outside traffic to this frontend is dropped here. */
+  dropsWithoutLocalEndpoints: boolean;
+  affinity: Affinity | null;
+  /** What happens when there is no backend at all: kube-proxy rejects, Local policy drops. */
+  noBackendVerdict: 'reject' | 'drop' | null;
+  /** Chains / maps / tables walked before the backend choice, in order, for diagrams. */
+  path: string[];
+  /** How the backend is chosen, in the tool's words ("statistic random", "numgen random mod 3", "rr"). */
+  chooser: string;
+}
+
+/** One port of one Service (or one unnamed virtual server when the tool does not name Services). */
+export interface ServicePort {
+  service: string | null;
+  portName: string | null;
+  frontends: Frontend[];
+}
+
+export interface DataplaneModel {
+  format: Format;
+  services: ServicePort[];
+  /** The headline count the UI shows (rules, rules + map elements, virtual servers, frontends). */
+  entries: number;
+  entriesLabel: string;
+  /** Finer counts (chains, rules, elements, backends…), by name. */
+  counts: Record<string, number>;
+}
+
+/** What findService / findFrontend return and toJson prints: one Service's frontends across its ports. */
+export interface ServiceView {
+  service: string | null;
+  frontends: Array<Frontend & { portName: string | null }>;
+}
+
+export interface ParseOptions {
+  /** ipvsadm and /proc/net/ip_vs do not name Services: "10.96.45.112:80" (or "TCP/10.96.45.112:80") → "default/web[:port]". */
+  names?: Record<string, string>;
+  /** Kernel HZ, to turn /proc/net/ip_vs persistence (jiffies) into seconds. */
+  hz?: number;
+  /** Service CIDR, to tell ClusterIP virtual servers from node addresses in IPVS output. */
+  serviceCidr?: string;
+}
+
+/** Tolerance when checking that shares sum to 1. */
+export const SHARE_EPSILON = 1e-9;

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { chainedShares, equalShares, iptablesSavedProbability, kubeProxyProbabilities, weightedShares } from './shares.ts';
+import { escapeLabel, toMermaid } from './mermaid.ts';
+import { commandsToRead } from './read-commands.ts';
+import { hexToIpv4, hexToPort, splitServicePortName } from './addr.ts';
+import type { ServiceView } from './model.ts';
+
+describe('shares', () => {
+  it.each([1, 2, 3, 5, 10])('kube-proxy probabilities for %i endpoints give each 1/n', (n) => {
+    const saved = kubeProxyProbabilities(n).map((p) => (p === null ? null : Number(iptablesSavedProbability(p))));
+    for (const s of chainedShares(saved)) expect(s).toBeCloseTo(1 / n, 9);
+  });
+  it('prints what iptables-save prints', () => {
+    expect(iptablesSavedProbability(1 / 3)).toBe('0.33333333349');
+    expect(iptablesSavedProbability(1 / 2)).toBe('0.50000000000');
+  });
+  it('normalises weights and handles all-zero', () => {
+    expect(weightedShares([1, 3])).toEqual([0.25, 0.75]);
+    expect(weightedShares([0, 0])).toEqual([0, 0]);
+    expect(equalShares(4)).toEqual([0.25, 0.25, 0.25, 0.25]);
+  });
+  it('renormalises when every rule is probabilistic', () => {
+    const s = chainedShares([0.5, 0.5]);
+    expect(s[0] + s[1]).toBeCloseTo(1, 12);
+  });
+});
+
+describe('addresses', () => {
+  it('decodes /proc/net/ip_vs hex', () => {
+    expect(hexToIpv4('0A602D70')).toBe('10.96.45.112');
+    expect(hexToPort('1F90')).toBe(8080);
+    expect(hexToIpv4('xyz')).toBeNull();
+  });
+  it('splits service port names', () => {
+    expect(splitServicePortName('default/web:http')).toEqual({ service: 'default/web', portName: 'http' });
+    expect(splitServicePortName('default/web')).toEqual({ service: 'default/web', portName: null });
+    expect(splitServicePortName('not a name')).toBeNull();
+  });
+});
+
+describe('mermaid', () => {
+  it('escapes labels', () => {
+    expect(escapeLabel('a "b" <c> & d\ne')).toBe('a #quot;b#quot; #lt;c#gt; #amp; d e');
+  });
+  it('draws backends and empty frontends', () => {
+    const view: ServiceView = {
+      service: 'default/we"b',
+      frontends: [
+        { type: 'ClusterIP', ip: '10.96.0.5', port: 80, protocol: 'TCP', portName: null, localOnly: false, dropsWithoutLocalEndpoints: false, affinity: null, noBackendVerdict: null,
+          path: ['KUBE-SERVICES', 'KUBE-SVC-X'], chooser: 'statistic random', backends: [{ ip: '10.244.1.2', port: 8080, share: 1, via: 'KUBE-SEP-Y' }] },
+        { type: 'NodePort', ip: '0.0.0.0', port: 30080, protocol: 'TCP', portName: null, localOnly: true, dropsWithoutLocalEndpoints: true, affinity: null, noBackendVerdict: 'drop',
+          path: ['KUBE-NODEPORTS'], chooser: 'statistic random', backends: [] },
+      ],
+    };
+    const m = toMermaid(view, 'iptables-save');
+    expect(m.startsWith('flowchart LR\n')).toBe(true);
+    expect(m).toContain('KUBE-SEP-Y');
+    expect(m).toContain('DNAT to pod 10.244.1.2:8080');
+    expect(m).toContain('dropped: no local endpoint on this node');
+    expect(m).not.toMatch(/we"b/);
+  });
+});
+
+describe('commandsToRead', () => {
+  it('gives the node command per format', () => {
+    expect(commandsToRead('iptables-save')).toEqual(['iptables-save']);
+    expect(commandsToRead('nft-json')).toEqual(['nft', '-j', 'list', 'table', 'ip', 'kube-proxy']);
+    expect(commandsToRead('proc-ip-vs')).toEqual(['cat', '/proc/net/ip_vs']);
+    expect(commandsToRead('cilium-json')).toEqual(['cilium-dbg', 'service', 'list', '-o', 'json']);
+  });
+});
