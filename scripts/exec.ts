@@ -113,6 +113,7 @@ function describeForDetails(r: CommandResult): string {
 }
 
 const DAEMON_DOWN = /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|docker\.sock: connect: (?:no such file|permission denied|connection refused)/i;
+const DOCKER_NOT_FOUND = /exec: "docker": executable file not found/;
 const CLUSTER_MISSING = /No such container: dplab-|could not locate any control plane nodes|unknown cluster "dplab-|no nodes found for cluster/i;
 const CLUSTER_UNREACHABLE = /The connection to the server .* was refused|Unable to connect to the server|dial tcp .*: connect: connection refused|stat .*dplab-\w+\.yaml: no such file/i;
 
@@ -135,6 +136,10 @@ export function classifyFailure(result: CommandResult, extra: { timedOut?: boole
     };
   }
   const text = `${result.stderr}\n${result.stdout}`;
+  // kind (and helm, cilium) shell out to docker; its absence shows up as their error text.
+  if (DOCKER_NOT_FOUND.test(text)) {
+    return { kind: 'tool-missing', message: 'Docker is not installed: `docker` was not found on PATH.', fix: INSTALL_HINTS.docker };
+  }
   if (DAEMON_DOWN.test(text)) {
     return {
       kind: 'daemon-down',

@@ -6,23 +6,11 @@
 import { run, nodeRunner, TIMEOUTS, type CommandResult, type RunOptions } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
+import { probeUrl, type ProbeResult } from './probe.ts';
 
 /** kube-proxy's metrics/healthz address inside each node (hostNetwork). */
 export const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';
-/** A probe that gets no answer within this long counts as "no answer" (ETP Local drops). */
-export const PROBE_TIMEOUT_SECONDS = 3;
-
-export interface ProbeResult {
-  /** Who sent the request: `host` or the helper/sibling it came from. */
-  from: string;
-  url: string;
-  /** False when the connection timed out or was refused. */
-  answered: boolean;
-  status?: number;
-  body?: string;
-  /** curl's exit code or the error text, for the check's "seen" line. */
-  error?: string;
-}
+export { PROBE_TIMEOUT_SECONDS, type ProbeResult } from './probe.ts';
 
 export interface ClusterHandle {
   readonly mode: Mode;
@@ -43,9 +31,10 @@ export interface ClusterHandle {
   /** kube-proxy's Prometheus metrics text on that node. */
   metrics(node: string, opts?: RunOptions): Promise<string>;
   /**
-   * An HTTP GET from outside `node` to `http://<nodeIp>:<port><path>`: from a sibling
-   * container on the `kind` network, so traffic policies apply as they would to a client
-   * (a node's traffic to itself short-circuits them).
+   * An HTTP GET to `http://<nodeIp>:<port><path>` from outside the cluster: from the host on a
+   * native Linux engine, else from a helper container on the `kind` network. Not from a sibling
+   * node: Cilium's socket LB would translate the connect there and hide traffic policies
+   * (see probe.ts). `from` says which one sent it.
    */
   probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult>;
 }
@@ -73,25 +62,9 @@ export function clusterHandle(mode: Mode): ClusterHandle {
     return ip;
   }
 
-  const curlArgs = (url: string) => ['curl', '-sS', '--max-time', String(PROBE_TIMEOUT_SECONDS), '-w', '\n%{http_code}', url];
-
   async function probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult> {
-    const [ip, all] = await Promise.all([nodeIp(node, opts), nodes(opts)]);
-    const from = all.find((n) => n !== node);
-    if (!from) throw new DplabError(`Cluster ${name} has only one node; a probe needs another machine.`, { status: 409 });
-    const url = `http://${ip}:${port}${path}`;
-    try {
-      const r = await nodeExec(from, curlArgs(url), { timeoutMs: (PROBE_TIMEOUT_SECONDS + 10) * 1000, ...opts });
-      const cut = r.stdout.lastIndexOf('\n');
-      return { from, url, answered: true, status: Number(r.stdout.slice(cut + 1)), body: r.stdout.slice(0, cut) };
-    } catch (err) {
-      // curl exits 7 (refused) or 28 (timed out): the node did not answer. Anything else is ours to raise.
-      const e = err as { kind?: string; exitCode?: number; stderr?: string };
-      if (e.kind === 'failed' && (e.exitCode === 7 || e.exitCode === 28 || e.exitCode === 52 || e.exitCode === 56)) {
-        return { from, url, answered: false, error: (e.stderr ?? '').trim() || `curl exit ${e.exitCode}` };
-      }
-      throw err;
-    }
+    const ip = await nodeIp(node, opts);
+    return probeUrl(`http://${ip}:${port}${path}`, opts);
   }
 
   return {

@@ -1,0 +1,188 @@
+/**
+ * Provisioning as an ordered list of actions (as kind does it): each has an id, a title the
+ * UI shows, and `run(ctx)`. The manager runs them in order, emits start/end/fail, and cleans up.
+ */
+import { CommandError, run } from '../exec.ts';
+import { DplabError } from '../errors.ts';
+import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
+import { ensureKubeconfigDir, kubectlFor } from './kube.ts';
+import { clusterName, kindConfigPath, type Mode } from './modes.ts';
+import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
+import { CILIUM_HELM_REPO, CILIUM_VERSION } from './versions.ts';
+import { waitUntil } from './wait.ts';
+
+export interface ProvisionContext {
+  mode: Mode;
+  name: string;
+  kubeconfig: string;
+  signal: AbortSignal;
+  timeouts: ProvisionTimeouts;
+  /** Keep a half-made cluster for debugging (also passed to `kind create --retain`). */
+  retain: boolean;
+  /** Images to load into the nodes when present locally. */
+  images: readonly string[];
+  system?: PreflightSystem;
+  /** Chosen by the preflight: the cilium CLI when present, else helm. */
+  ciliumInstaller?: CiliumInstaller;
+  /** An informational line for the progress view ("skipped image x: not present locally"). */
+  note(message: string): void;
+}
+
+export interface Action {
+  id: string;
+  title: string;
+  /** Only for some modes. */
+  modes?: readonly Mode[];
+  /** The fix to show when this action fails and the failure itself has none. */
+  fix?: (ctx: ProvisionContext) => string;
+  run(ctx: ProvisionContext): Promise<void>;
+}
+
+/** Cilium's values for kube-proxy replacement on kind. ipam=kubernetes makes Cilium use the
+ * podSubnet of our kind config, so each cluster keeps its distinct pod range. */
+export function ciliumValues(mode: Mode): string[] {
+  return [
+    'kubeProxyReplacement=true',
+    `k8sServiceHost=${clusterName(mode)}-control-plane`,
+    'k8sServicePort=6443',
+    'ipam.mode=kubernetes',
+  ];
+}
+
+const setFlags = (values: string[]) => values.flatMap((v) => ['--set', v]);
+
+const rolloutArgs = (ctx: ProvisionContext, kind: 'daemonset' | 'deployment', name: string) => ({
+  args: ['-n', 'kube-system', 'rollout', 'status', `${kind}/${name}`, kubectlTimeoutFlag(ctx.timeouts.rollout)],
+  opts: { timeoutMs: ctx.timeouts.rollout + ctx.timeouts.grace, signal: ctx.signal },
+});
+
+const logsFix = (ctx: ProvisionContext, what: string) =>
+  `Look at \`kubectl --kubeconfig ${ctx.kubeconfig} -n kube-system get pods\` and the logs of ${what}; start again with \`dplab up ${ctx.mode} --retain\` to keep the cluster for debugging.`;
+
+/** `KubeProxyReplacement:    True   [eth0 …]` in `cilium-dbg status`. */
+export const KPR_TRUE = /^KubeProxyReplacement:\s+True\b/m;
+
+export const ACTIONS: readonly Action[] = [
+  {
+    id: 'preflight',
+    title: 'Check Docker, kind and the host',
+    async run(ctx) {
+      const report = await runPreflight({ modes: [ctx.mode], system: ctx.system, signal: ctx.signal });
+      const err = preflightError(report);
+      if (err) throw err;
+      ctx.ciliumInstaller = report.ciliumInstaller;
+    },
+  },
+  {
+    id: 'create',
+    title: 'Create the kind cluster (3 nodes)',
+    fix: (ctx) => `Check \`docker ps -a --filter name=${ctx.name}\` and free disk space; \`dplab doctor --mode ${ctx.mode}\` checks the host.`,
+    async run(ctx) {
+      ensureKubeconfigDir(ctx.mode);
+      // --wait 0s: kind's own wait needs a CNI (absent in Cilium mode until we install it); the
+      // waits below are ours, bounded and shown as separate steps.
+      const args = ['create', 'cluster', '--name', ctx.name, '--config', kindConfigPath(ctx.mode), '--kubeconfig', ctx.kubeconfig, '--wait', '0s'];
+      if (ctx.retain) args.push('--retain');
+      await run('kind', args, { timeoutMs: ctx.timeouts.create, signal: ctx.signal });
+    },
+  },
+  {
+    id: 'cilium-install',
+    title: `Install Cilium ${CILIUM_VERSION} as kube-proxy replacement`,
+    modes: ['cilium'],
+    fix: (ctx) => logsFix(ctx, 'the cilium pods (`-l k8s-app=cilium`)'),
+    async run(ctx) {
+      const opts = { timeoutMs: ctx.timeouts.ciliumInstall, signal: ctx.signal };
+      if (ctx.ciliumInstaller === 'helm') {
+        await run('helm', ['upgrade', '--install', 'cilium', 'cilium', '--repo', CILIUM_HELM_REPO, '--version', CILIUM_VERSION, '--namespace', 'kube-system', '--kubeconfig', ctx.kubeconfig, ...setFlags(ciliumValues(ctx.mode))], opts);
+      } else {
+        // The cilium CLI has no --kubeconfig flag; KUBECONFIG keeps it off ~/.kube/config.
+        await run('cilium', ['install', '--version', CILIUM_VERSION, ...setFlags(ciliumValues(ctx.mode))], { ...opts, env: { KUBECONFIG: ctx.kubeconfig } });
+      }
+    },
+  },
+  {
+    id: 'nodes-ready',
+    title: 'Wait for the nodes to be Ready',
+    fix: (ctx) => logsFix(ctx, 'the kubelet (`docker exec <node> journalctl -u kubelet`)'),
+    async run(ctx) {
+      await kubectlFor(ctx.mode)(['wait', '--for=condition=Ready', 'nodes', '--all', kubectlTimeoutFlag(ctx.timeouts.rollout)], {
+        timeoutMs: ctx.timeouts.rollout + ctx.timeouts.grace,
+        signal: ctx.signal,
+      });
+    },
+  },
+  {
+    id: 'dataplane',
+    title: 'Wait for the dataplane (kube-proxy or Cilium)',
+    fix: (ctx) => logsFix(ctx, ctx.mode === 'cilium' ? 'the cilium agents (`-l k8s-app=cilium`)' : 'kube-proxy (`-l k8s-app=kube-proxy`)'),
+    async run(ctx) {
+      const kubectl = kubectlFor(ctx.mode);
+      if (ctx.mode !== 'cilium') {
+        const r = rolloutArgs(ctx, 'daemonset', 'kube-proxy');
+        await kubectl(r.args, r.opts);
+        return;
+      }
+      const r = rolloutArgs(ctx, 'daemonset', 'cilium');
+      await kubectl(r.args, r.opts);
+      await waitUntil(
+        async () => {
+          try {
+            const s = await kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+            const line = s.stdout.split('\n').find((l) => l.startsWith('KubeProxyReplacement')) ?? '(no KubeProxyReplacement line)';
+            return KPR_TRUE.test(s.stdout) ? { done: true, value: undefined } : { done: false, seen: line };
+          } catch (err) {
+            if (err instanceof CommandError && err.kind !== 'aborted' && err.kind !== 'tool-missing') return { done: false, seen: err.details ?? err.message };
+            throw err;
+          }
+        },
+        { timeoutMs: ctx.timeouts.kubeProxyReplacement, intervalMs: ctx.timeouts.pollInterval, signal: ctx.signal, what: 'Cilium to report `KubeProxyReplacement: True`' },
+      );
+    },
+  },
+  {
+    id: 'coredns',
+    title: 'Wait for cluster DNS (CoreDNS)',
+    fix: (ctx) => logsFix(ctx, 'CoreDNS (`-l k8s-app=kube-dns`)'),
+    async run(ctx) {
+      const r = rolloutArgs(ctx, 'deployment', 'coredns');
+      await kubectlFor(ctx.mode)(r.args, r.opts);
+    },
+  },
+  {
+    id: 'images',
+    title: 'Load lab images into the nodes',
+    fix: () => 'Loading images is an optimisation: `docker pull` them again, or remove them locally to skip this step.',
+    async run(ctx) {
+      for (const image of ctx.images) {
+        try {
+          await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+        } catch (err) {
+          if (err instanceof CommandError && err.kind === 'failed') {
+            ctx.note(`Skipped ${image}: not present locally (the nodes will pull it when a lab needs it).`);
+            continue;
+          }
+          throw err;
+        }
+        await run('kind', ['load', 'docker-image', '--name', ctx.name, image], { timeoutMs: ctx.timeouts.imageLoad, signal: ctx.signal });
+      }
+    },
+  },
+];
+
+/** The actions for one mode, in order. */
+export function provisionActions(mode: Mode): Action[] {
+  return ACTIONS.filter((a) => !a.modes || a.modes.includes(mode));
+}
+
+/** Wrap an action's failure: which step failed as the headline, the cause's fix, its output as details. */
+export function actionFailure(action: Action, ctx: ProvisionContext, err: unknown): DplabError {
+  if (action.id === 'preflight' && err instanceof DplabError) {
+    return new DplabError(`Cannot start the ${ctx.mode} cluster: ${err.message}`, { fix: err.fix, details: err.details, status: err.status, cause: err });
+  }
+  const cause = err instanceof Error ? err.message : String(err);
+  const fix = err instanceof DplabError && err.fix ? err.fix : action.fix?.(ctx);
+  const details = err instanceof DplabError ? err.details : err instanceof Error ? err.stack : undefined;
+  return new DplabError(`Starting the ${ctx.mode} cluster failed at "${action.title}": ${cause}`, { fix, details, status: err instanceof DplabError && err.status < 500 ? err.status : 500, cause: err });
+}
+

@@ -1,0 +1,36 @@
+/** Progress and status events of the clusters, as one typed stream the server relays (SSE). */
+import type { ClusterStatus, ErrorJson } from './status-types.ts';
+import type { Mode } from './modes.ts';
+
+export type ActionPhase = 'start' | 'end' | 'fail' | 'skip';
+
+export type ClusterEvent =
+  | { type: 'status'; mode: Mode; status: ClusterStatus }
+  | { type: 'action'; mode: Mode; runId: string; id: string; title: string; phase: ActionPhase; at: number; elapsedMs?: number; error?: ErrorJson }
+  | { type: 'info'; mode: Mode; runId: string; message: string; at: number };
+
+export type Listener<T> = (event: T) => void;
+
+/** A minimal typed emitter: listeners are disposed by the function `on` returns. */
+export class Emitter<T> {
+  readonly #listeners = new Set<Listener<T>>();
+
+  on(listener: Listener<T>): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  emit(event: T): void {
+    for (const l of [...this.#listeners]) {
+      try {
+        l(event);
+      } catch {
+        // A broken listener (a closed SSE socket) must not stop provisioning or other listeners.
+      }
+    }
+  }
+
+  get size(): number {
+    return this.#listeners.size;
+  }
+}

@@ -1,0 +1,173 @@
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
+import { DAEMON_DOWN_STDERR, FAST_TIMEOUTS, fakeSystem, scenario } from '../../test/fixtures/cluster-scenarios.ts';
+import type { DplabError } from '../errors.ts';
+import { ClusterManager, type ClusterEvent } from './manager.ts';
+import { kubeconfigPath, type Mode } from './modes.ts';
+import { ActionStatus, newProgress } from './progress.ts';
+
+let d: Doubles | undefined;
+let restore: (() => void) | undefined;
+afterEach(() => {
+  restore?.();
+  d?.cleanup();
+  d = restore = undefined;
+});
+
+function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: Parameters<typeof useDoubles>[1] = {}) {
+  d = useDoubles(scenario(mode, overrides), opts);
+  restore = applyEnv(d.env);
+  const events: ClusterEvent[] = [];
+  const manager = new ClusterManager({ timeouts: FAST_TIMEOUTS, system: fakeSystem(), images: [] });
+  manager.events.on((e) => events.push(e));
+  return { d, manager, events };
+}
+
+async function failure(p: Promise<unknown>): Promise<DplabError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as DplabError;
+  }
+  throw new Error('expected a failure');
+}
+
+const created = (doubles: Doubles) => doubles.commandLines().some((l) => l.startsWith('kind create'));
+const deleted = (doubles: Doubles) => doubles.commandLines().some((l) => l.startsWith('kind delete cluster'));
+
+/** No half state: nothing created (or it was deleted), no kubeconfig, status absent with the error. */
+async function expectNoHalfState(manager: ClusterManager, doubles: Doubles, mode: Mode) {
+  if (created(doubles)) expect(deleted(doubles)).toBe(true);
+  expect(doubles.state().created ?? 'no').toBe('no');
+  expect(existsSync(kubeconfigPath(mode))).toBe(false);
+  const s = await manager.status(mode);
+  expect(s.state).toBe('absent');
+  expect(s.error?.message).toBeTruthy();
+}
+
+describe('ensure: failure paths', () => {
+  it('Docker CLI missing', async () => {
+    const { d, manager } = setup('iptables', [], { without: ['docker'] });
+    const err = await failure(manager.ensure('iptables'));
+    expect(err.message).toBe('Cannot start the iptables cluster: Docker is not installed: `docker` was not found on PATH.');
+    expect(err.fix).toMatch(/docs\.docker\.com/);
+    expect(created(d)).toBe(false);
+    await expectNoHalfState(manager, d, 'iptables');
+  });
+
+  it('Docker daemon down', async () => {
+    const { d, manager, events } = setup('ipvs', [{ tool: 'docker', match: '^info ', stdout: JSON.stringify({ ClientInfo: { Version: '28.2.2' } }), stderr: DAEMON_DOWN_STDERR, exit: 1 }]);
+    const err = await failure(manager.ensure('ipvs'));
+    expect(err.message).toMatch(/^Cannot start the ipvs cluster: Docker is not running: the docker CLI is installed, but no Docker daemon \(engine\) answers\.$/);
+    expect(err.fix).toMatch(/systemctl start docker/);
+    expect(events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`)).toEqual(['start preflight', 'fail preflight']);
+    await expectNoHalfState(manager, d, 'ipvs');
+  });
+
+  it('kind missing', async () => {
+    const { d, manager } = setup('iptables', [], { without: ['kind'] });
+    const err = await failure(manager.ensure('iptables'));
+    expect(err.message).toMatch(/kind is not installed/);
+    expect(err.fix).toMatch(/kind\.sigs\.k8s\.io/);
+    expect(created(d)).toBe(false);
+  });
+
+  it('kind too old for nftables (but only a warning for iptables)', async () => {
+    const old = [{ tool: 'kind' as const, match: '^version$', stdout: 'kind v0.20.0 go1.20.4 linux/amd64\n' }];
+    const { d, manager } = setup('nftables', old);
+    const err = await failure(manager.ensure('nftables'));
+    expect(err.message).toBe('Cannot start the nftables cluster: kind v0.20.0 is too old for the nftables mode (needs kind v0.23.0 or newer).');
+    expect(err.fix).toMatch(/v0\.31\.0/);
+    expect(created(d)).toBe(false);
+  });
+
+  it('create fails half-way: the half-made cluster is deleted', async () => {
+    const { d, manager, events } = setup('iptables', [
+      { tool: 'kind', match: '^create cluster ', stderr: ' ✓ Preparing nodes\n ✗ Starting control-plane\nERROR: failed to create cluster: failed to init node with kubeadm: exit status 1\n', exit: 1, set: { created: 'yes' } },
+    ]);
+    const err = await failure(manager.ensure('iptables'));
+    expect(err.message).toMatch(/^Starting the iptables cluster failed at "Create the kind cluster \(3 nodes\)": `kind create cluster .*` failed \(exit code 1\): /);
+    expect(err.details).toMatch(/failed to init node with kubeadm/);
+    expect(err.details).toMatch(/^\$ kind create cluster --name dplab-iptables/);
+    const fail = events.find((e) => e.type === 'action' && e.phase === 'fail');
+    expect(fail).toMatchObject({ id: 'create', error: { message: err.message } });
+    await expectNoHalfState(manager, d, 'iptables');
+  });
+
+  it('--retain keeps the half-made cluster, reported as broken', async () => {
+    const { d, manager, events } = setup('iptables', [{ tool: 'kind', match: '^create cluster ', stderr: 'ERROR: boom\n', exit: 1, set: { created: 'yes' } }]);
+    await failure(manager.ensure('iptables', { retain: true }));
+    expect(deleted(d)).toBe(false);
+    expect(d.commandLines().find((l) => l.startsWith('kind create'))).toMatch(/ --retain$/);
+    const last = events.filter((e) => e.type === 'status').at(-1);
+    expect(last).toMatchObject({ status: { state: 'broken' } });
+  });
+
+  it('Cilium never reports KubeProxyReplacement True: bounded wait, then clean-up', async () => {
+    const { d, manager } = setup('cilium', [{ tool: 'kubectl', match: 'cilium-dbg status$', stdout: 'KubeProxyReplacement:    False\n' }]);
+    const started = Date.now();
+    const err = await failure(manager.ensure('cilium'));
+    expect(err.message).toMatch(/failed at "Wait for the dataplane \(kube-proxy or Cilium\)": Timed out after \d+ s waiting for Cilium to report `KubeProxyReplacement: True`/);
+    expect(err.details).toMatch(/Last seen:\nKubeProxyReplacement:\s+False/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    await expectNoHalfState(manager, d, 'cilium');
+  });
+
+  it('Cilium DaemonSet never rolls out', async () => {
+    const { d, manager } = setup('cilium', [{ tool: 'kubectl', match: 'rollout status daemonset/cilium', stderr: 'error: timed out waiting for the condition\n', exit: 1 }]);
+    const err = await failure(manager.ensure('cilium'));
+    expect(err.message).toMatch(/timed out waiting for the condition/);
+    expect(err.fix).toMatch(/k8s-app=cilium/);
+    await expectNoHalfState(manager, d, 'cilium');
+  });
+
+  it('a command that hangs past its timeout is stopped and cleaned up', async () => {
+    const { d, manager } = setup('iptables', [{ tool: 'kind', match: '^create cluster ', delayMs: 20_000, set: { created: 'yes' } }]);
+    const started = Date.now();
+    const err = await failure(manager.ensure('iptables', { timeouts: { create: 300 } }));
+    expect(err.message).toMatch(/`kind create cluster .*` did not finish within 300 ms and was stopped\./);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    await expectNoHalfState(manager, d, 'iptables');
+  });
+
+  it('abort (Ctrl-C) stops the running command, cleans up, and the next run is not blocked', async () => {
+    const { d, manager } = setup('iptables', [{ tool: 'kind', match: '^create cluster ', when: { slow: 'yes' }, delayMs: 20_000, set: { created: 'yes' } }]);
+    d.setState({ slow: 'yes' });
+    const controller = new AbortController();
+    const p = manager.ensure('iptables', { signal: controller.signal });
+    // Abort once the create command is running.
+    while (!created(d)) await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    const err = await failure(p);
+    expect(err.message).toBe('Starting the iptables cluster was cancelled.');
+    expect(deleted(d)).toBe(true);
+    expect(manager.isProvisioning('iptables')).toBe(false);
+    d.setState({ slow: 'no' });
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+  });
+
+  it('one waiter giving up does not cancel the run another waiter still needs', async () => {
+    const { manager } = setup('iptables');
+    const controller = new AbortController();
+    const a = manager.ensure('iptables', { signal: controller.signal });
+    const b = manager.ensure('iptables');
+    controller.abort();
+    await expect(a).rejects.toThrow(/cancelled/);
+    expect((await b).state).toBe('ready');
+  });
+});
+
+describe('ActionStatus', () => {
+  it('can be ended twice; only the first end counts', () => {
+    const events: ClusterEvent[] = [];
+    const progress = newProgress('r1', [{ id: 'a', title: 'A' }]);
+    const st = new ActionStatus(progress.actions[0], 'iptables', 'r1', (e) => events.push(e));
+    st.start();
+    st.end(true);
+    st.end(false);
+    expect(progress.actions[0].state).toBe('done');
+    expect(events.map((e) => (e.type === 'action' ? e.phase : e.type))).toEqual(['start', 'end']);
+  });
+});
+

@@ -1,0 +1,177 @@
+import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
+import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
+import { ClusterManager, type ClusterEvent } from './manager.ts';
+import { kubeconfigPath, MODES, type Mode } from './modes.ts';
+import { CILIUM_VERSION } from './versions.ts';
+
+let d: Doubles | undefined;
+let restore: (() => void) | undefined;
+afterEach(() => {
+  restore?.();
+  d?.cleanup();
+  d = restore = undefined;
+});
+
+function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: Parameters<typeof useDoubles>[1] = {}) {
+  d = useDoubles(scenario(mode, overrides), opts);
+  restore = applyEnv(d.env);
+  const events: ClusterEvent[] = [];
+  const manager = new ClusterManager({ timeouts: FAST_TIMEOUTS, system: fakeSystem(), images: [PRESENT_IMAGE, ABSENT_IMAGE] });
+  manager.events.on((e) => events.push(e));
+  return { d, manager, events };
+}
+
+/** Lines without the preflight probes, which run in parallel and so in no fixed order. */
+const provisioningLines = (doubles: Doubles) =>
+  doubles.commandLines().filter((l) => !/^(docker info|kind version|kubectl version|cilium version|helm version)/.test(l));
+
+describe('ensure: exact command lines per mode', () => {
+  for (const mode of MODES.filter((m) => m !== 'cilium')) {
+    it(mode, async () => {
+      const { d, manager } = setup(mode);
+      const status = await manager.ensure(mode);
+      expect(status).toMatchObject({ mode, state: 'ready', nodes: 3, readyNodes: 3, proxyMode: mode });
+      const kc = kubeconfigPath(mode);
+      const name = `dplab-${mode}`;
+      expect(provisioningLines(d)).toEqual([
+        'kind get clusters',
+        `kind create cluster --name ${name} --config ${process.cwd()}/kind-configs/${mode}.yaml --kubeconfig ${kc} --wait 0s`,
+        `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
+        `kubectl --kubeconfig ${kc} -n kube-system rollout status daemonset/kube-proxy --timeout=4s`,
+        `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
+        `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
+        `kind load docker-image --name ${name} ${PRESENT_IMAGE}`,
+        `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
+        `kubectl --kubeconfig ${kc} get nodes -o json`,
+      ]);
+    });
+  }
+
+  const ciliumTail = (kc: string) => [
+    `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
+    `kubectl --kubeconfig ${kc} -n kube-system rollout status daemonset/cilium --timeout=4s`,
+    `kubectl --kubeconfig ${kc} -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`,
+    `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
+  ];
+  const values = '--set kubeProxyReplacement=true --set k8sServiceHost=dplab-cilium-control-plane --set k8sServicePort=6443 --set ipam.mode=kubernetes';
+
+  it('cilium, through the cilium CLI with KUBECONFIG set', async () => {
+    const { d, manager } = setup('cilium');
+    await manager.ensure('cilium');
+    const kc = kubeconfigPath('cilium');
+    const lines = provisioningLines(d);
+    expect(lines[1]).toMatch(/^kind create cluster --name dplab-cilium --config .*\/kind-configs\/cilium\.yaml --kubeconfig \S+ --wait 0s$/);
+    expect(lines[2]).toBe(`cilium install --version ${CILIUM_VERSION} ${values}`);
+    expect(lines.slice(3, 7)).toEqual(ciliumTail(kc));
+    const install = d.calls().find((c) => c.tool === 'cilium' && c.argv[0] === 'install');
+    expect(install?.kubeconfig).toBe(kc);
+  });
+
+  it('cilium, through helm when the cilium CLI is missing', async () => {
+    const { d, manager } = setup('cilium', [], { without: ['cilium'] });
+    await manager.ensure('cilium');
+    const kc = kubeconfigPath('cilium');
+    const lines = provisioningLines(d);
+    expect(lines[2]).toBe(`helm upgrade --install cilium cilium --repo https://helm.cilium.io --version ${CILIUM_VERSION} --namespace kube-system --kubeconfig ${kc} ${values}`);
+    expect(lines.slice(3, 7)).toEqual(ciliumTail(kc));
+  });
+});
+
+describe('ensure: pipeline, events, reuse, coalescing', () => {
+  it('emits start/end per action in order, notes skipped images, then a ready status', async () => {
+    const { manager, events } = setup('iptables');
+    await manager.ensure('iptables');
+    const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(actions).toEqual(['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns', 'images'].flatMap((id) => [`start ${id}`, `end ${id}`]));
+    expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toEqual([expect.stringContaining(`Skipped ${ABSENT_IMAGE}`)]);
+    const statuses = events.filter((e) => e.type === 'status').map((e) => e.status.state);
+    expect(statuses).toEqual(['provisioning', 'ready']);
+    const last = await manager.status('iptables');
+    expect(last.progress?.actions.every((a) => a.state === 'done')).toBe(true);
+  });
+
+  it('reuses a healthy cluster without creating anything', async () => {
+    const { d, manager, events } = setup('nftables');
+    d.setState({ created: 'yes' });
+    mkdirSync(dirname(kubeconfigPath('nftables')), { recursive: true });
+    writeFileSync(kubeconfigPath('nftables'), 'apiVersion: v1\n');
+    const status = await manager.ensure('nftables');
+    expect(status.state).toBe('ready');
+    expect(d.commandLines().some((l) => l.startsWith('kind create'))).toBe(false);
+    expect(events.some((e) => e.type === 'info' && /Reusing/.test(e.message))).toBe(true);
+  });
+
+  it('re-exports a missing kubeconfig of an existing cluster, into the state folder', async () => {
+    const { d, manager } = setup('ipvs');
+    d.setState({ created: 'yes' });
+    await manager.ensure('ipvs');
+    expect(d.commandLines()).toContain(`kind export kubeconfig --name dplab-ipvs --kubeconfig ${kubeconfigPath('ipvs')}`);
+  });
+
+  it('replaces a broken leftover cluster', async () => {
+    const { d, manager } = setup('iptables', [{ tool: 'kubectl', match: ' get nodes -o json$', when: { created: 'yes', fixed: 'no' }, stdout: nodesJson('iptables', false), set: { fixed: 'yes' } }]);
+    d.setState({ created: 'yes', fixed: 'no' });
+    mkdirSync(dirname(kubeconfigPath('iptables')), { recursive: true });
+    writeFileSync(kubeconfigPath('iptables'), 'apiVersion: v1\n');
+    await manager.ensure('iptables');
+    const lines = d.commandLines();
+    expect(lines.findIndex((l) => l.startsWith('kind delete cluster'))).toBeLessThan(lines.findIndex((l) => l.startsWith('kind create cluster')));
+  });
+
+  it('coalesces two concurrent ensure calls into one run', async () => {
+    const { d, manager } = setup('iptables');
+    const [a, b] = await Promise.all([manager.ensure('iptables'), manager.ensure('iptables')]);
+    expect(a).toEqual(b);
+    expect(d.commandLines().filter((l) => l.startsWith('kind create cluster'))).toHaveLength(1);
+  });
+
+  it('never lets kind, kubectl, helm or cilium fall back to ~/.kube/config', async () => {
+    const { d, manager } = setup('cilium', [], { without: ['cilium'] });
+    await manager.ensure('cilium');
+    await manager.delete('cilium');
+    const stateKube = dirname(kubeconfigPath('cilium'));
+    for (const c of d.calls()) {
+      const flag = c.argv.indexOf('--kubeconfig');
+      const viaFlag = flag >= 0 ? c.argv[flag + 1] : undefined;
+      const needs = c.tool === 'kubectl' || c.tool === 'helm' || (c.tool === 'kind' && ['create', 'delete', 'export'].includes(c.argv[0]));
+      if ((c.tool === 'kubectl' || c.tool === 'helm') && c.argv[0] === 'version') continue; // client-only; kubectl gets /dev/null
+      if (needs) expect(viaFlag?.startsWith(stateKube), `${c.tool} ${c.argv.join(' ')}`).toBe(true);
+      if (c.tool === 'cilium' && c.argv[0] === 'install') expect(c.kubeconfig?.startsWith(stateKube)).toBe(true);
+    }
+  });
+});
+
+describe('delete and status', () => {
+  it('delete removes the cluster and its kubeconfig; status is cheap and reports absent', async () => {
+    const { d, manager } = setup('iptables');
+    await manager.ensure('iptables');
+    writeFileSync(kubeconfigPath('iptables'), 'apiVersion: v1\n'); // real kind writes it; the double does not
+    const before = d.calls().length;
+    const all = await manager.statusAll();
+    expect(all.map((s) => `${s.mode}:${s.state}`)).toEqual(['iptables:ready', 'ipvs:absent', 'nftables:absent', 'cilium:absent']);
+    // One `kind get clusters` plus the nodes of the one existing cluster.
+    expect(d.commandLines().slice(before)).toEqual(['kind get clusters', `kubectl --kubeconfig ${kubeconfigPath('iptables')} get nodes -o json`]);
+    await manager.delete('iptables');
+    expect(existsSync(kubeconfigPath('iptables'))).toBe(false);
+    expect((await manager.status('iptables')).state).toBe('absent');
+  });
+
+  it('reports broken when nodes are not Ready', async () => {
+    const { d, manager } = setup('ipvs', [{ tool: 'kubectl', match: ' get nodes -o json$', when: { created: 'yes' }, stdout: nodesJson('ipvs', false) }]);
+    d.setState({ created: 'yes' });
+    const s = await manager.status('ipvs');
+    expect(s).toMatchObject({ state: 'broken', nodes: 3, readyNodes: 0 });
+    expect(s.error?.message).toMatch(/0 of 3 nodes are Ready/);
+  });
+
+  it('status says plainly when the Docker daemon is down', async () => {
+    const { manager } = setup('iptables', [
+      { tool: 'kind', match: '^get clusters$', stderr: `ERROR: failed to list clusters: command "docker ps -a" failed with error: exit status 1\nCommand Output: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n`, exit: 1 },
+    ]);
+    const all = await manager.statusAll();
+    expect(all.every((s) => s.state === 'absent' && /Docker daemon is not reachable/.test(s.error?.message ?? ''))).toBe(true);
+  });
+});

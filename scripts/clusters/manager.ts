@@ -1,0 +1,300 @@
+/**
+ * The cluster manager: `ensure(mode)` (idempotent, one shared run per mode), `delete`,
+ * `status`/`statusAll`, and the event stream the server relays. Provisioning itself is the
+ * ordered action list in actions.ts; this file runs it, reports it, and cleans up after it.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, rmSync } from 'node:fs';
+import { CommandError } from '../exec.ts';
+import { DplabError, errorToJson } from '../errors.ts';
+import type { PreflightSystem } from '../preflight/index.ts';
+import { actionFailure, provisionActions, type ProvisionContext } from './actions.ts';
+import { Emitter, type ClusterEvent } from './events.ts';
+import { exportKubeconfig, kindClusters, kindDelete, nodeHealth } from './kube.ts';
+import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from './modes.ts';
+import { ActionStatus, newProgress } from './progress.ts';
+import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
+import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
+import { LAB_IMAGES } from './versions.ts';
+
+export type { ClusterEvent } from './events.ts';
+export type { ClusterState, ClusterStatus, ErrorJson, Progress, ActionProgress } from './status-types.ts';
+
+export interface ManagerOptions {
+  timeouts?: Partial<ProvisionTimeouts>;
+  images?: readonly string[];
+  /** Host facts for the preflight (tests play other machines). */
+  system?: PreflightSystem;
+}
+
+export interface EnsureOptions extends ManagerOptions {
+  /** Keep a half-made cluster after a failure (for debugging). */
+  retain?: boolean;
+  /** Stops waiting; the shared run is cancelled (and cleaned up) when its last waiter stops. */
+  signal?: AbortSignal;
+  /** This caller's view of the run's events (for the CLI's progress lines). */
+  onEvent?: (event: ClusterEvent) => void;
+}
+
+interface Run {
+  runId: string;
+  controller: AbortController;
+  progress: Progress;
+  promise: Promise<ClusterStatus>;
+  waiters: number;
+}
+
+const proxyModeOf = (mode: Mode) => MODE_INFO[mode].proxyMode ?? 'cilium';
+
+function baseStatus(mode: Mode, state: ClusterStatus['state']): ClusterStatus {
+  return { mode, name: clusterName(mode), state, nodes: 0, readyNodes: 0, proxyMode: proxyModeOf(mode), kubeconfig: kubeconfigPath(mode) };
+}
+
+function cancelled(mode: Mode, retained: boolean): DplabError {
+  return new DplabError(`Starting the ${mode} cluster was cancelled.`, {
+    fix: retained ? `The half-made cluster was kept (--retain); remove it with \`dplab down ${mode}\`.` : `Nothing was left behind; start it again with \`dplab up ${mode}\`.`,
+    status: 409,
+  });
+}
+
+export class ClusterManager {
+  readonly events = new Emitter<ClusterEvent>();
+  readonly #runs = new Map<Mode, Run>();
+  readonly #lastError = new Map<Mode, ErrorJson>();
+  readonly #lastProgress = new Map<Mode, Progress>();
+
+  constructor(private readonly defaults: ManagerOptions = {}) {}
+
+  /** Make sure `dplab-<mode>` exists and is healthy; concurrent callers share one run. */
+  ensure(mode: Mode, opts: EnsureOptions = {}): Promise<ClusterStatus> {
+    let run = this.#runs.get(mode);
+    if (!run) run = this.#start(mode, opts);
+    return this.#attach(mode, run, opts);
+  }
+
+  /** Delete the cluster (cancelling a run in progress first). Deleting an absent cluster is fine. */
+  async delete(mode: Mode, opts: { signal?: AbortSignal; timeouts?: Partial<ProvisionTimeouts> } = {}): Promise<ClusterStatus> {
+    const timeouts = resolveTimeouts({ ...this.defaults.timeouts, ...opts.timeouts });
+    const run = this.#runs.get(mode);
+    if (run) {
+      run.controller.abort(cancelled(mode, false));
+      await run.promise.catch(() => undefined);
+    }
+    await kindDelete(mode, { timeoutMs: timeouts.delete, signal: opts.signal });
+    rmSync(kubeconfigPath(mode), { force: true });
+    this.#lastError.delete(mode);
+    this.#lastProgress.delete(mode);
+    const status = baseStatus(mode, 'absent');
+    this.#emit({ type: 'status', mode, status });
+    return status;
+  }
+
+  /** Cheap: one `kind get clusters`, then the nodes of this cluster if it exists. */
+  async status(mode: Mode, opts: { signal?: AbortSignal } = {}): Promise<ClusterStatus> {
+    return (await this.#statuses([mode], opts.signal))[0];
+  }
+
+  async statusAll(opts: { signal?: AbortSignal } = {}): Promise<ClusterStatus[]> {
+    return this.#statuses(MODES, opts.signal);
+  }
+
+  /** True while a provisioning run for `mode` is in progress. */
+  isProvisioning(mode: Mode): boolean {
+    return this.#runs.has(mode);
+  }
+
+  #emit(event: ClusterEvent): void {
+    this.events.emit(event);
+  }
+
+  #attach(mode: Mode, run: Run, opts: EnsureOptions): Promise<ClusterStatus> {
+    run.waiters++;
+    const off = opts.onEvent ? this.events.on((e) => e.mode === mode && opts.onEvent!(e)) : undefined;
+    return new Promise<ClusterStatus>((resolve, reject) => {
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        run.waiters--;
+        off?.();
+        opts.signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const onAbort = () => {
+        // This caller stops waiting; the run stops only when nobody waits for it any more,
+        // and then we wait for its clean-up so "cancelled" really means "nothing left".
+        if (run.waiters === 1) {
+          run.controller.abort(cancelled(mode, !!opts.retain));
+          run.promise.then(
+            (s) => finish(() => resolve(s)),
+            (e) => finish(() => reject(e)),
+          );
+        } else finish(() => reject(cancelled(mode, false)));
+      };
+      if (opts.signal?.aborted) return onAbort();
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      run.promise.then(
+        (s) => finish(() => resolve(s)),
+        (e) => finish(() => reject(e)),
+      );
+    });
+  }
+
+  #start(mode: Mode, opts: EnsureOptions): Run {
+    const runId = randomUUID().slice(0, 8);
+    const actions = provisionActions(mode);
+    const run: Run = { runId, controller: new AbortController(), progress: newProgress(runId, actions), promise: Promise.resolve(baseStatus(mode, 'absent')), waiters: 0 };
+    this.#runs.set(mode, run);
+    this.#lastProgress.set(mode, run.progress);
+    this.#lastError.delete(mode);
+    run.promise = this.#provision(mode, run, opts).finally(() => {
+      run.progress.endedAt = Date.now();
+      this.#runs.delete(mode);
+    });
+    // Waiters see failures; the run's own promise must not count as unhandled.
+    run.promise.catch(() => undefined);
+    return run;
+  }
+
+  async #provision(mode: Mode, run: Run, opts: EnsureOptions): Promise<ClusterStatus> {
+    const timeouts = resolveTimeouts({ ...this.defaults.timeouts, ...opts.timeouts });
+    const signal = run.controller.signal;
+    const retain = !!opts.retain;
+    const ctx: ProvisionContext = {
+      mode,
+      name: clusterName(mode),
+      kubeconfig: kubeconfigPath(mode),
+      signal,
+      timeouts,
+      retain,
+      images: opts.images ?? this.defaults.images ?? LAB_IMAGES,
+      system: opts.system ?? this.defaults.system,
+      note: (message) => {
+        run.progress.notes.push(message);
+        this.#emit({ type: 'info', mode, runId: run.runId, message, at: Date.now() });
+      },
+    };
+    this.#emit({ type: 'status', mode, status: { ...baseStatus(mode, 'provisioning'), progress: run.progress } });
+
+    try {
+      const existing = await this.#probeExisting(mode, timeouts, signal);
+      if (existing === 'healthy') {
+        ctx.note(`Reusing the running cluster ${ctx.name}.`);
+        for (const a of run.progress.actions) a.state = 'skipped';
+        const status = await this.#readyStatus(mode, timeouts);
+        this.#emit({ type: 'status', mode, status });
+        return status;
+      }
+      if (existing === 'unhealthy') {
+        ctx.note(`Deleting ${ctx.name} left broken by an earlier run.`);
+        await kindDelete(mode, { timeoutMs: timeouts.delete, signal });
+      }
+    } catch (err) {
+      const error = signal.aborted ? cancelled(mode, retain) : err instanceof DplabError ? err : new DplabError(String(err));
+      throw await this.#fail(mode, error, { created: false, retain, timeouts });
+    }
+
+    let created = false;
+    for (const [i, action] of provisionActions(mode).entries()) {
+      const st = new ActionStatus(run.progress.actions[i], mode, run.runId, (e) => this.#emit(e));
+      st.start();
+      try {
+        if (action.id === 'create') created = true;
+        await action.run(ctx);
+        st.end(true);
+      } catch (err) {
+        const error = signal.aborted ? (signal.reason instanceof DplabError ? signal.reason : cancelled(mode, retain)) : actionFailure(action, ctx, err);
+        st.end(false, errorToJson(error));
+        throw await this.#fail(mode, error, { created, retain, timeouts });
+      } finally {
+        st.end(false);
+      }
+    }
+    const status = await this.#readyStatus(mode, timeouts);
+    this.#emit({ type: 'status', mode, status });
+    return status;
+  }
+
+  /** After a failure: remove the half-made cluster (unless retained), record and report the error. */
+  async #fail(mode: Mode, error: DplabError, o: { created: boolean; retain: boolean; timeouts: ProvisionTimeouts }): Promise<DplabError> {
+    let final = error;
+    if (o.created && !o.retain) {
+      try {
+        // No signal: clean-up must run even (especially) after a cancel.
+        await kindDelete(mode, { timeoutMs: o.timeouts.delete });
+        rmSync(kubeconfigPath(mode), { force: true });
+      } catch (cleanupErr) {
+        final = new DplabError(error.message, {
+          fix: `${error.fix ? `${error.fix} ` : ''}Clean-up failed too: remove the leftover cluster with \`kind delete cluster --name ${clusterName(mode)}\`.`,
+          details: [error.details, `Clean-up: ${cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr)}`].filter(Boolean).join('\n\n'),
+          status: error.status,
+        });
+      }
+    }
+    this.#lastError.set(mode, errorToJson(final));
+    const state = o.created && o.retain ? 'broken' : 'absent';
+    this.#emit({ type: 'status', mode, status: { ...baseStatus(mode, state), error: errorToJson(final), progress: this.#lastProgress.get(mode) } });
+    return final;
+  }
+
+  /** Does `dplab-<mode>` already exist, and is it healthy? Errors mean "unknown": the preflight explains them. */
+  async #probeExisting(mode: Mode, timeouts: ProvisionTimeouts, signal: AbortSignal): Promise<'absent' | 'healthy' | 'unhealthy'> {
+    try {
+      const names = await kindClusters({ timeoutMs: timeouts.quick, signal });
+      if (!names.includes(clusterName(mode))) return 'absent';
+      if (!existsSync(kubeconfigPath(mode))) await exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
+      const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
+      return h.total > 0 && h.notReady.length === 0 ? 'healthy' : 'unhealthy';
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      if (err instanceof CommandError && (err.kind === 'cluster-unreachable' || err.kind === 'cluster-missing')) return 'unhealthy';
+      return 'absent';
+    }
+  }
+
+  async #readyStatus(mode: Mode, timeouts: ProvisionTimeouts): Promise<ClusterStatus> {
+    const h = await nodeHealth(mode, { timeoutMs: timeouts.quick }).catch(() => undefined);
+    return { ...baseStatus(mode, 'ready'), nodes: h?.total ?? 0, readyNodes: h?.ready ?? 0, progress: this.#lastProgress.get(mode) };
+  }
+
+  async #statuses(modes: readonly Mode[], signal?: AbortSignal): Promise<ClusterStatus[]> {
+    const timeouts = resolveTimeouts(this.defaults.timeouts);
+    let names: string[] | undefined;
+    let listError: ErrorJson | undefined;
+    if (modes.some((m) => !this.#runs.has(m))) {
+      try {
+        names = await kindClusters({ timeoutMs: timeouts.quick, signal });
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        listError = errorToJson(err);
+      }
+    }
+    return Promise.all(modes.map((mode) => this.#statusOf(mode, names, listError, timeouts, signal)));
+  }
+
+  async #statusOf(mode: Mode, names: string[] | undefined, listError: ErrorJson | undefined, timeouts: ProvisionTimeouts, signal?: AbortSignal): Promise<ClusterStatus> {
+    const run = this.#runs.get(mode);
+    if (run) return { ...baseStatus(mode, 'provisioning'), progress: run.progress };
+    const last = { error: this.#lastError.get(mode), progress: this.#lastProgress.get(mode) };
+    if (!names) return { ...baseStatus(mode, 'absent'), ...last, error: listError ?? last.error };
+    if (!names.includes(clusterName(mode))) return { ...baseStatus(mode, 'absent'), ...last };
+    try {
+      if (!existsSync(kubeconfigPath(mode))) await exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
+      const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
+      const healthy = h.total > 0 && h.notReady.length === 0;
+      return {
+        ...baseStatus(mode, healthy ? 'ready' : 'broken'),
+        nodes: h.total,
+        readyNodes: h.ready,
+        progress: last.progress,
+        error: healthy ? undefined : { message: `${h.ready} of ${h.total} nodes are Ready (not ready: ${h.notReady.join(', ') || 'none registered'}).`, fix: `Wait a minute, or recreate it: \`dplab down ${mode}\` then \`dplab up ${mode}\`.` },
+      };
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      return { ...baseStatus(mode, 'broken'), progress: last.progress, error: { ...errorToJson(err), fix: `Recreate it: \`dplab down ${mode}\` then \`dplab up ${mode}\`.` } };
+    }
+  }
+}
+
+/** The runner's one manager: the CLI and the server share it within a process. */
+export const clusterManager = new ClusterManager();

@@ -1,0 +1,55 @@
+/**
+ * Versions the labs were written and recorded against. One place, so the kind configs, the
+ * preflight and the README agree.
+ */
+
+/** The kind release whose node image we pin (its release notes list the digest below). */
+export const KIND_VERSION = '0.31.0';
+/** Node image of kind v0.31.0 for Kubernetes 1.35.0; the kind configs pin the same string. */
+export const NODE_IMAGE = 'kindest/node:v1.35.0@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f';
+export const KUBERNETES_VERSION = '1.35.0';
+
+/** `kubeProxyMode: nftables` arrived in kind 0.23; nftables mode is beta from Kubernetes 1.31. */
+export const MIN_KIND_FOR_NFTABLES = '0.23.0';
+export const MIN_KUBERNETES_FOR_NFTABLES = '1.31.0';
+/** Older kind releases cannot run the pinned node image reliably; warn below this. */
+export const MIN_KIND_RECOMMENDED = '0.31.0';
+
+/**
+ * Cilium 1.18: a maintained stable line whose `cilium-dbg` output, `kubeProxyReplacement=true`
+ * value and socket-LB behaviour the Cilium lessons describe. 1.18.14 is its latest patch we
+ * could verify. (1.18 is e2e-tested on Kubernetes 1.30–1.33; 1.35 relies on Kubernetes'
+ * forward compatibility, which is how kind users run it today.)
+ */
+export const CILIUM_VERSION = '1.18.14';
+export const CILIUM_HELM_REPO = 'https://helm.cilium.io';
+
+/**
+ * Images the labs run, loaded into the nodes when present locally so a workshop on a slow
+ * network pulls them once (`docker pull` them before the workshop). Absent ones are skipped.
+ */
+export const LAB_IMAGES: readonly string[] = [
+  'registry.k8s.io/e2e-test-images/agnhost:2.53',
+  'nicolaka/netshoot:v0.13',
+];
+
+/** Compare dotted versions ("0.23.0" vs "0.31"); missing parts count as 0. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.replace(/^v/, '').split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
+  const pb = b.replace(/^v/, '').split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length, 3); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return Math.sign(d);
+  }
+  return 0;
+}
+
+/** "kind v0.20.0 go1.20.4 linux/amd64" → "0.20.0"; null when the text holds no version. */
+export function parseKindVersion(text: string): string | null {
+  return /\bv?(\d+\.\d+\.\d+)/.exec(text)?.[1] ?? null;
+}
+
+/** The Kubernetes version a node image tag names: "kindest/node:v1.35.0@sha256:…" → "1.35.0". */
+export function nodeImageKubernetesVersion(image: string): string | null {
+  return /:v(\d+\.\d+\.\d+)/.exec(image)?.[1] ?? null;
+}

@@ -1,0 +1,22 @@
+import { parseModeArg } from '../clusters/mode-arg.ts';
+import { MODES, type Mode } from '../clusters/modes.ts';
+import { formatFindings } from '../preflight/format.ts';
+import { runPreflight } from '../preflight/index.ts';
+import { parseFlags, usageError, type Command } from './command.ts';
+
+export const doctor: Command = {
+  name: 'doctor',
+  summary: 'Check this machine for Docker, kind, kubectl, kernel settings and memory',
+  usage: `dplab doctor [--mode <${MODES.join('|')}>] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). Exits non-zero when a check fails.`,
+  async run(argv) {
+    const { values, positionals } = parseFlags(doctor, argv, { mode: { type: 'string' }, json: { type: 'boolean' } });
+    if (positionals.length) throw usageError(doctor, `unexpected argument "${positionals[0]}".`);
+    const modes: Mode[] = values.mode !== undefined ? [parseModeArg(doctor, values.mode)] : [...MODES];
+    // Memory is judged for one cluster: labs run one mode at a time unless you start more.
+    const report = await runPreflight({ modes, clusters: 1 });
+    const { findings } = report;
+    if (values.json) process.stdout.write(`${JSON.stringify({ ok: report.ok, modes, findings }, null, 2)}\n`);
+    else process.stdout.write(`${formatFindings(findings)}\n`);
+    return report.ok ? 0 : 1;
+  },
+};

@@ -1,0 +1,31 @@
+import { clusterManager } from '../clusters/manager.ts';
+import { parseModeArg } from '../clusters/mode-arg.ts';
+import { MODES, type Mode } from '../clusters/modes.ts';
+import { parseFlags, usageError, type Command } from './command.ts';
+
+export const down: Command = {
+  name: 'down',
+  summary: 'Delete the kind cluster of a mode (or of all modes)',
+  usage: `dplab down <${MODES.join('|')}> | --all`,
+  async run(argv) {
+    const { values, positionals } = parseFlags(down, argv, { all: { type: 'boolean' } });
+    if (values.all && positionals.length) throw usageError(down, 'give a mode or --all, not both.');
+    let modes: Mode[];
+    if (values.all) {
+      // Only clusters that exist: deleting absent ones would just be noise.
+      modes = (await clusterManager.statusAll()).filter((s) => s.state !== 'absent').map((s) => s.mode);
+      if (modes.length === 0) {
+        process.stdout.write('No lab clusters are running.\n');
+        return 0;
+      }
+    } else {
+      if (positionals.length > 1) throw usageError(down, 'one mode at a time, or --all.');
+      modes = [parseModeArg(down, positionals[0])];
+    }
+    for (const mode of modes) {
+      await clusterManager.delete(mode);
+      process.stdout.write(`Deleted the ${mode} cluster.\n`);
+    }
+    return 0;
+  },
+};

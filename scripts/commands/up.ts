@@ -1,0 +1,37 @@
+import { clusterManager } from '../clusters/manager.ts';
+import { parseModeArg } from '../clusters/mode-arg.ts';
+import { progressPrinter } from '../clusters/cli-progress.ts';
+import { MODES } from '../clusters/modes.ts';
+import { parseFlags, usageError, type Command } from './command.ts';
+
+export const up: Command = {
+  name: 'up',
+  summary: 'Start (or reuse) the kind cluster of a dataplane mode',
+  usage: `dplab up <${MODES.join('|')}> [--retain]\n\n  --retain  keep a half-made cluster when something fails (for debugging)`,
+  async run(argv) {
+    const { values, positionals } = parseFlags(up, argv, { retain: { type: 'boolean' } });
+    if (positionals.length > 1) throw usageError(up, 'one mode at a time.');
+    const mode = parseModeArg(up, positionals[0]);
+
+    const controller = new AbortController();
+    const printer = progressPrinter();
+    let interrupts = 0;
+    // First Ctrl-C cancels and cleans up; a second one leaves at once.
+    const onSigint = () => {
+      interrupts++;
+      if (interrupts > 1) process.exit(130);
+      process.stderr.write('\nCancelling: stopping the running step and removing the half-made cluster (Ctrl-C again to leave now)…\n');
+      controller.abort();
+    };
+    process.on('SIGINT', onSigint);
+    try {
+      const status = await clusterManager.ensure(mode, { retain: values.retain, signal: controller.signal, onEvent: printer.onEvent });
+      printer.dispose();
+      process.stdout.write(`The ${mode} cluster (${status.name}) is ready: ${status.readyNodes}/${status.nodes} nodes Ready.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`);
+      return 0;
+    } finally {
+      printer.dispose();
+      process.off('SIGINT', onSigint);
+    }
+  },
+};

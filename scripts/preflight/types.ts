@@ -1,0 +1,34 @@
+/** What `dplab doctor` and provisioning's preflight report: one finding per check. */
+import type { Mode } from '../clusters/modes.ts';
+
+export type FindingStatus = 'ok' | 'warn' | 'fail';
+
+export interface Finding {
+  /** Stable id (`docker-daemon`, `kind-version`, …) for tests and the UI. */
+  id: string;
+  title: string;
+  status: FindingStatus;
+  /** What we saw, in a sentence. */
+  detail: string;
+  /** The exact command or step that fixes it (absent when ok). */
+  fix?: string;
+}
+
+/** The host facts checks read, behind one seam so tests can play any machine. */
+export interface PreflightSystem {
+  platform: NodeJS.Platform;
+  /** File content, or undefined when it cannot be read. */
+  readText(path: string): string | undefined;
+  exists(path: string): boolean;
+  /** Memory available for new work, in bytes (Linux: MemAvailable). */
+  memAvailableBytes(): number;
+}
+
+export interface PreflightOptions {
+  /** The modes about to be provisioned (or checked); decides which checks are relevant. */
+  modes: readonly Mode[];
+  /** How many new clusters the memory check budgets for (default: one per mode). */
+  clusters?: number;
+  system?: PreflightSystem;
+  signal?: AbortSignal;
+}

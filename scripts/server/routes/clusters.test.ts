@@ -1,0 +1,153 @@
+import { createServer, get, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { applyEnv, useDoubles, type Doubles } from '../../../test/fixtures/doubles.ts';
+import { DAEMON_DOWN_STDERR, scenario } from '../../../test/fixtures/cluster-scenarios.ts';
+import { Emitter, type ClusterEvent } from '../../clusters/events.ts';
+import type { ClusterManager, ClusterStatus } from '../../clusters/manager.ts';
+import { MODES, type Mode } from '../../clusters/modes.ts';
+import { matchRoute, readJsonBody, sendError } from '../router.ts';
+import { clusterRoutes } from './clusters.ts';
+import { terminalNotice } from '../terminal-notice.ts';
+
+const status = (mode: Mode, state: ClusterStatus['state'] = 'absent', extra: Partial<ClusterStatus> = {}): ClusterStatus => ({
+  mode, name: `dplab-${mode}`, state, nodes: 0, readyNodes: 0, proxyMode: mode, kubeconfig: `/state/kube/dplab-${mode}.yaml`, ...extra,
+});
+
+function fakeManager() {
+  const calls: string[] = [];
+  const events = new Emitter<ClusterEvent>();
+  const states = new Map<Mode, ClusterStatus>(MODES.map((m) => [m, status(m)]));
+  const m = {
+    events,
+    calls,
+    states,
+    async statusAll() {
+      calls.push('statusAll');
+      return [...states.values()];
+    },
+    async status(mode: Mode) {
+      calls.push(`status ${mode}`);
+      return states.get(mode)!;
+    },
+    ensure(mode: Mode, opts: { retain?: boolean }) {
+      calls.push(`ensure ${mode} retain=${!!opts.retain}`);
+      return new Promise(() => undefined);
+    },
+    async delete(mode: Mode) {
+      calls.push(`delete ${mode}`);
+      return status(mode);
+    },
+  };
+  return m;
+}
+
+let server: Server;
+let base: string;
+let manager: ReturnType<typeof fakeManager>;
+
+beforeEach(async () => {
+  manager = fakeManager();
+  const routes = clusterRoutes(manager as unknown as ClusterManager, 50);
+  server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
+    if (!found || !('route' in found)) return void res.writeHead(found ? 405 : 404).end();
+    const controller = new AbortController();
+    res.on('close', () => controller.abort());
+    try {
+      const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
+      await found.route.handler(req, res, { url, params: found.params, body, signal: controller.signal });
+    } catch (err) {
+      sendError(res, err);
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterEach(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+async function call(method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  return { status: res.status, json: await res.json() };
+}
+
+describe('cluster routes', () => {
+  it('GET /api/clusters lists every mode', async () => {
+    const r = await call('GET', '/api/clusters');
+    expect(r.status).toBe(200);
+    expect(r.json.clusters.map((c: ClusterStatus) => c.mode)).toEqual([...MODES]);
+  });
+
+  it('GET /api/clusters/:mode, and 404 naming the modes for an unknown one', async () => {
+    expect((await call('GET', '/api/clusters/ipvs')).json.mode).toBe('ipvs');
+    const r = await call('GET', '/api/clusters/..%2Fetc');
+    expect(r.status).toBe(404);
+    expect(r.json.error.message).toMatch(/Unknown mode .* Known: iptables, ipvs, nftables, cilium\./);
+  });
+
+  it('POST up answers 202 at once and starts ensure; DELETE deletes', async () => {
+    const r = await call('POST', '/api/clusters/cilium/up', { retain: true });
+    expect(r.status).toBe(202);
+    expect(r.json).toMatchObject({ mode: 'cilium', state: 'provisioning' });
+    expect(manager.calls).toContain('ensure cilium retain=true');
+    expect((await call('POST', '/api/clusters/nope/up')).status).toBe(404);
+    expect((await call('DELETE', '/api/clusters/iptables')).status).toBe(200);
+    expect(manager.calls).toContain('delete iptables');
+  });
+
+  it('GET /api/clusters/events streams a snapshot, events and heartbeats, and cleans up on close', async () => {
+    const chunks: string[] = [];
+    const req = get(`${base}/api/clusters/events`);
+    const res = await new Promise<import('node:http').IncomingMessage>((r) => req.on('response', r));
+    expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => chunks.push(c));
+    const until = async (pred: () => boolean) => {
+      for (let i = 0; i < 100 && !pred(); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(pred()).toBe(true);
+    };
+    await until(() => chunks.join('').includes('event: snapshot'));
+    expect(manager.events.size).toBe(1);
+    manager.events.emit({ type: 'info', mode: 'ipvs', runId: 'r1', message: 'hello', at: 1 });
+    await until(() => chunks.join('').includes('event: info\ndata: {"type":"info","mode":"ipvs","runId":"r1","message":"hello","at":1}\n\n'));
+    await until(() => chunks.join('').includes(': heartbeat\n\n'));
+    req.destroy();
+    await until(() => manager.events.size === 0);
+  });
+
+  it('the terminal notice says what is missing, and nothing when ready', async () => {
+    const m = manager as unknown as ClusterManager;
+    expect(await terminalNotice('iptables', m)).toBe('The iptables cluster is not running. Start it from the cluster panel or run `dplab up iptables`.');
+    manager.states.set('ipvs', status('ipvs', 'ready', { nodes: 3, readyNodes: 3 }));
+    expect(await terminalNotice('ipvs', m)).toBeNull();
+    manager.states.set('nftables', status('nftables', 'provisioning'));
+    expect(await terminalNotice('nftables', m)).toMatch(/is starting/);
+    manager.states.set('cilium', status('cilium', 'absent', { error: { message: 'The Docker daemon is not reachable.', fix: 'Start Docker.' } }));
+    expect(await terminalNotice('cilium', m)).toBe('The cilium cluster cannot be checked: The Docker daemon is not reachable. Start Docker.');
+  });
+});
+
+describe('GET /api/doctor', () => {
+  let d: Doubles;
+  let restore: () => void;
+  beforeEach(() => {
+    d = useDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stderr: DAEMON_DOWN_STDERR, exit: 1 }]));
+    restore = applyEnv(d.env);
+  });
+  afterEach(() => {
+    restore();
+    d.cleanup();
+  });
+
+  it('returns the findings for a mode; 404 for an unknown mode', async () => {
+    const r = await call('GET', '/api/doctor?mode=iptables');
+    expect(r.status).toBe(200);
+    expect(r.json.ok).toBe(false);
+    expect(r.json.findings.find((f: { id: string }) => f.id === 'docker-daemon')).toMatchObject({ status: 'fail' });
+    expect((await call('GET', '/api/doctor?mode=bogus')).status).toBe(404);
+  });
+});

@@ -1,0 +1,105 @@
+/**
+ * Cluster API: status, start (202, progress on the event stream), delete, doctor, and the
+ * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
+ */
+import type { ServerResponse } from 'node:http';
+import { clusterManager, type ClusterManager } from '../../clusters/manager.ts';
+import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
+import { runPreflight } from '../../preflight/index.ts';
+import { sendJson, unknownId, type Route } from '../router.ts';
+
+/** Proxies and browsers drop idle streams; a comment line every 15 s keeps it open. */
+export const SSE_HEARTBEAT_MS = 15_000;
+
+function modeParam(value: string | undefined): Mode {
+  if (!isMode(value)) throw unknownId('mode', value ?? '', MODES);
+  return value;
+}
+
+function sse(res: ServerResponse, event: string, data: unknown): void {
+  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/** The routes, over a manager (tests pass their own). */
+export function clusterRoutes(manager: ClusterManager = clusterManager, heartbeatMs = SSE_HEARTBEAT_MS): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/clusters',
+      async handler(_req, res, ctx) {
+        sendJson(res, 200, { clusters: await manager.statusAll({ signal: ctx.signal }) });
+      },
+    },
+    {
+      // Before `/api/clusters/:mode`, which would otherwise take "events" for a mode.
+      method: 'GET',
+      path: '/api/clusters/events',
+      async handler(_req, res, ctx) {
+        res.writeHead(200, {
+          'content-type': 'text/event-stream; charset=utf-8',
+          'cache-control': 'no-store',
+          connection: 'keep-alive',
+          'x-content-type-options': 'nosniff',
+          'x-accel-buffering': 'no',
+        });
+        // Subscribe first, then send the snapshot, so no event falls between the two.
+        const off = manager.events.on((e) => sse(res, e.type, e));
+        const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
+        heartbeat.unref();
+        const closed = new Promise<void>((resolve) => {
+          const done = () => {
+            off();
+            clearInterval(heartbeat);
+            resolve();
+          };
+          if (ctx.signal.aborted) done();
+          else ctx.signal.addEventListener('abort', done, { once: true });
+          res.on('close', done);
+        });
+        try {
+          sse(res, 'snapshot', { clusters: await manager.statusAll({ signal: ctx.signal }) });
+        } catch {
+          // The client left while we read the status; `closed` settles the rest.
+        }
+        await closed;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/clusters/:mode',
+      async handler(_req, res, ctx) {
+        sendJson(res, 200, await manager.status(modeParam(ctx.params.mode), { signal: ctx.signal }));
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/clusters/:mode/up',
+      handler(_req, res, ctx) {
+        const mode = modeParam(ctx.params.mode);
+        const body = (ctx.body ?? {}) as { retain?: unknown };
+        // Not tied to this request: provisioning outlives it, progress goes to the event stream.
+        manager.ensure(mode, { retain: body.retain === true }).catch(() => undefined);
+        sendJson(res, 202, { mode, state: 'provisioning', events: '/api/clusters/events' });
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/clusters/:mode',
+      async handler(_req, res, ctx) {
+        sendJson(res, 200, await manager.delete(modeParam(ctx.params.mode)));
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/doctor',
+      async handler(_req, res, ctx) {
+        const m = ctx.url.searchParams.get('mode');
+        const modes = m === null || m === '' ? [...MODES] : [modeParam(m)];
+        const report = await runPreflight({ modes, clusters: 1, signal: ctx.signal });
+        sendJson(res, 200, { ok: report.ok, modes, findings: report.findings });
+      },
+    },
+  ];
+}
+
+export const clustersRoutes: Route[] = clusterRoutes();

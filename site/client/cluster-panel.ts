@@ -1,0 +1,224 @@
+/**
+ * <dplab-cluster-panel mode="iptables">: the state of one lab cluster, live progress while it
+ * starts (from the runner's Server-Sent Events stream, not polling), the error with its fix,
+ * and Start / Retry / Delete. Without a runner it says so and how to start one.
+ */
+import type { ClusterEvent } from '../../scripts/clusters/events.ts';
+import type { ActionProgress, ClusterStatus, ErrorJson, Progress } from '../../scripts/clusters/status-types.ts';
+import { api, RunnerUnavailable } from './runner-api.ts';
+
+const EVENTS_URL = '/api/clusters/events';
+/** Elapsed-time labels tick once a second, only while an action runs. */
+const TICK_MS = 1_000;
+
+const STATE_LABEL: Record<ClusterStatus['state'], string> = {
+  absent: 'Not running',
+  provisioning: 'Starting…',
+  ready: 'Ready',
+  broken: 'Not healthy',
+};
+
+const ICON: Record<ActionProgress['state'], string> = { pending: '○', running: '', done: '✓', failed: '✗', skipped: '–' };
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  e.append(...children);
+  return e;
+}
+
+function elapsed(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+}
+
+export class ClusterPanel extends HTMLElement {
+  #status?: ClusterStatus;
+  #offline?: string;
+  #busy = false;
+  #source?: EventSource;
+  #tick?: number;
+  #body!: HTMLDivElement;
+  /** Kept across renders so screen readers hear changes, not a new region each time. */
+  #live = el('div', { class: 'dplab-cp-progress', 'aria-live': 'polite', role: 'status' });
+
+  get mode(): string {
+    return this.getAttribute('mode') ?? '';
+  }
+
+  connectedCallback(): void {
+    // Replace the server-rendered fallback with the live view.
+    this.#body = el('div', { class: 'dplab-cp-body' });
+    this.replaceChildren(this.#body);
+    this.setAttribute('data-ready', '');
+    void this.#load();
+  }
+
+  disconnectedCallback(): void {
+    this.#source?.close();
+    this.#source = undefined;
+    if (this.#tick) clearInterval(this.#tick);
+  }
+
+  async #load(): Promise<void> {
+    try {
+      this.#status = await api<ClusterStatus>(`/api/clusters/${encodeURIComponent(this.mode)}`);
+      this.#offline = undefined;
+      this.#listen();
+    } catch (err) {
+      this.#offline = err instanceof RunnerUnavailable ? err.message : `The runner answered with an error: ${(err as Error).message}`;
+    }
+    this.#render();
+  }
+
+  #listen(): void {
+    if (this.#source) return;
+    const source = new EventSource(EVENTS_URL, { withCredentials: true });
+    this.#source = source;
+    const on = (type: string, fn: (data: any) => void) =>
+      source.addEventListener(type, (e) => {
+        try {
+          fn(JSON.parse((e as MessageEvent<string>).data));
+        } catch {
+          // A malformed frame is ignored; the next status event repairs the view.
+        }
+      });
+    on('snapshot', (d: { clusters: ClusterStatus[] }) => {
+      const mine = d.clusters.find((c) => c.mode === this.mode);
+      if (mine) this.#update(mine);
+    });
+    on('status', (e: Extract<ClusterEvent, { type: 'status' }>) => e.mode === this.mode && this.#update(e.status));
+    on('action', (e: Extract<ClusterEvent, { type: 'action' }>) => e.mode === this.mode && this.#applyAction(e));
+    on('info', (e: Extract<ClusterEvent, { type: 'info' }>) => {
+      if (e.mode !== this.mode || !this.#status?.progress) return;
+      this.#status.progress.notes.push(e.message);
+      this.#render();
+    });
+    // EventSource reconnects by itself; when it gives up (runner stopped), say so.
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) {
+        this.#source = undefined;
+        this.#offline = new RunnerUnavailable('offline').message;
+        this.#render();
+      }
+    });
+  }
+
+  #update(status: ClusterStatus): void {
+    this.#status = status;
+    this.#offline = undefined;
+    this.#render();
+  }
+
+  #applyAction(e: Extract<ClusterEvent, { type: 'action' }>): void {
+    const s = this.#status;
+    if (!s) return;
+    const progress: Progress = s.progress?.runId === e.runId ? s.progress : { runId: e.runId, startedAt: e.at, actions: [], notes: [] };
+    let a = progress.actions.find((x) => x.id === e.id);
+    if (!a) progress.actions.push((a = { id: e.id, title: e.title, state: 'pending' }));
+    if (e.phase === 'start') Object.assign(a, { state: 'running', startedAt: e.at });
+    else Object.assign(a, { state: e.phase === 'end' ? 'done' : e.phase === 'fail' ? 'failed' : 'skipped', endedAt: e.at });
+    this.#status = { ...s, state: 'provisioning', progress, error: e.error ?? (e.phase === 'start' ? undefined : s.error) };
+    this.#render();
+  }
+
+  async #act(method: 'POST' | 'DELETE'): Promise<void> {
+    this.#busy = true;
+    this.#render();
+    try {
+      if (method === 'POST') {
+        await api(`/api/clusters/${encodeURIComponent(this.mode)}/up`, { method: 'POST', body: {} });
+        if (this.#status) this.#status = { ...this.#status, state: 'provisioning', error: undefined };
+      } else {
+        this.#status = await api<ClusterStatus>(`/api/clusters/${encodeURIComponent(this.mode)}`, { method: 'DELETE' });
+      }
+    } catch (err) {
+      if (err instanceof RunnerUnavailable) this.#offline = err.message;
+      else if (this.#status) this.#status = { ...this.#status, error: { message: (err as Error).message, fix: (err as ErrorJson).fix, details: (err as ErrorJson).details } };
+    } finally {
+      this.#busy = false;
+      this.#render();
+    }
+  }
+
+  #tickTimes(): void {
+    const now = Date.now();
+    for (const a of this.#status?.progress?.actions ?? []) {
+      if (a.state !== 'running' || !a.startedAt) continue;
+      const cell = this.#live.querySelector(`li[data-id="${CSS.escape(a.id)}"] .dplab-cp-time`);
+      if (cell) cell.textContent = elapsed(now - a.startedAt);
+    }
+  }
+
+  #render(): void {
+    const body = this.#body;
+    if (!body) return;
+    const title = this.dataset.title ?? this.mode;
+    const s = this.#status;
+    const state = this.#offline ? 'offline' : (s?.state ?? 'loading');
+    this.dataset.state = state;
+
+    const head = el('div', { class: 'dplab-cp-head' }, el('strong', {}, title), el('span', { class: 'dplab-cp-badge', 'data-state': state }, this.#offline ? 'Runner not reachable' : s ? STATE_LABEL[s.state] : 'Checking…'));
+    const parts: Node[] = [head];
+
+    if (this.#offline) {
+      parts.push(el('p', { class: 'dplab-cp-offline' }, this.#offline));
+      const retry = el('button', { type: 'button', class: 'dplab-cp-button' }, 'Check again');
+      retry.addEventListener('click', () => void this.#load());
+      parts.push(el('div', { class: 'dplab-cp-actions' }, retry));
+      body.replaceChildren(...parts);
+      return;
+    }
+    if (!s) {
+      body.replaceChildren(...parts);
+      return;
+    }
+    if (s.state === 'ready') parts.push(el('p', { class: 'dplab-cp-meta' }, `${s.readyNodes}/${s.nodes} nodes Ready · dataplane: ${s.proxyMode} · cluster ${s.name}`));
+
+    const live = this.#live;
+    live.replaceChildren();
+    if (s.progress && (s.state === 'provisioning' || s.error)) {
+      const list = el('ol', { class: 'dplab-cp-actions-list' });
+      const now = Date.now();
+      for (const a of s.progress.actions) {
+        const icon = a.state === 'running' ? el('span', { class: 'dplab-cp-spinner', 'aria-hidden': 'true' }) : el('span', { class: 'dplab-cp-icon', 'aria-hidden': 'true' }, ICON[a.state]);
+        const time = a.startedAt ? elapsed((a.endedAt ?? now) - a.startedAt) : '';
+        const label = `${a.title}${a.state === 'running' ? ' (running)' : a.state === 'failed' ? ' (failed)' : a.state === 'done' ? ' (done)' : ''}`;
+        list.append(el('li', { 'data-state': a.state, 'data-id': a.id }, icon, el('span', { class: 'dplab-cp-title' }, label), el('span', { class: 'dplab-cp-time', 'aria-hidden': 'true' }, time)));
+      }
+      live.append(list);
+      for (const n of s.progress.notes) live.append(el('p', { class: 'dplab-cp-note' }, n));
+    }
+    parts.push(live);
+
+    if (s.error) {
+      const box = el('div', { class: 'dplab-cp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), s.error.message));
+      if (s.error.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), s.error.fix));
+      if (s.error.details) box.append(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, s.error.details)));
+      parts.push(box);
+    }
+
+    const buttons = el('div', { class: 'dplab-cp-actions' });
+    const button = (label: string, method: 'POST' | 'DELETE', kind = '') => {
+      const b = el('button', { type: 'button', class: `dplab-cp-button ${kind}`.trim() }, label);
+      b.disabled = this.#busy;
+      b.addEventListener('click', () => void this.#act(method));
+      buttons.append(b);
+    };
+    if (s.state === 'absent') button(s.error ? 'Retry' : 'Start', 'POST', 'primary');
+    if (s.state === 'broken') button('Retry', 'POST', 'primary');
+    if (s.state !== 'absent') button('Delete', 'DELETE');
+    parts.push(buttons);
+    body.replaceChildren(...parts);
+
+    const running = s.progress?.actions.some((a) => a.state === 'running');
+    // Only the clock text changes each second: buttons keep keyboard focus.
+    if (running && !this.#tick) this.#tick = window.setInterval(() => this.#tickTimes(), TICK_MS);
+    if (!running && this.#tick) {
+      clearInterval(this.#tick);
+      this.#tick = undefined;
+    }
+  }
+}
+
+if (!customElements.get('dplab-cluster-panel')) customElements.define('dplab-cluster-panel', ClusterPanel);
