@@ -2,8 +2,14 @@
 import type { Route } from '../router.ts';
 import { healthRoutes } from './health.ts';
 import { sessionRoutes } from './session.ts';
+import { clustersRoutes } from './clusters.ts';
+import { labRoutes } from './labs.ts';
+import { dataplaneRoutes } from './dataplane.ts';
 
 export const ROUTES: readonly Route[] = [
   ...healthRoutes,
   ...sessionRoutes,
+  ...clustersRoutes,
+  ...labRoutes,
+  ...dataplaneRoutes,
 ];

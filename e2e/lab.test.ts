@@ -1,0 +1,78 @@
+/**
+ * Browser tier for the lab engine: the first-service page against the cluster test doubles.
+ * Check shows the failure message inline, a snippet arrives in the terminal, progress and
+ * hints survive a reload, and a mode whose cluster is absent shows an error (not a fail).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
+import { kubeconfigPath } from '../scripts/clusters/modes.ts';
+import { firstServiceScenario } from '../scripts/labs/testing/first-service-scenario.ts';
+import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+
+const PAGE = '/labs/first-service/';
+const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
+
+describe.skipIf(!hasChromium)('lab page in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+  let course: Course;
+  let browser: Browser;
+  let doubles: Doubles;
+  let restore: () => void;
+
+  beforeAll(async () => {
+    doubles = useDoubles(firstServiceScenario('iptables'));
+    restore = applyEnv(doubles.env);
+    mkdirSync(dirname(kubeconfigPath('iptables')), { recursive: true });
+    writeFileSync(kubeconfigPath('iptables'), 'apiVersion: v1\nkind: Config\n');
+    course = await startCourse();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await course?.close();
+    restore?.();
+    doubles?.cleanup();
+  });
+
+  it('Check shows why the first step is not done, with expected versus seen', async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, PAGE);
+    await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
+    const result = page.locator(`${step('deploy-web')} .dplab-result[data-status="fail"]`);
+    await result.waitFor({ timeout: 20_000 });
+    expect(await result.textContent()).toContain('There is no Deployment web in namespace lab-first-service yet.');
+    expect(await result.locator('td').allTextContents()).toEqual(expect.arrayContaining(['Deployment web', 'exists', 'not found']));
+    expect(await page.locator(step('deploy-web')).getAttribute('data-status')).toBe('fail');
+    expect(await page.locator(step('deploy-web')).getAttribute('aria-busy')).toBeNull();
+  });
+
+  it('a snippet click types the command into the terminal', async () => {
+    const { page } = browser;
+    await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
+    await page.locator(`${step('deploy-web')} [data-action="run"]`).first().click();
+    await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 10_000 }).toContain('cat first-service/web-deployment.yaml');
+  });
+
+  it('progress and revealed hints survive a reload', async () => {
+    const { page } = browser;
+    doubles.setState({ s1: '1' });
+    await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
+    await page.locator(`${step('deploy-web')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 20_000 });
+    await page.locator(`${step('expose-web')} [data-action="hint"]`).click();
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector('dplab-lab .dplab-step[data-step="deploy-web"]')?.getAttribute('data-status') === 'pass');
+    expect(await page.locator('dplab-lab .dplab-progress-text').textContent()).toBe('1 of 4 steps done on iptables');
+    expect(await page.locator(`${step('expose-web')} .dplab-hint-list li:not([hidden])`).count()).toBe(1);
+  });
+
+  it('on a mode whose cluster is absent, Check says so as an error with the fix', async () => {
+    const { page } = browser;
+    await page.locator('dplab-lab select[data-action="mode"]').selectOption('ipvs');
+    await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
+    const result = page.locator(`${step('deploy-web')} .dplab-result[data-status="error"]`);
+    await result.waitFor({ timeout: 20_000 });
+    expect(await result.textContent()).toContain('The ipvs cluster is not running');
+    expect(await result.textContent()).toContain('dplab up ipvs');
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * The two checks of first-service that combine library pieces in a lab-specific way; the
+ * other steps use library checks as they are (see lab.ts).
+ */
+import { MODE_INFO } from '../../scripts/clusters/modes.ts';
+import {
+  defineCheck,
+  evaluateConfigMapValue,
+  evaluateProxyMode,
+  fact,
+  fail,
+  firstItem,
+  gatherConfigMap,
+  gatherPodCommand,
+  gatherProxyMode,
+  listBySelector,
+  pass,
+  podNotUsable,
+  podReady,
+  seenProxyMode,
+  type KubeList,
+  type PodCommandObservation,
+  type ProxyModeObservation,
+} from '../../scripts/labs/checks/index.ts';
+import type { ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
+
+/** Enough requests that three equally likely pods almost surely do not all look the same. */
+export const REQUESTS = 8;
+const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://web/hostname; echo; done`;
+
+export const reachWebCheck = defineCheck<{ client: PodCommandObservation; web: KubeList }>({
+  async gather(ctx) {
+    const [client, web] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web')]);
+    return { client, web };
+  },
+  evaluate(obs, ctx) {
+    const notUsable = podNotUsable('client', obs.client, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f first-service/client.yaml\`.`);
+    if (notUsable) return notUsable;
+    const webPods = new Set((obs.web.items ?? []).filter(podReady).map((p) => p.metadata?.name ?? ''));
+    const lines = (obs.client.result?.stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const answered = lines.filter((l) => webPods.has(l));
+    const distinct = [...new Set(answered)].sort();
+    const facts = [
+      fact(`answers to ${REQUESTS} requests from client to http://web/hostname`, REQUESTS, answered.length),
+      fact('different web pods that answered', 'at least 2', distinct, distinct.length >= 2),
+    ];
+    if (answered.length === 0) {
+      const err = obs.client.result?.stderr.trim().split('\n')[0];
+      return fail(`The client pod got no answer from http://web/hostname${err ? ` (${err})` : ''}. Is the Service \`web\` there, with ready endpoints?`, facts);
+    }
+    if (distinct.length < 2) return fail(`Only ${distinct[0]} answered; with three ready pods, several names should show up.`, facts, true);
+    return pass(`From the client pod, ${distinct.length} different web pods answered: ${distinct.join(', ')}.`, facts);
+  },
+});
+
+export const proxyModeCheck = defineCheck<{ node: ProxyModeObservation; answer: ConfigMapObservation }>({
+  async gather(ctx) {
+    const [node, answer] = await Promise.all([gatherProxyMode(ctx), gatherConfigMap(ctx, 'proxy-mode')]);
+    return { node, answer };
+  },
+  evaluate(obs, ctx) {
+    const node = evaluateProxyMode(obs.node, ctx);
+    if (node.status === 'fail') return node;
+    const seen = seenProxyMode(obs.node) ?? '';
+    if (!firstItem(obs.answer.configmaps)) {
+      return fail(`Your answer is not recorded yet: create a ConfigMap \`proxy-mode\` in \`${ctx.namespace}\` whose key \`mode\` holds what the node told you.`, [...node.facts, fact('ConfigMap proxy-mode, key mode', 'your answer', 'not found', false)]);
+    }
+    const answer = evaluateConfigMapValue('proxy-mode', 'mode', seen, obs.answer, ctx);
+    const facts = [...node.facts, ...answer.facts];
+    if (answer.status === 'fail') return { ...answer, facts };
+    const who = MODE_INFO[ctx.mode].proxyMode ? `kube-proxy in ${seen} mode` : 'Cilium, with no kube-proxy (KubeProxyReplacement: True)';
+    return pass(`Right: Services on this cluster are implemented by ${who}.`, facts);
+  },
+});

@@ -1,0 +1,24 @@
+import type { Command } from './command.ts';
+import { parseFlags, usageError } from './command.ts';
+import { isMode, MODES } from '../clusters/modes.ts';
+import { verifyLabs } from '../labs/harness.ts';
+import { loadLabs, requireLab } from '../labs/registry.ts';
+
+export const verifyLabsCommand: Command = {
+  name: 'verify-labs',
+  summary: 'Author check: per lab, mode and step, setup → check fails → solve → check passes',
+  usage: 'dplab verify-labs [--lab <id>] [--mode <mode>] [--record]\n  --record writes each check\'s observations under labs/<id>/observations/ (marked recorded)',
+  async run(argv) {
+    const { values } = parseFlags(this, argv, { lab: { type: 'string' }, mode: { type: 'string' }, record: { type: 'boolean' } }, false);
+    if (values.mode !== undefined && !isMode(values.mode)) throw usageError(this, `unknown mode "${values.mode}"; known: ${MODES.join(', ')}`);
+    const labs = values.lab ? [requireLab(values.lab)] : loadLabs();
+    const modes = values.mode && isMode(values.mode) ? [values.mode] : undefined;
+    const report = await verifyLabs(labs, { modes, record: values.record, log: (l) => process.stderr.write(`… ${l}\n`) });
+    process.stdout.write(`${report.table}\n`);
+    for (const r of report.rows.filter((x) => x.breach)) process.stdout.write(`✗ ${r.lab} / ${r.mode} / ${r.step}: ${r.breach}\n`);
+    if (report.rows.length === 0) process.stdout.write('No lab runs on the chosen mode.\n');
+    const breaches = report.rows.filter((r) => r.breach).length;
+    process.stdout.write(report.ok ? `Contract holds for ${report.rows.length} step runs.${values.record ? ' Observations recorded.' : ''}\n` : `${breaches} contract breach${breaches === 1 ? '' : 'es'}.\n`);
+    return report.ok ? 0 : 1;
+  },
+};

@@ -1,0 +1,68 @@
+/**
+ * A node's rules for one Service, read from a chosen node and parsed into the dataplane model,
+ * for checks that need more than `serviceRules` compares (the chain a ClusterIP jumps to, the
+ * probabilities, the IPVS scheduler, affinity). Same observation shape as rules.ts, so recorded
+ * files look alike; the node is picked by role because kind names nodes `<cluster>-worker`, …
+ */
+import type { DataplaneModel, Frontend, ParseOptions } from '../../dataplane/model.ts';
+import { gatherNodeCommand } from './command.ts';
+import { fact, fail } from './facts.ts';
+import { firstItem, getByName, type KubeObject } from './kube.ts';
+import { RULE_DUMPS, type ParseRules, type RulesObservation } from './rules.ts';
+import type { EvalContext, GatherContext, Verdict } from './types.ts';
+
+export type NodeRole = 'control-plane' | 'worker' | 'worker2';
+
+/** The node container with that role (`dplab-iptables-worker`), or the first node when absent. */
+export async function pickNode(ctx: GatherContext, role: NodeRole): Promise<string> {
+  const nodes = await ctx.cluster.nodes({ signal: ctx.signal });
+  return nodes.find((n) => n.endsWith(`-${role}`)) ?? nodes[0];
+}
+
+/** Dump the mode's rules on a node (kube-proxy modes only: the dump runs inside the node). */
+export async function gatherNodeRules(ctx: GatherContext, service: string, node: string, command?: readonly string[]): Promise<RulesObservation> {
+  const dump = RULE_DUMPS[ctx.mode];
+  const [out, services] = await Promise.all([gatherNodeCommand(ctx, node, command ?? dump.command), getByName(ctx, 'services', service)]);
+  return { format: dump.format, node, dump: out, services };
+}
+
+export interface ServiceFrontend {
+  /** `<namespace>/<service>`, as kube-proxy writes it into comments and chain names. */
+  key: string;
+  service: KubeObject | undefined;
+  clusterIP: string | undefined;
+  model: DataplaneModel;
+  /** The ClusterIP frontend of the Service's first port, when the node has one. */
+  frontend: Frontend | undefined;
+}
+
+/**
+ * Parse the dump and find the Service's ClusterIP frontend. Returns a failing verdict when there
+ * is nothing to look at yet (no Service, or the dump could not be read).
+ */
+export function serviceFrontend(parse: ParseRules, service: string, obs: RulesObservation, ctx: EvalContext, opts: ParseOptions = {}): ServiceFrontend | Verdict {
+  const svc = firstItem(obs.services);
+  const key = `${ctx.namespace}/${service}`;
+  if (!svc) return fail(`There is no Service \`${service}\` in namespace \`${ctx.namespace}\`: reset the lab to create it again.`, [fact(`Service ${service}`, 'exists', 'not found', false)]);
+  if (obs.dump.exitCode !== 0) {
+    return fail(`Could not read the rules on ${obs.node} (exit code ${obs.dump.exitCode}).`, [fact(`${obs.format} on ${obs.node}`, 'readable', obs.dump.stderr.trim() || 'failed', false)]);
+  }
+  const clusterIP: string | undefined = svc.spec?.clusterIP;
+  const names: Record<string, string> = {};
+  for (const p of (svc.spec?.ports ?? []) as { port: number }[]) if (clusterIP) names[`${clusterIP}:${p.port}`] = key;
+  const model = parse(obs.format, obs.dump.stdout, { names, ...opts });
+  const frontend = model.services
+    .filter((s) => s.service === key || s.service?.startsWith(`${key}:`))
+    .flatMap((s) => s.frontends)
+    .find((f) => f.type === 'ClusterIP' && (!clusterIP || f.ip === clusterIP));
+  return { key, service: svc, clusterIP, model, frontend };
+}
+
+export function isVerdict(v: unknown): v is Verdict {
+  return typeof v === 'object' && v !== null && 'status' in v && 'facts' in v;
+}
+
+/** The chain (or map-target chain) where the Service's backend is chosen: the last step of the path. */
+export function balancingChain(f: Frontend): string | undefined {
+  return f.path[f.path.length - 1];
+}

@@ -1,0 +1,67 @@
+/**
+ * "A node's proxy mode is M" (syllabus S3, E2). kube-proxy answers `/proxyMode` on
+ * 127.0.0.1:10249 inside each node; on the Cilium cluster there is no kube-proxy, and the
+ * agent's `cilium-dbg status` says `KubeProxyReplacement: True` instead.
+ */
+import { CommandError } from '../../exec.ts';
+import { MODE_INFO } from '../../clusters/modes.ts';
+import { observeCommand, type CommandObservation } from './command.ts';
+import { fact, fail, pass } from './facts.ts';
+import { firstItem, getByName, type KubeList } from './kube.ts';
+import type { Check, EvalContext, GatherContext, Verdict } from './types.ts';
+
+/** How the cilium agent is reached: any pod of its DaemonSet will do. */
+export const CILIUM_STATUS_COMMAND = ['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'] as const;
+
+export type ProxyModeObservation =
+  | { kind: 'kube-proxy'; node: string; proxyMode: string | null; error?: string }
+  | { kind: 'cilium'; status: CommandObservation; kubeProxy: KubeList };
+
+export async function gatherProxyMode(ctx: GatherContext): Promise<ProxyModeObservation> {
+  if (MODE_INFO[ctx.mode].proxyMode) {
+    const [node] = await ctx.cluster.nodes({ signal: ctx.signal });
+    try {
+      return { kind: 'kube-proxy', node, proxyMode: await ctx.cluster.proxyMode(node, { signal: ctx.signal }) };
+    } catch (err) {
+      if (err instanceof CommandError && err.kind === 'failed') return { kind: 'kube-proxy', node, proxyMode: null, error: err.stderr.trim() || `exit code ${err.exitCode}` };
+      throw err;
+    }
+  }
+  const [status, kubeProxy] = await Promise.all([
+    observeCommand(() => ctx.cluster.kubectl([...CILIUM_STATUS_COMMAND], { signal: ctx.signal })),
+    getByName(ctx, 'daemonsets', 'kube-proxy', 'kube-system'),
+  ]);
+  return { kind: 'cilium', status, kubeProxy };
+}
+
+/** `True` from a `KubeProxyReplacement:   True   [eth0 …]` line, or null. */
+export function kubeProxyReplacement(statusText: string): string | null {
+  return /^KubeProxyReplacement:\s+(\S+)/m.exec(statusText)?.[1] ?? null;
+}
+
+/** What the node says about who implements Services: kube-proxy's mode, or Cilium's replacement flag. */
+export function seenProxyMode(obs: ProxyModeObservation): string | null {
+  return obs.kind === 'kube-proxy' ? obs.proxyMode : kubeProxyReplacement(obs.status.stdout);
+}
+
+/** The answer a learner should find on this mode. */
+export function expectedProxyMode(ctx: EvalContext): string {
+  return MODE_INFO[ctx.mode].proxyMode ?? 'True';
+}
+
+export function evaluateProxyMode(obs: ProxyModeObservation, ctx: EvalContext): Verdict {
+  const want = expectedProxyMode(ctx);
+  if (obs.kind === 'kube-proxy') {
+    const f = fact(`kube-proxy /proxyMode on ${obs.node}`, want, obs.proxyMode ?? `no answer (${obs.error ?? 'unknown'})`);
+    return f.ok ? pass(`kube-proxy on ${obs.node} runs in ${want} mode.`, [f]) : fail(`kube-proxy on ${obs.node} reports ${f.seen}; this cluster should run ${want} mode.`, [f]);
+  }
+  const kpr = kubeProxyReplacement(obs.status.stdout);
+  const hasKubeProxy = !!firstItem(obs.kubeProxy);
+  const facts = [fact('cilium-dbg status: KubeProxyReplacement', 'True', kpr ?? `not shown (exit code ${obs.status.exitCode})`), fact('kube-proxy DaemonSet', 'absent', hasKubeProxy ? 'present' : 'absent')];
+  if (facts.every((f) => f.ok)) return pass('No kube-proxy here: Cilium replaces it (KubeProxyReplacement: True).', facts);
+  return fail('This cluster should run Cilium with kube-proxy replacement and no kube-proxy DaemonSet.', facts);
+}
+
+export function proxyModeIs(): Check<ProxyModeObservation> {
+  return { gather: gatherProxyMode, evaluate: evaluateProxyMode };
+}

@@ -1,0 +1,51 @@
+/**
+ * The shape of a lab check. `gather` is the impure half (it reads the cluster through the
+ * handle and returns JSON-serialisable observations); `evaluate` is pure, so recorded or
+ * hand-written observations can be replayed by `npm test` on machines without Docker.
+ */
+import type { ClusterHandle } from '../../clusters/handle.ts';
+import type { Mode } from '../../clusters/modes.ts';
+
+/** One line of "what we expected versus what the cluster showed". */
+export interface Fact {
+  label: string;
+  expected: string;
+  seen: string;
+  ok: boolean;
+}
+
+/** What `evaluate` decides. `error` is never produced here: only the engine says the cluster was unreachable. */
+export interface Verdict {
+  status: 'pass' | 'fail';
+  /** One or two sentences addressed to the learner: what is missing, or what was confirmed. */
+  message: string;
+  facts: Fact[];
+  /**
+   * True when the state is on its way (pods starting, endpoints not yet ready, rules not yet
+   * written), so the engine polls again within the check's settle window instead of failing now.
+   */
+  pending?: boolean;
+}
+
+/** What evaluate may know besides the observations: the same in a live run and in a replay. */
+export interface EvalContext {
+  mode: Mode;
+  /** The lab's namespace, e.g. `lab-first-service`. */
+  namespace: string;
+}
+
+export interface GatherContext extends EvalContext {
+  cluster: ClusterHandle;
+  /** Aborted when the check's deadline passes or the client goes away. */
+  signal: AbortSignal;
+}
+
+/** Observations are whatever gather returns, as long as JSON.stringify keeps them intact. */
+export type Observations = unknown;
+
+export interface Check<O = Observations> {
+  gather(ctx: GatherContext): Promise<O>;
+  evaluate(observations: O, ctx: EvalContext): Verdict;
+  /** How long the engine keeps polling while evaluate says `pending` (default SETTLE_MS). */
+  settleMs?: number;
+}

@@ -1,0 +1,81 @@
+/**
+ * Runs a step's check against a live cluster: gather → evaluate, polled for a bounded window
+ * while evaluate says the state is still converging, all under one deadline. Anything that
+ * stops us from looking (no cluster, no Docker, a hung command) becomes an `error` result with
+ * a fix; only evaluate can say `fail`.
+ */
+import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { pollUntil } from './checks/poll.ts';
+import type { Fact, Verdict } from './checks/types.ts';
+import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
+import type { Lab, Step } from './schema.ts';
+
+/** The most a single check may take, polling included; past it the check reports a timeout. */
+export const CHECK_DEADLINE_MS = 90_000;
+/** `DPLAB_CHECK_DEADLINE_MS` shortens or lengthens it (slow laptops, tests). */
+function deadlineMs(): number {
+  const n = Number(process.env.DPLAB_CHECK_DEADLINE_MS);
+  return Number.isFinite(n) && n > 0 ? n : CHECK_DEADLINE_MS;
+}
+/** How long a converging state (pods starting, endpoints filling) is given before it counts as a fail. */
+export const SETTLE_MS = 30_000;
+
+export type CheckStatus = 'pass' | 'fail' | 'error';
+
+export interface CheckResult {
+  lab: string;
+  step: string;
+  mode: Mode;
+  status: CheckStatus;
+  message: string;
+  facts: Fact[];
+  /** For `error`: what to do about it. */
+  fix?: string;
+  /** For `error`: command output, shown folded. */
+  details?: string;
+  durationMs: number;
+  attempts: number;
+  /** What gather returned on the last attempt (the harness records these). */
+  observations?: unknown;
+}
+
+export interface CheckOptions {
+  signal?: AbortSignal;
+  /** Defaults to clusterHandle(mode); tests pass their own. */
+  cluster?: ClusterHandle;
+  deadlineMs?: number;
+  settleMs?: number;
+}
+
+export async function runCheck(lab: Lab, step: Step, mode: Mode, opts: CheckOptions = {}): Promise<CheckResult> {
+  const started = performance.now();
+  const cluster = opts.cluster ?? clusterHandle(mode);
+  const base = { lab: lab.id, step: step.id, mode };
+  const finish = (r: Omit<CheckResult, 'lab' | 'step' | 'mode' | 'durationMs'>): CheckResult => ({ ...base, ...r, durationMs: Math.round(performance.now() - started) });
+
+  const absent = clusterAbsent(cluster);
+  if (absent) return finish({ status: 'error', facts: [], attempts: 0, ...absent });
+
+  const deadline = AbortSignal.timeout(opts.deadlineMs ?? deadlineMs());
+  const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+  const ctx = { mode, namespace: lab.namespace, cluster, signal };
+  let attempts = 0;
+  try {
+    const outcome = await pollUntil(
+      async () => {
+        attempts++;
+        const observations = await step.check.gather(ctx);
+        const verdict: Verdict = step.check.evaluate(observations, { mode, namespace: lab.namespace });
+        return { observations, verdict };
+      },
+      (v) => !v.verdict.pending,
+      { timeoutMs: opts.settleMs ?? step.check.settleMs ?? SETTLE_MS, signal },
+    );
+    const { verdict, observations } = outcome.value;
+    return finish({ status: verdict.status, message: verdict.message, facts: verdict.facts, attempts, observations });
+  } catch (err) {
+    const problem = describeClusterError(err, mode, 'the check', deadline.aborted);
+    return finish({ status: 'error', facts: [], attempts, ...problem });
+  }
+}

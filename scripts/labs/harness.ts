@@ -1,0 +1,125 @@
+/**
+ * The author contract, run against live clusters: per lab, per mode, per step —
+ * (setup once per lab and mode) → check must fail → solve → check must pass.
+ * With `record`, each check's observations are written next to the lab, marked as recorded
+ * with the kind and Kubernetes versions, so `npm test` replays them on machines without Docker.
+ */
+import { run, TIMEOUTS } from '../exec.ts';
+import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { runCheck, type CheckResult } from './engine.ts';
+import { formatTable } from './format.ts';
+import { observationFileName, writeObservationFile, type ObservationFile } from './observations.ts';
+import { resetLab } from './reset.ts';
+import type { Lab } from './schema.ts';
+import { applySolution } from './solve.ts';
+import { describeClusterError } from './cluster-errors.ts';
+
+export type Outcome = CheckResult['status'] | 'skipped';
+
+export interface HarnessRow {
+  lab: string;
+  mode: Mode;
+  step: string;
+  unsolved: Outcome;
+  solved: Outcome;
+  ms: number;
+  /** Why the row breaks the contract (empty when it holds). */
+  breach?: string;
+}
+
+export interface HarnessOptions {
+  modes?: readonly Mode[];
+  record?: boolean;
+  /** Tests inject handles; by default each mode's real cluster. */
+  cluster?: (mode: Mode) => ClusterHandle;
+  /** Progress lines ("first-service on iptables: setup…"). */
+  log?: (line: string) => void;
+  /** Settle window for the solved check (default: the step's own). */
+  settleMs?: number;
+}
+
+export interface HarnessReport {
+  rows: HarnessRow[];
+  ok: boolean;
+  table: string;
+}
+
+async function recordedSource(cluster: ClusterHandle): Promise<Extract<ObservationFile['source'], { kind: 'recorded' }>> {
+  const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
+  const kube = await cluster.kubectlJson<{ serverVersion?: { gitVersion?: string } }>(['version'], { timeoutMs: TIMEOUTS.quick });
+  return { kind: 'recorded', kindVersion: kind.stdout.trim(), kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
+}
+
+function record(lab: Lab, mode: Mode, r: CheckResult, state: 'unsolved' | 'solved', source: ObservationFile['source']): void {
+  if (r.status === 'error') return;
+  writeObservationFile(lab.id, observationFileName(r.step, state, mode), { source, expect: { status: r.status, message: r.message }, observations: r.observations });
+}
+
+async function verifyMode(lab: Lab, mode: Mode, opts: HarnessOptions): Promise<HarnessRow[]> {
+  const log = opts.log ?? (() => {});
+  const cluster = opts.cluster?.(mode) ?? clusterHandle(mode);
+  const rows: HarnessRow[] = [];
+  const rest = (from: number, why: string) =>
+    lab.steps.slice(from).map((s) => ({ lab: lab.id, mode, step: s.id, unsolved: 'skipped' as Outcome, solved: 'skipped' as Outcome, ms: 0, breach: why }));
+
+  log(`${lab.id} on ${mode}: setup`);
+  try {
+    await resetLab(lab, mode, { cluster });
+  } catch (err) {
+    return rest(0, `setup failed: ${describeClusterError(err, mode, 'setup', false).message}`);
+  }
+  const source = opts.record ? await recordedSource(cluster) : undefined;
+
+  for (const [i, step] of lab.steps.entries()) {
+    const started = performance.now();
+    const row: HarnessRow = { lab: lab.id, mode, step: step.id, unsolved: 'skipped', solved: 'skipped', ms: 0 };
+    rows.push(row);
+    log(`${lab.id} on ${mode}: ${step.id}: check (must fail)`);
+    const before = await runCheck(lab, step, mode, { cluster });
+    row.unsolved = before.status;
+    if (source) record(lab, mode, before, 'unsolved', source);
+    if (before.status === 'error') {
+      row.breach = `check errored: ${before.message}`;
+      row.ms = Math.round(performance.now() - started);
+      return [...rows, ...rest(i + 1, 'not run after an error')];
+    }
+    if (before.status === 'pass') row.breach = 'check passed before the solution was applied';
+    log(`${lab.id} on ${mode}: ${step.id}: solve`);
+    try {
+      await applySolution(lab, step, mode, { cluster });
+    } catch (err) {
+      row.breach = `solution failed: ${err instanceof Error ? err.message : String(err)}`;
+      row.ms = Math.round(performance.now() - started);
+      return [...rows, ...rest(i + 1, 'not run after a failed solution')];
+    }
+    log(`${lab.id} on ${mode}: ${step.id}: check (must pass)`);
+    const after = await runCheck(lab, step, mode, { cluster, settleMs: opts.settleMs });
+    row.solved = after.status;
+    if (source) record(lab, mode, after, 'solved', source);
+    if (after.status !== 'pass') row.breach ??= `check did not pass after the solution: ${after.message}`;
+    row.ms = Math.round(performance.now() - started);
+  }
+  return rows;
+}
+
+export const TABLE_HEADER = ['lab', 'mode', 'step', 'unsolved', 'solved', 'time'];
+
+function cell(outcome: Outcome, want: 'pass' | 'fail'): string {
+  return outcome === 'skipped' ? '-' : `${outcome} ${outcome === want ? '✓' : '✗'}`;
+}
+
+export function resultsTable(rows: readonly HarnessRow[]): string {
+  return formatTable(
+    TABLE_HEADER,
+    rows.map((r) => [r.lab, r.mode, r.step, cell(r.unsolved, 'fail'), cell(r.solved, 'pass'), `${(r.ms / 1000).toFixed(1)} s`]),
+  );
+}
+
+export async function verifyLabs(labs: readonly Lab[], opts: HarnessOptions = {}): Promise<HarnessReport> {
+  const rows: HarnessRow[] = [];
+  for (const lab of labs) {
+    for (const mode of lab.modes.filter((m) => !opts.modes || opts.modes.includes(m))) rows.push(...(await verifyMode(lab, mode, opts)));
+  }
+  return { rows, ok: rows.length > 0 && rows.every((r) => !r.breach), table: resultsTable(rows) };
+}

@@ -1,0 +1,77 @@
+/**
+ * Observation files: what a check's gather saw, stored next to the lab so `npm test` can replay
+ * evaluate without a cluster. `labs/<id>/observations/<step>.<unsolved|solved>[.<mode>].json`;
+ * a mode-specific file wins over the shared one.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { Mode } from '../clusters/modes.ts';
+import { labsDir } from '../paths.ts';
+import { fromZodError } from './friendly-error.ts';
+
+export const STATES = ['unsolved', 'solved'] as const;
+export type StepState = (typeof STATES)[number];
+
+export const observationSourceSchema = () =>
+  z.discriminatedUnion('kind', [
+    z.object({
+      kind: z.literal('hand-written'),
+      /** The documented output format or doc URL the file was written from. */
+      from: z.string().min(1),
+    }),
+    z.object({
+      kind: z.literal('recorded'),
+      /** `kind version` of the machine that recorded it. */
+      kindVersion: z.string(),
+      /** The cluster's server version (`kubectl version -o json`). */
+      kubernetesVersion: z.string(),
+      /** ISO date of the recording. */
+      date: z.string(),
+    }),
+  ]);
+
+export const observationFileSchema = () =>
+  z.object({
+    source: observationSourceSchema(),
+    /** What evaluate must say about these observations; required for unsolved files. */
+    expect: z.object({ status: z.enum(['pass', 'fail']), message: z.string().min(1) }).optional(),
+    /** What gather returned, as JSON. */
+    observations: z.unknown(),
+  });
+
+export type ObservationFile = z.output<ReturnType<typeof observationFileSchema>>;
+
+export function observationsDir(labId: string): string {
+  return join(labsDir, labId, 'observations');
+}
+
+export function observationFileName(step: string, state: StepState, mode?: Mode): string {
+  return `${step}.${state}${mode ? `.${mode}` : ''}.json`;
+}
+
+/** The file that applies to this step, state and mode (mode-specific first), or undefined. */
+export function findObservationFile(labId: string, step: string, state: StepState, mode: Mode): string | undefined {
+  const dir = observationsDir(labId);
+  return [observationFileName(step, state, mode), observationFileName(step, state)].map((n) => join(dir, n)).find((p) => existsSync(p));
+}
+
+export function readObservationFile(path: string, display = path): ObservationFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw fromZodError(display, { issues: [{ path: [], message: `is not valid JSON (${err instanceof Error ? err.message : err})` }] } as never);
+  }
+  const parsed = observationFileSchema().safeParse(raw);
+  if (!parsed.success) throw fromZodError(display, parsed.error);
+  return parsed.data;
+}
+
+export function writeObservationFile(labId: string, name: string, file: ObservationFile): string {
+  const dir = observationsDir(labId);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, name);
+  writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);
+  return path;
+}

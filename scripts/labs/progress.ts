@@ -1,0 +1,138 @@
+/**
+ * Learner progress in `<stateDir>/progress.json`, shared by the browser (GET/PUT /api/progress)
+ * and the CLI (`dplab check` records passes). Writes are atomic (temp file + rename) and, within
+ * one process, serialised. Ids are matched against the registry; unknown ones are dropped, so a
+ * renamed lab in an old browser's localStorage cannot poison the file.
+ */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { MODES, type Mode } from '../clusters/modes.ts';
+import { DplabError } from '../errors.ts';
+import { stateDir } from '../paths.ts';
+import type { Lab } from './schema.ts';
+
+export const PROGRESS_VERSION = 1;
+
+const labProgressSchema = () =>
+  z.object({
+    /** The mode the learner last used for this lab. */
+    mode: z.enum(MODES).optional(),
+    /** Per mode, the ids of the steps whose check passed. */
+    passed: z.record(z.string(), z.array(z.string())).default({}),
+    /** Per step, how many hints the learner has revealed. */
+    hints: z.record(z.string(), z.number().int().min(0).max(100)).default({}),
+    updatedAt: z.string().optional(),
+  });
+
+export const progressSchema = () =>
+  z.object({
+    version: z.literal(PROGRESS_VERSION).default(PROGRESS_VERSION),
+    labs: z.record(z.string(), labProgressSchema()).default({}),
+  });
+
+export type LabProgress = z.output<ReturnType<typeof labProgressSchema>>;
+export type Progress = z.output<ReturnType<typeof progressSchema>>;
+
+export function progressFile(): string {
+  return join(stateDir(), 'progress.json');
+}
+
+const empty = (): Progress => ({ version: PROGRESS_VERSION, labs: {} });
+
+/** The stored progress; a missing or unreadable file reads as empty (progress is a convenience, not data to die for). */
+export function readProgress(labs: readonly Lab[]): Progress {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(progressFile(), 'utf8'));
+  } catch {
+    return empty();
+  }
+  const parsed = progressSchema().safeParse(raw);
+  return parsed.success ? sanitise(parsed.data, labs) : empty();
+}
+
+/** Keep only known labs, modes and steps. */
+export function sanitise(p: Progress, labs: readonly Lab[]): Progress {
+  const out = empty();
+  for (const lab of labs) {
+    const entry = p.labs[lab.id];
+    if (!entry) continue;
+    const stepIds = new Set(lab.steps.map((s) => s.id));
+    const passed: Record<string, string[]> = {};
+    for (const [mode, steps] of Object.entries(entry.passed)) {
+      if ((lab.modes as string[]).includes(mode)) passed[mode] = [...new Set(steps.filter((s) => stepIds.has(s)))];
+    }
+    const hints = Object.fromEntries(Object.entries(entry.hints).filter(([s]) => stepIds.has(s)).map(([s, n]) => [s, Math.min(n, lab.steps.find((x) => x.id === s)!.hints.length)]));
+    out.labs[lab.id] = { mode: entry.mode && lab.modes.includes(entry.mode) ? entry.mode : undefined, passed, hints, updatedAt: entry.updatedAt };
+  }
+  return out;
+}
+
+function writeAtomic(p: Progress): void {
+  const file = progressFile();
+  mkdirSync(dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(p, null, 2)}\n`);
+  renameSync(tmp, file);
+}
+
+let queue: Promise<unknown> = Promise.resolve();
+
+/** Read, change, write, one change at a time within this process. */
+export function updateProgress(labs: readonly Lab[], change: (p: Progress) => void): Promise<Progress> {
+  const next = queue.then(() => {
+    const p = readProgress(labs);
+    change(p);
+    const clean = sanitise(p, labs);
+    writeAtomic(clean);
+    return clean;
+  });
+  queue = next.catch(() => undefined);
+  return next;
+}
+
+function entryFor(p: Progress, lab: string): LabProgress {
+  return (p.labs[lab] ??= { passed: {}, hints: {} });
+}
+
+export function recordPass(labs: readonly Lab[], lab: string, step: string, mode: Mode): Promise<Progress> {
+  return updateProgress(labs, (p) => {
+    const e = entryFor(p, lab);
+    e.mode = mode;
+    e.passed[mode] = [...new Set([...(e.passed[mode] ?? []), step])];
+    e.updatedAt = new Date().toISOString();
+  });
+}
+
+/** After a reset: forget passes from `fromStep` on (all steps when not given) for that mode. */
+export function clearPasses(labs: readonly Lab[], lab: Lab, mode: Mode, fromStep?: string): Promise<Progress> {
+  const keep = new Set(fromStep ? lab.steps.slice(0, lab.steps.findIndex((s) => s.id === fromStep)).map((s) => s.id) : []);
+  return updateProgress(labs, (p) => {
+    const e = entryFor(p, lab.id);
+    e.passed[mode] = (e.passed[mode] ?? []).filter((s) => keep.has(s));
+    e.updatedAt = new Date().toISOString();
+  });
+}
+
+/**
+ * Merge what a browser sends: passes are unioned (a stale tab cannot undo a pass; reset does
+ * that), hints take the larger count, the mode is the browser's.
+ */
+export function mergeProgress(labs: readonly Lab[], body: unknown): Promise<Progress> {
+  const parsed = progressSchema().safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new DplabError(`Progress body is not valid: ${issue.path.join('.') || '(root)'}: ${issue.message}`, { status: 400 });
+  }
+  const incoming = sanitise(parsed.data, labs);
+  return updateProgress(labs, (p) => {
+    for (const [id, inc] of Object.entries(incoming.labs)) {
+      const e = entryFor(p, id);
+      if (inc.mode) e.mode = inc.mode;
+      for (const [mode, steps] of Object.entries(inc.passed)) e.passed[mode] = [...new Set([...(e.passed[mode] ?? []), ...steps])];
+      for (const [step, n] of Object.entries(inc.hints)) e.hints[step] = Math.max(e.hints[step] ?? 0, n);
+      e.updatedAt = new Date().toISOString();
+    }
+  });
+}

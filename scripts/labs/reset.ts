@@ -1,0 +1,54 @@
+/**
+ * Reset: throw the lab's namespace away and build it again (namespace, setup manifests,
+ * workspace files). Resetting to a step also applies the solutions of every step before it,
+ * so an instructor can jump to step 3 in front of a room.
+ */
+import { join } from 'node:path';
+import { TIMEOUTS } from '../exec.ts';
+import { DplabError } from '../errors.ts';
+import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { labsDir } from '../paths.ts';
+import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
+import type { Lab, Step } from './schema.ts';
+import { applySolution, prepareWorkspace } from './solve.ts';
+
+/** Label on every lab namespace, so `kubectl get ns -l dplab.io/lab` lists what the course created. */
+export const LAB_LABEL = 'dplab.io/lab';
+/** Deleting a namespace waits for its pods to terminate. */
+const NAMESPACE_DELETE_TIMEOUT = '120s';
+
+export interface ResetResult {
+  lab: string;
+  mode: Mode;
+  /** Steps whose solutions were applied after the clean setup. */
+  solved: string[];
+  durationMs: number;
+}
+
+export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<void> {
+  const opts = { signal, timeoutMs: TIMEOUTS.long };
+  await cluster.kubectl(['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
+  await cluster.kubectl(['create', 'namespace', lab.namespace], opts);
+  await cluster.kubectl(['label', 'namespace', lab.namespace, `${LAB_LABEL}=${lab.id}`, '--overwrite'], opts);
+  if (lab.setup.manifests.length) {
+    await cluster.kubectl(['apply', '-n', lab.namespace, ...lab.setup.manifests.flatMap((m) => ['-f', join(labsDir, lab.id, m)])], opts);
+  }
+  prepareWorkspace(lab);
+}
+
+export async function resetLab(lab: Lab, mode: Mode, opts: { toStep?: Step; signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {
+  const started = performance.now();
+  const cluster = opts.cluster ?? clusterHandle(mode);
+  const absent = clusterAbsent(cluster);
+  if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
+  try {
+    await setupLab(lab, cluster, opts.signal);
+  } catch (err) {
+    const p = describeClusterError(err, mode, `resetting ${lab.id}`, false);
+    throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });
+  }
+  const before = opts.toStep ? lab.steps.slice(0, lab.steps.indexOf(opts.toStep)) : [];
+  for (const step of before) await applySolution(lab, step, mode, { signal: opts.signal, cluster });
+  return { lab: lab.id, mode, solved: before.map((s) => s.id), durationMs: Math.round(performance.now() - started) };
+}

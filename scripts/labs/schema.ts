@@ -1,0 +1,150 @@
+/**
+ * What a lab is, as zod schemas: small factories with a doc comment per field (in the style of
+ * Starlight's schemas). Lab modules (`labs/<id>/lab.ts`) export a definition; the loader
+ * validates it with `labSchema()` and reports problems through friendly-error.ts.
+ * Checks are code (gather/evaluate functions); everything else is data.
+ */
+import { z } from 'zod';
+import { MODES, type Mode } from '../clusters/modes.ts';
+import { isConceptId, type ConceptId } from '../course/concepts.ts';
+import type { Check } from './checks/types.ts';
+
+/** Lab and step ids: lowercase words joined by hyphens, safe in URLs and file names. */
+export const ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+/** A Kubernetes namespace name (DNS label), starting with `lab-` so labs never touch anything else. */
+export const NAMESPACE_PATTERN = /^lab-[a-z0-9]([-a-z0-9]{0,55}[a-z0-9])?$/;
+
+const idSchema = () => z.string().regex(ID_PATTERN, 'must be lowercase words joined by hyphens (e.g. `first-service`)');
+
+const modeSchema = () => z.enum(MODES, { errorMap: () => ({ message: `must be one of ${MODES.join(', ')}` }) });
+
+const conceptSchema = () =>
+  z.string().refine((v): v is ConceptId => isConceptId(v), { message: 'is not a concept id from scripts/course/concepts.ts (e.g. S2)' }) as unknown as z.ZodType<ConceptId>;
+
+/** A file inside the lab folder: relative, forward slashes, never climbing out. */
+const labFileSchema = () =>
+  z
+    .string()
+    .min(1)
+    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\\'), { message: 'must be a path inside the lab folder (relative, no `..`)' });
+
+const nonEmptyText = () => z.string().trim().min(1, 'must not be empty');
+
+function uniqueBy<T>(key: (item: T) => string, what: string) {
+  return (items: T[], ctx: z.RefinementCtx) => {
+    const seen = new Set<string>();
+    items.forEach((item, i) => {
+      const k = key(item);
+      if (seen.has(k)) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [i], message: `duplicate ${what} "${k}"` });
+      seen.add(k);
+    });
+  };
+}
+
+export const snippetSchema = () =>
+  z
+    .object({
+      /** A few words shown above the command ("List the EndpointSlices"). */
+      label: z.string().optional(),
+      /** Shell text typed into the learner's terminal when clicked. */
+      command: nonEmptyText(),
+      /** Only show the snippet on these modes (default: every mode of the lab). */
+      modes: z.array(modeSchema()).min(1).optional(),
+    })
+    .strict();
+
+export const solutionSchema = () =>
+  z
+    .object({
+      /**
+       * What a learner would type, one shell command per entry, run in order by `bash` with
+       * `set -e` in the lab workspace (KUBECONFIG, DPLAB_MODE and DPLAB_CLUSTER set as in the terminal).
+       */
+      commands: z.array(nonEmptyText()).min(1, 'must have at least 1 item'),
+      /** Replaces `commands` on the modes named here, where the machinery differs (Cilium has no kube-proxy). */
+      byMode: z.record(modeSchema(), z.array(nonEmptyText()).min(1, 'must have at least 1 item')).optional(),
+      /** Markdown shown under "Show solution": why these commands work. */
+      explanation: z.string().optional(),
+    })
+    .strict();
+
+export const checkSchema = () =>
+  z.custom<Check<any>>((v) => typeof v === 'object' && v !== null && typeof (v as Check).gather === 'function' && typeof (v as Check).evaluate === 'function', {
+    message: 'must be a check: an object with gather(ctx) and evaluate(observations, ctx) functions',
+  });
+
+export const stepSchema = () =>
+  z
+    .object({
+      /** Stable id, used in URLs, progress and observation file names. */
+      id: idSchema(),
+      /** Short imperative title ("Expose web as a ClusterIP Service"). */
+      title: nonEmptyText(),
+      /** Markdown shown to the learner; rendered to HTML when the site is built. */
+      instructions: nonEmptyText(),
+      /** Concept ids this step practises (a subset of the lab's concepts). */
+      concepts: z.array(conceptSchema()).default([]),
+      /** Click-to-run commands, in the order the instructions use them. */
+      snippets: z.array(snippetSchema()).default([]),
+      /** Revealed one at a time, from a nudge to nearly the answer. */
+      hints: z.array(nonEmptyText()).min(1, 'must have at least 1 item'),
+      /** What "Apply solution" runs and "Show solution" shows. */
+      solution: solutionSchema(),
+      /** How the runner decides the step is done, against the live cluster. */
+      check: checkSchema(),
+    })
+    .strict();
+
+export const setupSchema = () =>
+  z
+    .object({
+      /** Manifests applied into the lab namespace on setup and reset (paths relative to the lab folder). */
+      manifests: z.array(labFileSchema()).default([]),
+      /** Files copied into the learner's workspace as `<lab id>/<file name>`, for steps to `kubectl apply`. */
+      workspace: z.array(labFileSchema()).default([]),
+      /** Container images the lab pulls, pinned by tag; for preloading in classrooms without a good network. */
+      images: z.array(z.string().regex(/^[\w.\-/]+(:[\w.\-]+)?(@sha256:[a-f0-9]{64})?$/, 'must be an image reference such as `registry.k8s.io/e2e-test-images/agnhost:2.53`')).default([]),
+    })
+    .strict();
+
+export const labSchema = () =>
+  z
+    .object({
+      /** Must equal the folder name under labs/. */
+      id: idSchema(),
+      title: nonEmptyText(),
+      /** One or two sentences for lists and the sidebar. */
+      summary: nonEmptyText(),
+      /** The dataplane modes this lab runs on; the first is the default. */
+      modes: z.array(modeSchema()).min(1, 'must have at least 1 item').superRefine(uniqueBy((m) => m, 'mode')),
+      /** Estimated minutes for a learner. */
+      minutes: z.number().int().positive(),
+      /** Concept ids from the syllabus this lab practises. */
+      concepts: z.array(conceptSchema()).min(1, 'must have at least 1 item'),
+      /** The lab's own namespace; reset deletes and recreates it. */
+      namespace: z.string().regex(NAMESPACE_PATTERN, 'must be a namespace name starting with `lab-`'),
+      setup: setupSchema(),
+      steps: z.array(stepSchema()).min(1, 'must have at least 1 item').superRefine(uniqueBy((s: { id: string }) => s.id, 'step id')),
+    })
+    .strict();
+
+export type Lab = z.output<ReturnType<typeof labSchema>>;
+export type Step = z.output<ReturnType<typeof stepSchema>>;
+export type Snippet = z.output<ReturnType<typeof snippetSchema>>;
+/** What an author writes in lab.ts (defaults may be left out). */
+export type LabDefinition = z.input<ReturnType<typeof labSchema>>;
+
+/** Identity function that gives lab.ts authors type checking and completion. */
+export function defineLab(lab: LabDefinition): LabDefinition {
+  return lab;
+}
+
+/** The solution commands for a mode. */
+export function solutionFor(step: Step, mode: Mode): string[] {
+  return step.solution.byMode?.[mode] ?? step.solution.commands;
+}
+
+/** The snippets a learner sees on a mode. */
+export function snippetsFor(step: Step, mode: Mode): Snippet[] {
+  return step.snippets.filter((s) => !s.modes || s.modes.includes(mode));
+}

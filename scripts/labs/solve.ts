@@ -1,0 +1,61 @@
+/**
+ * "Apply solution": runs a step's solution commands the way a learner would type them, with
+ * `bash -c`, KUBECONFIG of the lab's cluster and the lab workspace as the working folder.
+ *
+ * Why a shell is safe here: the script is built only from our own lab data (labs/<id>/lab.ts,
+ * reviewed like code). The browser and the CLI send ids (lab, step, mode), which are looked
+ * up in the registry; nothing the client sends becomes part of the script or its environment.
+ */
+import { copyFileSync, mkdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { run } from '../exec.ts';
+import { DplabError } from '../errors.ts';
+import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { labsDir, workspaceDir } from '../paths.ts';
+import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
+import { solutionFor, type Lab, type Step } from './schema.ts';
+
+/** Solutions wait for rollouts; a few minutes covers a first image pull. */
+export const SOLVE_TIMEOUT_MS = 5 * 60_000;
+
+export interface SolveResult {
+  lab: string;
+  step: string;
+  mode: Mode;
+  commands: string[];
+  output: string;
+  durationMs: number;
+}
+
+/** The environment a lab terminal has (see scripts/terminals/environment.ts), so solutions and snippets agree. */
+export function labEnv(cluster: ClusterHandle, lab: Lab): Record<string, string> {
+  return { KUBECONFIG: cluster.kubeconfig, DPLAB_MODE: cluster.mode, DPLAB_CLUSTER: cluster.name, DPLAB_NAMESPACE: lab.namespace };
+}
+
+/** Copy the lab's workspace files to `<workspace>/<lab id>/`, where snippets expect them. */
+export function prepareWorkspace(lab: Lab): string {
+  const dir = join(workspaceDir(), lab.id);
+  mkdirSync(dir, { recursive: true });
+  for (const rel of lab.setup.workspace) copyFileSync(join(labsDir, lab.id, rel), join(dir, basename(rel)));
+  return dir;
+}
+
+/** The script bash runs: stop at the first failing command, including inside pipes. */
+export function solutionScript(step: Step, mode: Mode): string {
+  return ['set -eo pipefail', ...solutionFor(step, mode)].join('\n');
+}
+
+export async function applySolution(lab: Lab, step: Step, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<SolveResult> {
+  const cluster = opts.cluster ?? clusterHandle(mode);
+  const absent = clusterAbsent(cluster);
+  if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
+  prepareWorkspace(lab);
+  try {
+    const r = await run('bash', ['-c', solutionScript(step, mode)], { env: labEnv(cluster, lab), cwd: workspaceDir(), timeoutMs: SOLVE_TIMEOUT_MS, signal: opts.signal });
+    return { lab: lab.id, step: step.id, mode, commands: solutionFor(step, mode), output: `${r.stdout}${r.stderr}`, durationMs: Math.round(r.durationMs) };
+  } catch (err) {
+    const p = describeClusterError(err, mode, `the solution of step ${step.id}`, false);
+    throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });
+  }
+}

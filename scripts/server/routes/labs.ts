@@ -1,0 +1,111 @@
+/**
+ * The lab API. The browser names a lab, a step and a mode; each is looked up in the registry
+ * (unknown → 404 listing the known ids) and nothing it sends reaches a path or a command.
+ * A check always answers 200 with pass / fail / error: an unreachable cluster is an `error`
+ * result with a fix, which the page shows differently from a learner's unfinished step.
+ */
+import type { Mode } from '../../clusters/modes.ts';
+import { DplabError } from '../../errors.ts';
+import { runCheck } from '../../labs/engine.ts';
+import { clearPasses, mergeProgress, readProgress, recordPass } from '../../labs/progress.ts';
+import { loadLabs, requireLab, requireMode, requireStep } from '../../labs/registry.ts';
+import { resetLab } from '../../labs/reset.ts';
+import { applySolution } from '../../labs/solve.ts';
+import { labDetail, labSummary } from '../../labs/view.ts';
+import { sendJson, type Route } from '../router.ts';
+
+/** `{ mode }` from a POST body; anything else in it is ignored. */
+function modeFrom(body: unknown): unknown {
+  if (body === undefined) return undefined;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DplabError('The request body must be a JSON object such as {"mode":"iptables"}.', { status: 400 });
+  return (body as { mode?: unknown }).mode;
+}
+
+/** One solve or reset at a time per lab and mode: two would fight over the same namespace. */
+const busy = new Set<string>();
+async function exclusive<T>(lab: string, mode: Mode, work: () => Promise<T>): Promise<T> {
+  const key = `${lab}/${mode}`;
+  if (busy.has(key)) throw new DplabError(`${lab} on ${mode} is busy with a solve or reset; wait for it to finish.`, { status: 409 });
+  busy.add(key);
+  try {
+    return await work();
+  } finally {
+    busy.delete(key);
+  }
+}
+
+export const labRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/api/labs',
+    handler(_req, res) {
+      sendJson(res, 200, { labs: loadLabs().map(labSummary) });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/labs/:lab',
+    handler(_req, res, ctx) {
+      sendJson(res, 200, labDetail(requireLab(ctx.params.lab)));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/labs/:lab/steps/:step/check',
+    async handler(_req, res, ctx) {
+      const lab = requireLab(ctx.params.lab);
+      const step = requireStep(lab, ctx.params.step);
+      const mode = requireMode(lab, modeFrom(ctx.body));
+      const { observations: _observations, ...result } = await runCheck(lab, step, mode, { signal: ctx.signal });
+      if (result.status === 'pass') await recordPass(loadLabs(), lab.id, step.id, mode);
+      sendJson(res, 200, result);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/labs/:lab/steps/:step/solve',
+    async handler(_req, res, ctx) {
+      const lab = requireLab(ctx.params.lab);
+      const step = requireStep(lab, ctx.params.step);
+      const mode = requireMode(lab, modeFrom(ctx.body));
+      sendJson(res, 200, await exclusive(lab.id, mode, () => applySolution(lab, step, mode, { signal: ctx.signal })));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/labs/:lab/steps/:step/reset',
+    async handler(_req, res, ctx) {
+      const lab = requireLab(ctx.params.lab);
+      const step = requireStep(lab, ctx.params.step);
+      const mode = requireMode(lab, modeFrom(ctx.body));
+      const result = await exclusive(lab.id, mode, () => resetLab(lab, mode, { toStep: step, signal: ctx.signal }));
+      const progress = await clearPasses(loadLabs(), lab, mode, step.id);
+      sendJson(res, 200, { ...result, progress: progress.labs[lab.id] });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/api/labs/:lab/reset',
+    async handler(_req, res, ctx) {
+      const lab = requireLab(ctx.params.lab);
+      const mode = requireMode(lab, modeFrom(ctx.body));
+      const result = await exclusive(lab.id, mode, () => resetLab(lab, mode, { signal: ctx.signal }));
+      const progress = await clearPasses(loadLabs(), lab, mode);
+      sendJson(res, 200, { ...result, progress: progress.labs[lab.id] });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api/progress',
+    handler(_req, res) {
+      sendJson(res, 200, readProgress(loadLabs()));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/api/progress',
+    async handler(_req, res, ctx) {
+      sendJson(res, 200, await mergeProgress(loadLabs(), ctx.body ?? {}));
+    },
+  },
+];

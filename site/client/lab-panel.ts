@@ -1,0 +1,219 @@
+/**
+ * <dplab-lab lab="first-service">: the live lab panel. Checks, solutions and resets go to the
+ * runner's lab API with ids only; progress lives in localStorage and in the runner's state.
+ * Every button stays usable without the runner and says how to start it.
+ */
+import { api, RunnerUnavailable } from './runner-api.ts';
+import { loadLocal, loadRemote, merge, saveLocal, saveRemote, type LabProgress } from './lab/progress-store.ts';
+import { showNote, showResult, type CheckResult } from './lab/result-view.ts';
+
+const ICON: Record<string, string> = { todo: '○', pass: '✓', fail: '✗', error: '!' };
+const STATUS_TEXT: Record<string, string> = { todo: 'not done', pass: 'done', fail: 'not done yet', error: 'could not be checked' };
+
+class LabElement extends HTMLElement {
+  private labId = '';
+  private modes: string[] = [];
+  private hintCounts: Record<string, number> = {};
+  private progress: LabProgress = { passed: {}, hints: {} };
+  /** Last check outcome per step in this page view (pass/fail/error), for icons. */
+  private lastStatus = new Map<string, string>();
+
+  connectedCallback(): void {
+    this.labId = this.getAttribute('lab') ?? '';
+    this.modes = (this.dataset.modes ?? '').split(' ').filter(Boolean);
+    this.hintCounts = JSON.parse(this.dataset.hints ?? '{}');
+    this.progress = loadLocal(this.labId);
+    this.addEventListener('click', (ev) => this.onClick(ev));
+    this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) => this.setMode((ev.target as HTMLSelectElement).value));
+    this.render();
+    void loadRemote(this.labId).then((remote) => {
+      this.progress = merge(this.progress, remote);
+      saveLocal(this.labId, this.progress);
+      this.render();
+    });
+  }
+
+  get mode(): string {
+    return this.progress.mode && this.modes.includes(this.progress.mode) ? this.progress.mode : this.modes[0];
+  }
+
+  private persist(): void {
+    saveLocal(this.labId, this.progress);
+    void saveRemote(this.labId, this.progress);
+  }
+
+  private setMode(mode: string): void {
+    if (!this.modes.includes(mode)) return;
+    this.progress.mode = mode;
+    this.lastStatus.clear();
+    this.querySelectorAll<HTMLElement>('.dplab-result').forEach((r) => r.replaceChildren());
+    document.querySelectorAll('dplab-terminal').forEach((t) => t.setAttribute('mode', mode));
+    this.persist();
+    this.render();
+  }
+
+  private render(): void {
+    const mode = this.mode;
+    const select = this.querySelector<HTMLSelectElement>('select[data-action="mode"]');
+    if (select) select.value = mode;
+    this.querySelectorAll<HTMLElement>('.dplab-cluster').forEach((c) => (c.hidden = c.dataset.mode !== mode));
+    this.querySelectorAll<HTMLElement>('[data-modes]').forEach((el) => {
+      if (el === this) return;
+      el.hidden = !(el.dataset.modes ?? '').split(' ').includes(mode) && !!el.dataset.modes;
+    });
+    const passed = new Set(this.progress.passed[mode] ?? []);
+    const steps = [...this.querySelectorAll<HTMLElement>('.dplab-step')];
+    for (const el of steps) {
+      const id = el.dataset.step!;
+      const status = passed.has(id) ? 'pass' : (this.lastStatus.get(id) ?? 'todo');
+      el.dataset.status = status;
+      el.querySelector('.dplab-step-icon')!.textContent = ICON[status];
+      el.querySelector('.dplab-step-status')!.textContent = STATUS_TEXT[status];
+      this.renderHints(el, id);
+    }
+    const done = steps.filter((s) => passed.has(s.dataset.step!)).length;
+    const bar = this.querySelector('progress');
+    if (bar) bar.value = done;
+    const text = this.querySelector('.dplab-progress-text');
+    if (text) text.textContent = `${done} of ${steps.length} steps done on ${mode}`;
+  }
+
+  private renderHints(el: HTMLElement, id: string): void {
+    const total = this.hintCounts[id] ?? 0;
+    const shown = Math.min(this.progress.hints[id] ?? 0, total);
+    el.querySelectorAll<HTMLElement>('.dplab-hint-list li').forEach((li, i) => (li.hidden = i >= shown));
+    const button = el.querySelector<HTMLButtonElement>('[data-action="hint"]');
+    if (!button) return;
+    button.hidden = shown >= total;
+    button.textContent = `Show a hint (${shown + 1} of ${total})`;
+  }
+
+  private onClick(ev: Event): void {
+    const button = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-action]');
+    if (!button || !this.contains(button)) return;
+    const stepEl = button.closest<HTMLElement>('.dplab-step');
+    const step = stepEl?.dataset.step;
+    switch (button.dataset.action) {
+      case 'run':
+        document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text: button.dataset.command ?? '', execute: true } }));
+        return;
+      case 'copy':
+        void navigator.clipboard?.writeText(button.dataset.command ?? '').then(
+          () => flash(button, 'Copied'),
+          () => flash(button, 'Copy failed'),
+        );
+        return;
+      case 'hint':
+        if (!step) return;
+        this.progress.hints[step] = Math.min((this.progress.hints[step] ?? 0) + 1, this.hintCounts[step] ?? 0);
+        this.persist();
+        this.render();
+        stepEl!.querySelectorAll<HTMLElement>('.dplab-hint-list li:not([hidden])').item((this.progress.hints[step] ?? 1) - 1)?.setAttribute('tabindex', '-1');
+        return;
+      case 'check':
+        if (stepEl && step) void this.check(stepEl, step, button);
+        return;
+      case 'solve':
+        if (stepEl && step) void this.act(stepEl, button, `/api/labs/${enc(this.labId)}/steps/${enc(step)}/solve`, 'Applying the solution…', () => this.check(stepEl, step, stepEl.querySelector('[data-action="check"]')!));
+        return;
+      case 'reset-step':
+        if (stepEl && step) void this.act(stepEl, button, `/api/labs/${enc(this.labId)}/steps/${enc(step)}/reset`, 'Resetting the lab and applying the earlier steps…', async () => this.clearFrom(step));
+        return;
+      case 'reset-lab':
+        void this.act(this, button, `/api/labs/${enc(this.labId)}/reset`, 'Resetting the lab…', async () => this.clearFrom(undefined));
+        return;
+    }
+  }
+
+  private clearFrom(step: string | undefined): void {
+    const ids = [...this.querySelectorAll<HTMLElement>('.dplab-step')].map((s) => s.dataset.step!);
+    const keep = step ? ids.slice(0, ids.indexOf(step)) : [];
+    this.progress.passed[this.mode] = (this.progress.passed[this.mode] ?? []).filter((s) => keep.includes(s));
+    for (const id of ids) if (!keep.includes(id)) this.lastStatus.delete(id);
+    this.querySelectorAll<HTMLElement>('.dplab-step').forEach((s) => {
+      if (!keep.includes(s.dataset.step!)) s.querySelector<HTMLElement>('.dplab-result')?.replaceChildren();
+    });
+    saveLocal(this.labId, this.progress);
+    this.render();
+  }
+
+  private async check(stepEl: HTMLElement, step: string, button: HTMLButtonElement): Promise<void> {
+    const region = stepEl.querySelector<HTMLElement>('.dplab-result')!;
+    await this.busy(stepEl, button, 'Checking…', region, async () => {
+      const r = await api<CheckResult>(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, { method: 'POST', body: { mode: this.mode } });
+      showResult(region, r);
+      this.lastStatus.set(step, r.status);
+      if (r.status === 'pass') {
+        const list = new Set(this.progress.passed[this.mode] ?? []);
+        list.add(step);
+        this.progress.passed[this.mode] = [...list];
+        this.persist();
+      }
+      this.render();
+    });
+  }
+
+  private async act(scope: HTMLElement, button: HTMLButtonElement, path: string, busyText: string, after: () => Promise<void> | void): Promise<void> {
+    const region = (scope.classList.contains('dplab-step') ? scope.querySelector<HTMLElement>('.dplab-result') : this.querySelector<HTMLElement>('.dplab-runner-notice'))!;
+    await this.busy(scope, button, busyText, region, async () => {
+      await api(path, { method: 'POST', body: { mode: this.mode } });
+      if (region.classList.contains('dplab-runner-notice')) region.hidden = true;
+      else region.replaceChildren();
+      await after();
+    });
+  }
+
+  /** aria-busy and a disabled button while the runner works; problems land in the region, never in a dead end. */
+  private async busy(scope: HTMLElement, button: HTMLButtonElement, text: string, region: HTMLElement, work: () => Promise<void>): Promise<void> {
+    const label = button.textContent;
+    scope.setAttribute('aria-busy', 'true');
+    button.disabled = true;
+    button.textContent = text;
+    region.hidden = false;
+    showNote(region, 'busy', text);
+    try {
+      await work();
+      this.hideRunnerNotice();
+    } catch (err) {
+      if (err instanceof RunnerUnavailable) {
+        showNote(region, 'error', err.message);
+        this.showRunnerNotice(err.message);
+      } else {
+        const e = err as Error & { fix?: string };
+        showNote(region, 'error', e.message, e.fix);
+      }
+    } finally {
+      scope.removeAttribute('aria-busy');
+      button.disabled = false;
+      button.textContent = label;
+    }
+  }
+
+  private showRunnerNotice(message: string): void {
+    const n = this.querySelector<HTMLElement>('.dplab-runner-notice');
+    if (!n) return;
+    n.textContent = message;
+    n.dataset.kind = 'offline';
+    n.hidden = false;
+  }
+
+  private hideRunnerNotice(): void {
+    const n = this.querySelector<HTMLElement>('.dplab-runner-notice');
+    if (n?.dataset.kind === 'offline') {
+      n.hidden = true;
+      delete n.dataset.kind;
+    }
+  }
+}
+
+function enc(id: string): string {
+  return encodeURIComponent(id);
+}
+
+function flash(button: HTMLButtonElement, text: string): void {
+  const label = button.textContent;
+  button.textContent = text;
+  setTimeout(() => (button.textContent = label), 1200);
+}
+
+if (!customElements.get('dplab-lab')) customElements.define('dplab-lab', LabElement);

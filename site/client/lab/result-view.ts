@@ -1,0 +1,86 @@
+/** Renders a check result (or an API problem) into a step's result region, as DOM, never as HTML strings. */
+export interface Fact {
+  label: string;
+  expected: string;
+  seen: string;
+  ok: boolean;
+}
+
+export interface CheckResult {
+  status: 'pass' | 'fail' | 'error';
+  message: string;
+  facts: Fact[];
+  fix?: string;
+  details?: string;
+}
+
+const HEADLINE: Record<CheckResult['status'], string> = { pass: 'Done.', fail: 'Not yet.', error: 'Could not check.' };
+
+/** `code` spans in our messages become <code>; everything else is text. */
+export function richText(text: string): DocumentFragment {
+  const frag = document.createDocumentFragment();
+  text.split(/(`[^`]+`)/).forEach((part) => {
+    if (part.startsWith('`') && part.endsWith('`') && part.length > 1) {
+      const c = document.createElement('code');
+      c.textContent = part.slice(1, -1);
+      frag.append(c);
+    } else if (part) frag.append(part);
+  });
+  return frag;
+}
+
+export function showResult(region: HTMLElement, r: CheckResult): void {
+  region.replaceChildren();
+  region.dataset.status = r.status;
+  const p = document.createElement('p');
+  const strong = document.createElement('strong');
+  strong.textContent = `${HEADLINE[r.status]} `;
+  p.append(strong, richText(r.message));
+  region.append(p);
+  if (r.fix) {
+    const fix = document.createElement('p');
+    fix.className = 'dplab-result-fix';
+    fix.append('Fix: ', richText(r.fix));
+    region.append(fix);
+  }
+  if (r.facts.length) {
+    const table = document.createElement('table');
+    const head = table.createTHead().insertRow();
+    for (const h of ['', 'What', 'Expected', 'Seen']) {
+      const th = document.createElement('th');
+      th.textContent = h;
+      head.append(th);
+    }
+    const body = table.createTBody();
+    for (const f of r.facts) {
+      const row = body.insertRow();
+      const mark = row.insertCell();
+      mark.textContent = f.ok ? '✓' : '✗';
+      mark.className = f.ok ? 'ok' : 'bad';
+      mark.setAttribute('aria-label', f.ok ? 'as expected' : 'not as expected');
+      row.insertCell().textContent = f.label;
+      row.insertCell().textContent = f.expected;
+      row.insertCell().textContent = f.seen;
+    }
+    region.append(table);
+  }
+  if (r.details) {
+    const d = document.createElement('details');
+    const s = document.createElement('summary');
+    s.textContent = 'Details';
+    const pre = document.createElement('pre');
+    pre.textContent = r.details;
+    d.append(s, pre);
+    region.append(d);
+  }
+}
+
+/** A message that is not a check result: busy, runner offline, a solve's outcome. */
+export function showNote(region: HTMLElement, status: CheckResult['status'] | 'busy', message: string, fix?: string): void {
+  if (status === 'busy') {
+    region.replaceChildren(message);
+    region.dataset.status = 'busy';
+    return;
+  }
+  showResult(region, { status, message, facts: [], fix });
+}
