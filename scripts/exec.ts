@@ -168,7 +168,8 @@ export async function run(file: string, args: readonly string[], opts: RunOption
     timeout: opts.timeoutMs ?? TIMEOUTS.normal,
     cancelSignal: opts.signal,
     forceKillAfterDelay: FORCE_KILL_AFTER_MS,
-    input: opts.input,
+    // Without input, stdin is closed: a tool that would wait for stdin must not hang the runner.
+    ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
     env: opts.env,
     cwd: opts.cwd,
     stripFinalNewline: false,

@@ -15,7 +15,7 @@ import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from './mode
 import { ActionStatus, newProgress } from './progress.ts';
 import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
-import { LAB_IMAGES } from './versions.ts';
+import { labImages } from '../labs/images.ts';
 
 export type { ClusterEvent } from './events.ts';
 export type { ClusterState, ClusterStatus, ErrorJson, Progress, ActionProgress } from './status-types.ts';
@@ -167,7 +167,7 @@ export class ClusterManager {
       signal,
       timeouts,
       retain,
-      images: opts.images ?? this.defaults.images ?? LAB_IMAGES,
+      images: opts.images ?? this.defaults.images ?? labImages(mode),
       system: opts.system ?? this.defaults.system,
       note: (message) => {
         run.progress.notes.push(message);

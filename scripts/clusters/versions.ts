@@ -24,15 +24,6 @@ export const MIN_KIND_RECOMMENDED = '0.31.0';
 export const CILIUM_VERSION = '1.18.14';
 export const CILIUM_HELM_REPO = 'https://helm.cilium.io';
 
-/**
- * Images the labs run, loaded into the nodes when present locally so a workshop on a slow
- * network pulls them once (`docker pull` them before the workshop). Absent ones are skipped.
- */
-export const LAB_IMAGES: readonly string[] = [
-  'registry.k8s.io/e2e-test-images/agnhost:2.53',
-  'nicolaka/netshoot:v0.13',
-];
-
 /** Compare dotted versions ("0.23.0" vs "0.31"); missing parts count as 0. */
 export function compareVersions(a: string, b: string): number {
   const pa = a.replace(/^v/, '').split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
