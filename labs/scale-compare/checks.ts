@@ -1,0 +1,86 @@
+/**
+ * scale-compare's checks: a recorded baseline, then growth of the node's dataplane after N
+ * generated Services, with kube-proxy's sync time. The figures go into the facts, so the page
+ * shows them per mode.
+ */
+import { MODE_INFO } from '../../scripts/clusters/modes.ts';
+import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
+import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
+import { ENTRY_COUNTS, entryCount, gatherScale, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';
+import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+
+/** The label make-services.sh puts on every generated Service. */
+export const SCALE_LABEL = 'dplab-scale=yes';
+/** A recorded baseline may differ this much from a fresh count (a pod restarting, a Service of the system). */
+const BASELINE_SLACK = 50;
+
+function countFacts(obs: ScaleObservation, ctx: EvalContext, baseline?: number): { now: number | null; facts: Fact[] } {
+  const now = entryCount(obs);
+  const what = ENTRY_COUNTS[ctx.mode].what;
+  const facts = [fact(`${what} on ${obs.node}`, baseline === undefined ? 'a number' : `baseline ${baseline} + growth`, now ?? `unreadable (exit code ${obs.count.exitCode}: ${obs.count.stderr.trim()})`, now !== null)];
+  return { now, facts };
+}
+
+function syncFacts(obs: ScaleObservation, ctx: EvalContext): Fact[] {
+  if (!MODE_INFO[ctx.mode].proxyMode) return [fact('kube-proxy sync time', 'none: no kube-proxy on Cilium', 'n/a (the agent updates eBPF map entries per Service)', true)];
+  const s = syncTime(obs.syncMetrics);
+  if (!s) return [fact('kube-proxy sync time (kubeproxy_sync_proxy_rules_duration_seconds)', 'any', 'not available', true)];
+  return [fact('kube-proxy syncs so far', 'any', s.syncs, true), fact('kube-proxy sync time, average', 'any', `${s.averageMs.toFixed(1)} ms`, true), fact('kube-proxy sync time, 90th percentile bucket', 'any', s.p90Ms === null ? 'above the largest bucket' : `≤ ${s.p90Ms} ms`, true)];
+}
+
+function baselineOf(answer: ConfigMapObservation): number | undefined {
+  const v = configMapValue(answer, 'baseline');
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
+export const baselineCheck = defineCheck<{ scale: ScaleObservation; answer: ConfigMapObservation }>({
+  async gather(ctx) {
+    const [scale, answer] = await Promise.all([gatherScale(ctx), gatherConfigMap(ctx, 'scale')]);
+    return { scale, answer };
+  },
+  evaluate(obs, ctx) {
+    const { now, facts } = countFacts(obs.scale, ctx);
+    if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
+    const raw = configMapValue(obs.answer, 'baseline');
+    const baseline = baselineOf(obs.answer);
+    facts.push(fact('your baseline (ConfigMap scale, key baseline)', `about ${now}`, raw ?? 'not recorded', baseline !== undefined && Math.abs(baseline - now) <= BASELINE_SLACK));
+    if (raw === undefined) return fail(`Record the baseline first: ConfigMap \`scale\` in \`${ctx.namespace}\`, key \`baseline\`, with the number count.sh prints (now ${now}).`, facts);
+    if (baseline === undefined) return fail(`The baseline must be a plain number; ConfigMap \`scale\` says "${raw}".`, facts);
+    if (!facts[1].ok) return fail(`Your baseline ${baseline} is far from what ${obs.scale.node} shows now (${now}). Measure again before creating Services.`, facts);
+    return pass(`Baseline recorded: ${baseline} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} before any generated Service.`, [...facts, ...syncFacts(obs.scale, ctx)]);
+  },
+});
+
+export interface GrowthObservation {
+  scale: ScaleObservation;
+  answer: ConfigMapObservation;
+  /** How many Services carry the generator's label (`kubectl get services -l … -o name`, counted). */
+  services: number;
+}
+
+export function growthCheck(n: number) {
+  return defineCheck<GrowthObservation>({
+    settleMs: 180_000,
+    async gather(ctx) {
+      const [scale, answer, names] = await Promise.all([
+        gatherScale(ctx),
+        gatherConfigMap(ctx, 'scale'),
+        ctx.cluster.kubectl(['get', 'services', '-n', ctx.namespace, '-l', SCALE_LABEL, '-o', 'name'], { signal: ctx.signal }),
+      ]);
+      return { scale, answer, services: names.stdout.split('\n').filter((l) => l.trim()).length };
+    },
+    evaluate(obs, ctx): Verdict {
+      const baseline = baselineOf(obs.answer);
+      const { now, facts } = countFacts(obs.scale, ctx, baseline);
+      facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n));
+      if (baseline === undefined) return fail('There is no baseline to compare with: record it first (step 1, ConfigMap `scale`, key `baseline`).', facts);
+      if (obs.services < n) return fail(`${obs.services} generated Services exist; this step needs ${n}. Run \`sh scale-compare/make-services.sh ${n}\`.`, facts);
+      if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
+      const growth = now - baseline;
+      facts.push(fact('growth over the baseline', `at least ${n}`, growth, growth >= n), fact('entries per generated Service', 'any', (growth / Math.max(obs.services, 1)).toFixed(1), true), ...syncFacts(obs.scale, ctx));
+      if (growth < n) return fail(`The dataplane on ${obs.scale.node} grew by ${growth}, less than ${n}: it may still be catching up with the new Services.`, facts, true);
+      const per = (growth / obs.services).toFixed(1);
+      return pass(`${obs.services} Services added ${growth} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} (${per} per Service, ${baseline} → ${now}).`, facts);
+    },
+  });
+}

@@ -1,0 +1,103 @@
+/**
+ * Measuring cost against size: generate 100, then 1,000 Services in front of the same three pods
+ * and watch the node's dataplane grow (rules, nft lines, IPVS virtual servers or Cilium
+ * frontends) together with kube-proxy's sync time, on every mode.
+ */
+import { MODES } from '../../scripts/clusters/modes.ts';
+import { defineLab } from '../../scripts/labs/schema.ts';
+import { labText } from '../../scripts/labs/text.ts';
+import { baselineCheck, growthCheck } from './checks.ts';
+
+const ID = 'scale-compare';
+const NS = 'lab-scale-compare';
+const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
+const COUNT = 'sh scale-compare/count.sh';
+const SYNC = 'sh scale-compare/sync-time.sh';
+const KUBE_PROXY: ('iptables' | 'ipvs' | 'nftables')[] = ['iptables', 'ipvs', 'nftables'];
+const make = (n: number) => `sh scale-compare/make-services.sh ${n}`;
+
+export default defineLab({
+  id: ID,
+  title: 'What 1,000 Services cost each dataplane',
+  summary: 'Generate 100 and then 1,000 Services and measure, on your own cluster, how the node\'s rules or entries grow and how long kube-proxy takes to rewrite them; compare the numbers across modes.',
+  modes: [...MODES],
+  minutes: 25,
+  concepts: ['I4', 'C2'],
+  namespace: NS,
+  setup: {
+    manifests: ['manifests/web-deployment.yaml'],
+    workspace: ['manifests/count.sh', 'manifests/make-services.sh', 'manifests/sync-time.sh'],
+    images: [AGNHOST],
+  },
+  steps: [
+    {
+      id: 'baseline',
+      title: 'Measure the baseline',
+      instructions: labText(ID, 'steps/baseline.md'),
+      concepts: ['C2'],
+      snippets: [
+        { label: 'How the count is taken', command: 'cat scale-compare/count.sh' },
+        { label: 'Count now', command: COUNT },
+        { label: 'kube-proxy sync time so far', command: SYNC, modes: KUBE_PROXY },
+        { label: 'Record the baseline', command: `kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT})` },
+      ],
+      hints: [
+        '`count.sh` picks the right command for this cluster\'s mode from `$DPLAB_MODE` and prints one number.',
+        `Store it: \`kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT})\`.`,
+        'Measure before you create any Service; the next steps compare against this number.',
+      ],
+      solution: {
+        commands: [COUNT, `kubectl -n ${NS} create configmap scale --from-literal=baseline="$(${COUNT})" --dry-run=client -o yaml | kubectl apply -f -`],
+        explanation: 'The baseline is what the system Services (kubernetes, kube-dns) and the setup already cost on this node.',
+      },
+      check: baselineCheck,
+    },
+    {
+      id: 'hundred',
+      title: 'Add 100 Services',
+      instructions: labText(ID, 'steps/hundred.md'),
+      concepts: ['I4', 'C2'],
+      snippets: [
+        { label: 'Read the generator', command: 'cat scale-compare/make-services.sh' },
+        { label: 'Create 100 Services', command: make(100) },
+        { label: 'Count again', command: COUNT },
+        { label: 'kube-proxy sync time', command: SYNC, modes: KUBE_PROXY },
+        { label: 'One generated Service in the rules', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep "lab-scale-compare/scale-1 "\'', modes: ['iptables'] },
+      ],
+      hints: [
+        '`make-services.sh 100` writes 100 Service manifests and applies them in one go; each selects the three web pods.',
+        'Give the dataplane a few seconds to catch up, then run `count.sh` again and subtract the baseline.',
+        'On iptables, expect about 11 rules per Service with three endpoints: one in KUBE-SERVICES, the Service chain, and two per endpoint chain.',
+      ],
+      solution: {
+        commands: [make(100), 'sleep 5', COUNT],
+        byMode: { iptables: [make(100), 'sleep 5', COUNT, SYNC], ipvs: [make(100), 'sleep 5', COUNT, SYNC], nftables: [make(100), 'sleep 5', COUNT, SYNC] },
+        explanation: 'Every Service becomes entries on every node: chains and rules (iptables), map elements and chains (nftables), a virtual server (IPVS) or a frontend in an eBPF map (Cilium).',
+      },
+      check: growthCheck(100),
+    },
+    {
+      id: 'thousand',
+      title: 'Go to 1,000 Services',
+      instructions: labText(ID, 'steps/thousand.md'),
+      concepts: ['I4', 'C2'],
+      snippets: [
+        { label: 'Create the rest, up to 1,000', command: make(1000) },
+        { label: 'Count again', command: COUNT },
+        { label: 'kube-proxy sync time', command: SYNC, modes: KUBE_PROXY },
+        { label: 'Clean up (deletes the generated Services)', command: `kubectl -n ${NS} delete services -l dplab-scale=yes` },
+      ],
+      hints: [
+        'The generator keeps the first 100 and adds scale-101 … scale-1000; creating them takes a minute.',
+        'Compare growth per Service with the previous step: it stays about the same, the total grows tenfold.',
+        'The sync-time average mixes all syncs since kube-proxy started; run `sync-time.sh` before and after to see the later, larger syncs pull it up.',
+      ],
+      solution: {
+        commands: [make(1000), 'sleep 15', COUNT],
+        byMode: { iptables: [make(1000), 'sleep 15', COUNT, SYNC], ipvs: [make(1000), 'sleep 15', COUNT, SYNC], nftables: [make(1000), 'sleep 15', COUNT, SYNC] },
+        explanation: 'Ten times the Services, ten times the entries. What differs between the modes is how a packet finds its entry (a linear walk in iptables, a hash lookup elsewhere) and how much has to be rewritten on each change.',
+      },
+      check: growthCheck(1000),
+    },
+  ],
+});

@@ -1,0 +1,12 @@
+#!/bin/sh
+# Print one number: how big this cluster's Service dataplane is on its first worker, counted
+# the same way the lab's check counts it (scripts/labs/checks/scale.ts, ENTRY_COUNTS).
+set -eu
+node="$DPLAB_CLUSTER-worker"
+case "$DPLAB_MODE" in
+  iptables) docker exec "$node" sh -c "iptables-save | grep -c '^-A KUBE-'" ;;
+  nftables) docker exec "$node" sh -c 'nft list table ip kube-proxy | wc -l' ;;
+  ipvs) docker exec "$node" sh -c "grep -cE '^(TCP|UDP|SCTP) ' /proc/net/ip_vs" ;;
+  cilium) kubectl -n kube-system exec ds/cilium -c cilium-agent -- sh -c "cilium-dbg service list | grep -cE '^[0-9]'" ;;
+  *) echo "unknown DPLAB_MODE '$DPLAB_MODE'" >&2; exit 2 ;;
+esac

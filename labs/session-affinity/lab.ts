@@ -1,0 +1,97 @@
+/**
+ * sessionAffinity: ClientIP on the iptables and IPVS clusters: set it, see one client stick to
+ * one pod, and find how each dataplane remembers the client (`-m recent` / `persistent`).
+ */
+import { recordCommand } from '../../scripts/labs/checks/answer.ts';
+import { defineLab } from '../../scripts/labs/schema.ts';
+import { labText } from '../../scripts/labs/text.ts';
+import { affinityRulesCheck, CURL_LOOP, onePodCheck, setAffinityCheck } from './checks.ts';
+
+const ID = 'session-affinity';
+const NS = 'lab-session-affinity';
+const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
+const NODE = '"$DPLAB_CLUSTER-worker"';
+const PATCH = `kubectl -n ${NS} patch service web -p '{"spec":{"sessionAffinity":"ClientIP"}}'`;
+const LOOP = `kubectl -n ${NS} exec client -- sh -c '${CURL_LOOP}'`;
+const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
+const IPT_RECENT = `docker exec ${NODE} iptables-save -t nat | grep '${NS}/web' | grep recent`;
+const IPVS_PROC = `docker exec ${NODE} cat /proc/net/ip_vs`;
+const SECONDS_IPT = `$(${IPT_RECENT} | grep -o 'seconds [0-9]*' | head -1 | cut -d' ' -f2)`;
+
+export default defineLab({
+  id: ID,
+  title: 'Session affinity: one client, one pod',
+  summary: 'Turn on sessionAffinity: ClientIP for web, watch every request from one client land on the same pod, and find how iptables (-m recent) or IPVS (persistent) remembers the client.',
+  modes: ['iptables', 'ipvs'],
+  minutes: 15,
+  concepts: ['T5'],
+  namespace: NS,
+  setup: {
+    manifests: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
+    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
+    images: [AGNHOST],
+  },
+  steps: [
+    {
+      id: 'set-affinity',
+      title: 'Set sessionAffinity: ClientIP on web',
+      instructions: labText(ID, 'steps/set-affinity.md'),
+      concepts: ['T5'],
+      snippets: [
+        { label: 'Before: ten requests, several pods', command: LOOP },
+        { label: 'Turn affinity on', command: PATCH },
+        { label: 'What the Service says now', command: `kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinity} {.spec.sessionAffinityConfig}{"\\n"}'` },
+      ],
+      hints: [
+        'Session affinity is a field of the Service spec, `sessionAffinity`, with the values `None` (default) and `ClientIP`.',
+        `\`${PATCH}\``,
+        'Leave `sessionAffinityConfig` alone: the API server fills in the default timeout.',
+      ],
+      solution: { commands: [PATCH], explanation: 'A strategic merge patch changes just that field; the API server adds `sessionAffinityConfig.clientIP.timeoutSeconds: 10800`.' },
+      check: setAffinityCheck,
+    },
+    {
+      id: 'one-pod-answers',
+      title: 'See one pod answer every request',
+      instructions: labText(ID, 'steps/one-pod-answers.md'),
+      concepts: ['T5'],
+      snippets: [
+        { label: 'Ten requests from the client', command: LOOP },
+        { label: 'Which pod is that, and where?', command: `kubectl -n ${NS} get pods -l app=web -o wide` },
+      ],
+      hints: [
+        'Each curl is a new TCP connection; without affinity each one is balanced independently.',
+        'With ClientIP affinity all ten answers should carry the same pod name. If they do not, check that step 1 is done and kube-proxy has caught up.',
+      ],
+      solution: { commands: [LOOP], explanation: 'The check runs the same loop from the client pod and counts the pod names.' },
+      check: onePodCheck,
+    },
+    {
+      id: 'find-affinity-rules',
+      title: 'Find how the node remembers the client',
+      instructions: labText(ID, 'steps/find-affinity-rules.md'),
+      concepts: ['T5'],
+      snippets: [
+        { label: 'The recent-module rules', command: IPT_RECENT, modes: ['iptables'] },
+        { label: "The kernel's memory of clients", command: `docker exec ${NODE} sh -c 'ls /proc/net/xt_recent/ && cat /proc/net/xt_recent/KUBE-SEP-*'`, modes: ['iptables'] },
+        { label: 'The virtual servers, in hex', command: IPVS_PROC, modes: ['ipvs'] },
+        { label: 'With ipvsadm (installed in the ipvs-inspect lab)', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, modes: ['ipvs'] },
+        { label: 'Persistence templates', command: `docker exec ${NODE} ipvsadm -Lnc`, modes: ['ipvs'] },
+        { label: 'Write down the timeout', command: recordCommand(NS, 'affinity', { seconds: '<seconds>' }) },
+      ],
+      hints: [
+        'iptables: look for `-m recent --rcheck --seconds …` in web\'s KUBE-SVC chain. IPVS: look for `persistent …` on web\'s virtual server.',
+        '/proc/net/ip_vs counts persistence in kernel ticks (jiffies); divide by the kernel\'s HZ (often 250) or use `ipvsadm -Ln`, which prints seconds.',
+        `Record the number of seconds: \`kubectl -n ${NS} create configmap affinity --from-literal=seconds=<n>\`.`,
+      ],
+      solution: {
+        commands: [IPT_RECENT, recordCommand(NS, 'affinity', { seconds: SECONDS_IPT })],
+        byMode: {
+          ipvs: [IPVS_PROC, recordCommand(NS, 'affinity', { seconds: `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinityConfig.clientIP.timeoutSeconds}')` })],
+        },
+        explanation: 'The node enforces the Service\'s `sessionAffinityConfig.clientIP.timeoutSeconds`: 10800 s unless you set another value.',
+      },
+      check: affinityRulesCheck,
+    },
+  ],
+});

@@ -1,0 +1,85 @@
+/**
+ * "How big is the dataplane, and how long does kube-proxy take to rewrite it?" (syllabus I4, C2).
+ * One headline count per mode, measured on one node the same way the lab's count script does it,
+ * plus kube-proxy's sync-time histogram from its metrics endpoint (there is none on Cilium).
+ */
+import { MODE_INFO, type Mode } from '../../clusters/modes.ts';
+import { CommandError } from '../../exec.ts';
+import { observeCommand, type CommandObservation } from './command.ts';
+import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
+import type { GatherContext } from './types.ts';
+
+export interface EntryCount {
+  /** What the number counts, in the learner's words. */
+  what: string;
+  where: 'node' | 'cilium';
+  command: readonly string[];
+}
+
+/** Keep in step with labs/scale-compare/manifests/count.sh, which prints the same numbers in the terminal. */
+export const ENTRY_COUNTS: Record<Mode, EntryCount> = {
+  iptables: { what: 'KUBE-* rules in iptables-save', where: 'node', command: ['sh', '-c', "iptables-save | grep -c '^-A KUBE-'"] },
+  nftables: { what: 'lines of `nft list table ip kube-proxy`', where: 'node', command: ['sh', '-c', 'nft list table ip kube-proxy | wc -l'] },
+  ipvs: { what: 'IPVS virtual servers in /proc/net/ip_vs', where: 'node', command: ['sh', '-c', "grep -cE '^(TCP|UDP|SCTP) ' /proc/net/ip_vs"] },
+  cilium: { what: 'frontends in `cilium-dbg service list`', where: 'cilium', command: ['sh', '-c', "cilium-dbg service list | grep -cE '^[0-9]'"] },
+};
+
+/** kube-proxy's histogram of full rule syncs (pkg/proxy/metrics), in seconds. */
+export const SYNC_METRIC = 'kubeproxy_sync_proxy_rules_duration_seconds';
+
+export interface ScaleObservation {
+  node: string;
+  count: CommandObservation;
+  /** Only kube-proxy's sync-duration lines of /metrics; null on Cilium or when kube-proxy did not answer. */
+  syncMetrics: string | null;
+}
+
+/** The node where both the count and the metrics are read: the first worker, like count.sh. */
+export async function scaleNode(ctx: GatherContext): Promise<string> {
+  const all = await ctx.cluster.nodes({ signal: ctx.signal });
+  return all.find((n) => n.endsWith('-worker')) ?? all[0];
+}
+
+export async function gatherScale(ctx: GatherContext): Promise<ScaleObservation> {
+  const node = await scaleNode(ctx);
+  const how = ENTRY_COUNTS[ctx.mode];
+  const ciliumExec = CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('--') + 1);
+  const count = await observeCommand(() =>
+    how.where === 'node' ? ctx.cluster.nodeExec(node, how.command, { signal: ctx.signal }) : ctx.cluster.kubectl([...ciliumExec, ...how.command], { signal: ctx.signal }),
+  );
+  let syncMetrics: string | null = null;
+  if (MODE_INFO[ctx.mode].proxyMode) {
+    try {
+      const text = await ctx.cluster.metrics(node, { signal: ctx.signal });
+      syncMetrics = text.split('\n').filter((l) => l.startsWith(SYNC_METRIC)).join('\n');
+    } catch (err) {
+      if (!(err instanceof CommandError && err.kind === 'failed')) throw err;
+    }
+  }
+  return { node, count, syncMetrics };
+}
+
+/** `grep -c` prints the number even when it exits 1 (no match), so read stdout first. */
+export function entryCount(obs: ScaleObservation): number | null {
+  const n = Number.parseInt(obs.count.stdout.trim().split('\n').pop() ?? '', 10);
+  return Number.isFinite(n) ? n : null;
+}
+
+export interface SyncTime {
+  syncs: number;
+  totalSeconds: number;
+  averageMs: number;
+  /** Upper bound of the bucket holding the 90th percentile, in ms (Prometheus histogram buckets). */
+  p90Ms: number | null;
+}
+
+export function syncTime(metrics: string | null): SyncTime | null {
+  if (!metrics) return null;
+  const value = (suffix: string) => Number(new RegExp(`^${SYNC_METRIC}_${suffix}(?:\\{\\})?\\s+(\\S+)`, 'm').exec(metrics)?.[1]);
+  const syncs = value('count');
+  const total = value('sum');
+  if (!Number.isFinite(syncs) || !Number.isFinite(total) || syncs <= 0) return null;
+  const buckets = [...metrics.matchAll(new RegExp(`^${SYNC_METRIC}_bucket\\{le="([^"]+)"\\}\\s+(\\S+)`, 'gm'))].map((m) => ({ le: Number(m[1]), n: Number(m[2]) }));
+  const p90 = buckets.find((b) => b.n >= 0.9 * syncs);
+  return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90.le) ? p90.le * 1000 : null };
+}
