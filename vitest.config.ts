@@ -13,5 +13,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Test shells skip the user's ~/.bashrc: a slow one (pyenv, nvm) would stall them.
+    env: { DPLAB_SHELL_NORC: '1' },
   },
 });

@@ -23,16 +23,20 @@ function promptTag(mode: Mode | null): string {
   return mode ? `(dplab:${mode}) ` : '(dplab) ';
 }
 
-/** Small rc files that source the user's own and then prefix the prompt. */
+/**
+ * Small rc files that source the user's own (unless DPLAB_SHELL_NORC=1: a clean shell, which
+ * the tests use so a slow or locked ~/.bashrc cannot stall them) and then prefix the prompt.
+ */
 function writeRcFiles(mode: Mode | null): { bashrc: string; zdotdir: string } {
   const dir = join(stateDir(), 'shell', mode ?? 'none');
   mkdirSync(dir, { recursive: true });
   const tag = promptTag(mode);
+  const own = process.env.DPLAB_SHELL_NORC !== '1';
   const bashrc = join(dir, 'bashrc');
-  writeFileSync(bashrc, `[ -f ~/.bashrc ] && . ~/.bashrc\nPS1=${JSON.stringify(tag)}"$PS1"\n`);
+  writeFileSync(bashrc, `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}PS1=${JSON.stringify(tag)}"\${PS1:-\\w \\$ }"\n`);
   const zdotdir = join(dir, 'zsh');
   mkdirSync(zdotdir, { recursive: true });
-  writeFileSync(join(zdotdir, '.zshrc'), `[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\nPROMPT=${JSON.stringify(tag)}"$PROMPT"\n`);
+  writeFileSync(join(zdotdir, '.zshrc'), `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}PROMPT=${JSON.stringify(tag)}"\${PROMPT:-%~ %# }"\n`);
   return { bashrc, zdotdir };
 }
 

@@ -113,14 +113,20 @@ export class TerminalElement extends HTMLElement {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     let opened = false;
+    let firstOutput = true;
     ws.onopen = () => {
       opened = true;
-      this.setState('open');
+      // A slow ~/.bashrc (pyenv, nvm) can keep the prompt away for a while: say what is going on.
+      this.setState('open', 'Starting your shell…');
       this.fitNow();
       this.send({ type: 'resize', cols: term.cols, rows: term.rows });
     };
     ws.onmessage = (ev) => {
       if (ev.data instanceof ArrayBuffer) {
+        if (firstOutput) {
+          firstOutput = false;
+          this.setState('open');
+        }
         const bytes = new Uint8Array(ev.data);
         term.write(bytes, () => {
           this.rendered += bytes.length;
