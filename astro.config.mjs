@@ -3,6 +3,7 @@ import { defineConfig } from 'astro/config';
 import starlight from '@astrojs/starlight';
 import mdx from '@astrojs/mdx';
 import dplabRunner from './scripts/astro-integration.ts';
+import { loadLabs } from './scripts/labs/registry.ts';
 
 export default defineConfig({
   srcDir: './site',
@@ -16,8 +17,9 @@ export default defineConfig({
       description:
         'How a Kubernetes Service becomes packet forwarding: kube-proxy in iptables, IPVS and nftables modes, and Cilium eBPF, on your own kind clusters.',
       sidebar: [
-        { label: 'Start here', items: [{ label: 'Welcome', link: '/' }, { label: 'Scratch terminal', link: '/terminal/' }] },
+        { label: 'Start here', items: [{ label: 'Welcome', link: '/' }, { label: 'Scratch terminal', link: '/terminal/' }, { label: 'Clusters', link: '/clusters/' }, { label: 'Dataplane explorer', link: '/explorer/' }] },
         { label: 'Lessons', autogenerate: { directory: 'lessons' } },
+        { label: 'Labs', items: loadLabs().map((lab) => ({ label: lab.title, link: `/labs/${lab.id}/` })) },
       ],
       customCss: ['./site/styles/course.css'],
       lastUpdated: false,

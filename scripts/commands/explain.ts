@@ -5,13 +5,16 @@ import {
   type Format, type ParseOptions,
 } from '../dataplane/index.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
+import { parseModeArg } from '../clusters/mode-arg.ts';
+import { isServiceRef } from '../dataplane/explain-view.ts';
+import { explainLive } from '../dataplane/live.ts';
 
 export { commandsToRead };
 
 const USAGE = [
   `dplab explain --input <file> --format ${FORMATS.join('|')} (--service <ns/name> | --frontend <ip:port>) [--json | --mermaid]`,
   '              [--names <file.json>] [--hz <kernel HZ>]   (names: {"10.96.45.112:80": "default/web"} for IPVS / cilium text)',
-  'dplab explain <mode> <ns/name> [--node <node>]             (live; reads the node with the command commandsToRead(format) gives)',
+  'dplab explain <mode> <ns/name> [--node <node>] [--json | --mermaid]   (live: reads the node of a running lab cluster, default the first worker)',
 ].join('\n');
 
 export const explain: Command = {
@@ -24,13 +27,7 @@ export const explain: Command = {
       json: { type: 'boolean' }, mermaid: { type: 'boolean' }, names: { type: 'string' }, hz: { type: 'string' }, node: { type: 'string' },
     });
     if (!values.input) {
-      if (positionals.length === 2) {
-        // The cluster handle (node exec) is another module's; until it is wired, say so plainly.
-        throw new DplabError('dplab explain: the live form is not available yet', {
-          fix: 'Save the output of the command on the node and use --input/--format, e.g. docker exec <node> iptables-save > rules.txt',
-          status: 501,
-        });
-      }
+      if (positionals.length === 2) return explainLiveCommand(positionals[0], positionals[1], values);
       throw usageError(explain, 'give --input <file> and --format, or <mode> <ns/name>.');
     }
     if (positionals.length) throw usageError(explain, `unexpected argument "${positionals[0]}".`);
@@ -72,6 +69,19 @@ export const explain: Command = {
     return 0;
   },
 };
+
+/** The live form: the same output as the file form, read from a running cluster's node. */
+async function explainLiveCommand(modeArg: string, service: string, values: { json?: boolean; mermaid?: boolean; node?: string; format?: string; service?: string; frontend?: string; names?: string; hz?: string }): Promise<number> {
+  const mode = parseModeArg(explain, modeArg);
+  if (!isServiceRef(service)) throw usageError(explain, `"${service.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`);
+  const fileOnly = (['format', 'service', 'frontend', 'names', 'hz'] as const).find((k) => values[k] !== undefined);
+  if (fileOnly) throw usageError(explain, `--${fileOnly} belongs to the --input form; the live form reads the format of the mode itself.`);
+  if (values.json && values.mermaid) throw usageError(explain, '--json and --mermaid cannot be combined.');
+  const r = await explainLive(mode, service, { node: values.node });
+  const out = values.json ? `${JSON.stringify({ service: r.service, frontends: r.frontends }, null, 2)}\n` : values.mermaid ? r.mermaid : `${r.node}, ${r.format}:\n${r.text}`;
+  process.stdout.write(out);
+  return 0;
+}
 
 async function readInput(path: string): Promise<string> {
   try {

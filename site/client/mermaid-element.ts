@@ -8,15 +8,21 @@ function currentTheme(): 'dark' | 'default' {
   return document.documentElement.dataset.theme === 'light' ? 'default' : 'dark';
 }
 
+/** The one mermaid loader: SVG text for `source`, importing mermaid on first use. Throws on bad source. */
+export async function renderMermaid(source: string): Promise<string> {
+  const { default: mermaid } = await import('mermaid');
+  mermaid.initialize({ startOnLoad: false, theme: currentTheme(), securityLevel: 'strict' });
+  const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
+  return svg;
+}
+
 class MermaidElement extends HTMLElement {
   async connectedCallback(): Promise<void> {
     const sourceEl = this.querySelector('.dplab-mermaid-source');
     const source = sourceEl?.textContent ?? '';
     if (!source.trim() || this.dataset.rendered !== undefined) return;
-    const { default: mermaid } = await import('mermaid');
-    mermaid.initialize({ startOnLoad: false, theme: currentTheme(), securityLevel: 'strict' });
     try {
-      const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
+      const svg = await renderMermaid(source);
       const holder = document.createElement('div');
       holder.className = 'dplab-mermaid-svg';
       holder.innerHTML = svg;
