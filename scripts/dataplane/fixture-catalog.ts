@@ -1,0 +1,99 @@
+// The bundled fixtures as the explorer offers them to learners without Docker: a fixed list
+// (format × scenario) that ids from a request are matched against; a request never names a path.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../paths.ts';
+import { DplabError } from '../errors.ts';
+import { FORMATS, type DataplaneModel, type Format, type ParseOptions } from './model.ts';
+import { parse } from './index.ts';
+import { servicePortName } from './synth/cluster.ts';
+import { SCENARIOS, scenario, type ScenarioId } from './synth/scenarios.ts';
+import { DEFAULT_HZ } from './ipvs.ts';
+import { servicesIn } from './explain-view.ts';
+
+/** From the project root, so this also works from a bundled chunk. */
+const DIR = join(projectRoot, 'scripts', 'dataplane', 'fixtures');
+const EXT: Record<Format, 'txt' | 'json'> = { 'iptables-save': 'txt', 'nft-json': 'json', ipvsadm: 'txt', 'proc-ip-vs': 'txt', cilium: 'txt', 'cilium-json': 'json' };
+
+const DESCRIPTIONS: Record<ScenarioId, string> = {
+  clusterip: 'default/web as a ClusterIP Service with three pods, seen from a worker node',
+  nodeport: 'the same Service as a NodePort (30080), seen from a worker node',
+  'etp-local-with-endpoints': 'NodePort with externalTrafficPolicy: Local, on a node that runs two of the three pods',
+  'etp-local-without-endpoints': 'NodePort with externalTrafficPolicy: Local, on the control-plane node, which runs none of the pods',
+  affinity: 'ClusterIP with sessionAffinity: ClientIP (10800 s), seen from a worker node',
+  'no-endpoints': 'web as a NodePort plus web-idle, a Service whose selector matches no pod',
+};
+
+/** Fixtures outside the format × scenario grid. */
+const EXTRA: ReadonlyArray<{ format: Format; name: string; scenario: ScenarioId; description: string }> = [
+  { format: 'cilium', name: 'clusterip-v1.17', scenario: 'clusterip', description: `${DESCRIPTIONS.clusterip}, as cilium 1.17 prints it (with the ID column)` },
+];
+
+export interface FixtureInfo {
+  /** `<format>/<name>` */
+  id: string;
+  format: Format;
+  name: string;
+  description: string;
+  /** The node the output was printed from. */
+  node: string;
+  /** Named Services in it. */
+  services: string[];
+}
+
+interface Entry {
+  info: FixtureInfo;
+  file: string;
+  scenario: ScenarioId;
+}
+
+let catalog: Entry[] | undefined;
+
+function entries(): Entry[] {
+  if (catalog) return catalog;
+  const grid = FORMATS.flatMap((format) => SCENARIOS.map((id) => ({ format, name: id as string, scenario: id, description: DESCRIPTIONS[id] })));
+  catalog = [...grid, ...EXTRA]
+    .map((f) => ({ ...f, file: join(DIR, f.format, `${f.name}.${EXT[f.format]}`) }))
+    .filter((f) => existsSync(f.file))
+    .map((f) => {
+      const entry: Entry = { file: f.file, scenario: f.scenario, info: { id: `${f.format}/${f.name}`, format: f.format, name: f.name, description: f.description, node: scenario(f.scenario).node.name, services: [] } };
+      entry.info.services = servicesIn(parseEntry(entry));
+      return entry;
+    });
+  return catalog;
+}
+
+/**
+ * IPVS and cilium text do not name Services; a learner would pass `--names`. The scenario the
+ * fixture was written from knows every ClusterIP and NodePort, so the names come from there.
+ */
+export function fixtureNames(id: ScenarioId): Record<string, string> {
+  const c = scenario(id);
+  const names: Record<string, string> = {};
+  for (const s of c.services) {
+    const name = servicePortName(s);
+    const proto = s.protocol.toUpperCase();
+    names[`${proto}/${s.clusterIP}:${s.port}`] = name;
+    if (s.nodePort) for (const ip of [c.node.ip, '0.0.0.0']) names[`${proto}/${ip}:${s.nodePort}`] = name;
+  }
+  return names;
+}
+
+function parseEntry(e: Entry): DataplaneModel {
+  const opts: ParseOptions = { names: fixtureNames(e.scenario), hz: DEFAULT_HZ };
+  return parse(e.info.format, readFileSync(e.file, 'utf8'), opts);
+}
+
+export function listFixtures(): FixtureInfo[] {
+  return entries().map((e) => e.info);
+}
+
+/** The fixture `<format>/<name>` parsed, or a 404 naming the known ones. */
+export function loadFixture(format: string, name: string): { info: FixtureInfo; model: DataplaneModel } {
+  const found = entries().find((e) => e.info.format === format && e.info.name === name);
+  if (!found) {
+    const known = entries().map((e) => e.info.id);
+    throw new DplabError(`Unknown fixture "${`${format}/${name}`.slice(0, 80)}". Known: ${known.join(', ')}.`, { status: 404 });
+  }
+  return { info: found.info, model: parseEntry(found) };
+}

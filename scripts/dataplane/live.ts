@@ -1,0 +1,170 @@
+/**
+ * Reading a running lab cluster's dataplane: dump one node's rules in the mode's own format
+ * (RULE_DUMPS, the same table the lab checks use), name IPVS / Cilium entries from the cluster's
+ * Services, and parse it into the model. A cluster that is not there is a clear 409/503 with the
+ * fix, never a crash.
+ */
+import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { MODE_INFO, type Mode } from '../clusters/modes.ts';
+import { CommandError, type RunOptions } from '../exec.ts';
+import { DplabError } from '../errors.ts';
+import { clusterAbsent, describeClusterError } from '../labs/cluster-errors.ts';
+import { RULE_DUMPS } from '../labs/checks/rules.ts';
+import { explainView, servicesIn, type ExplainResponse } from './explain-view.ts';
+import { parse, ParseError, type DataplaneModel, type Format } from './index.ts';
+
+/** Dumping a node's rules is quick even with thousands of Services; a slower answer means trouble. */
+export const LIVE_READ_TIMEOUT_MS = 30_000;
+
+export interface LiveOptions {
+  /** Node name as `kind get nodes` prints it; default the first worker. */
+  node?: string;
+  signal?: AbortSignal;
+  /** Tests pass their own; default clusterHandle(mode). */
+  cluster?: ClusterHandle;
+}
+
+export interface LiveDataplane {
+  mode: Mode;
+  node: string;
+  /** Every node of the cluster, control plane first. */
+  nodes: string[];
+  format: Format;
+  model: DataplaneModel;
+  /** The tool output as read. */
+  raw: string;
+  /** The cluster's Services (`kubectl get services -A`), for "does it exist / is it headless". */
+  services: KubeService[];
+}
+
+export interface KubeService {
+  metadata: { namespace: string; name: string };
+  spec?: {
+    clusterIP?: string;
+    clusterIPs?: string[];
+    externalIPs?: string[];
+    ports?: Array<{ name?: string; port: number; protocol?: string; nodePort?: number }>;
+  };
+  status?: { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } };
+}
+export interface KubeNode {
+  status?: { addresses?: Array<{ type: string; address: string }> };
+}
+
+const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+const CILIUM_AGENT = { namespace: 'kube-system', selector: 'k8s-app=cilium', container: 'cilium-agent' } as const;
+
+/** The first worker: kube-proxy's rules are the same on every node, but pods (and Local policy) live on workers. */
+export function defaultNode(nodes: readonly string[]): string {
+  return nodes.find((n) => !n.endsWith('-control-plane')) ?? nodes[0];
+}
+
+export async function readDataplane(mode: Mode, opts: LiveOptions = {}): Promise<LiveDataplane> {
+  const cluster = opts.cluster ?? clusterHandle(mode);
+  if (opts.node !== undefined && !NODE_NAME.test(opts.node)) throw new DplabError(`"${opts.node.slice(0, 80)}" is not a node name.`, { status: 400 });
+  const absent = clusterAbsent(cluster);
+  if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
+  const ro: RunOptions = { signal: opts.signal, timeoutMs: LIVE_READ_TIMEOUT_MS };
+  try {
+    const nodes = await cluster.nodes(ro);
+    const node = opts.node ?? defaultNode(nodes);
+    if (!nodes.includes(node)) throw new DplabError(`Unknown node "${node}" in ${cluster.name}. Known: ${nodes.join(', ')}.`, { status: 404 });
+    const dump = RULE_DUMPS[mode];
+    const [raw, services, kubeNodes] = await Promise.all([
+      dumpRules(cluster, node, ro),
+      cluster.kubectlJson<{ items: KubeService[] }>(['get', 'services', '-A'], ro).then((l) => l.items ?? []),
+      cluster.kubectlJson<{ items: KubeNode[] }>(['get', 'nodes'], ro).then((l) => l.items ?? []),
+    ]);
+    let model: DataplaneModel;
+    try {
+      model = parse(dump.format, raw, { names: serviceNames(services, kubeNodes), serviceCidr: MODE_INFO[mode].serviceSubnet });
+    } catch (err) {
+      if (!(err instanceof ParseError)) throw err;
+      throw new DplabError(`The ${dump.format} output of ${node} is not what the parser expects.`, {
+        details: err.message,
+        fix: `Please report it with the output of \`${dump.command.join(' ')}\`${dump.where === 'cilium' ? ' in the cilium agent' : ''} on ${node}.`,
+        status: 502,
+      });
+    }
+    return { mode, node, nodes, format: dump.format, model, raw, services };
+  } catch (err) {
+    throw liveError(err, mode);
+  }
+}
+
+/** One Service of a live read, in the explorer's response shape; 404 says why it is absent. */
+export async function explainLive(mode: Mode, service: string, opts: LiveOptions = {}): Promise<ExplainResponse> {
+  const live = await readDataplane(mode, opts);
+  const found = explainView(live.model, service, { source: 'live', mode, node: live.node, nodes: live.nodes });
+  if (found) return found;
+  throw notOnNode(live, service);
+}
+
+async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): Promise<string> {
+  const dump = RULE_DUMPS[cluster.mode];
+  if (dump.where === 'node') return (await cluster.nodeExec(node, dump.command, ro)).stdout;
+  // Cilium keeps its tables in the agent; the agent on *this* node, so the node choice matters.
+  const pods = await cluster.kubectlJson<{ items: Array<{ metadata: { name: string } }> }>(
+    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`], ro);
+  const pod = pods.items?.[0]?.metadata.name;
+  if (!pod) {
+    throw new DplabError(`No cilium agent pod runs on ${node}.`, { fix: `Check \`kubectl -n kube-system get pods -l ${CILIUM_AGENT.selector} -o wide\`; if Cilium is broken, recreate the cluster (\`dplab down cilium\`, then \`dplab up cilium\`).`, status: 409 });
+  }
+  return (await cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...dump.command], ro)).stdout;
+}
+
+/**
+ * IPVS and Cilium text do not name Services: map every address a Service answers on
+ * ("TCP/10.96.45.112:80", node addresses for NodePorts) to `ns/name[:port]`.
+ */
+export function serviceNames(services: readonly KubeService[], nodes: readonly KubeNode[]): Record<string, string> {
+  const nodeIps = ['0.0.0.0', ...nodes.flatMap((n) => (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address))];
+  const names: Record<string, string> = {};
+  for (const svc of services) {
+    const spec = svc.spec ?? {};
+    const ips = [...(spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])), ...(spec.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []))]
+      .filter((ip) => ip && ip !== 'None');
+    if (ips.length === 0) continue;
+    for (const p of spec.ports ?? []) {
+      const name = `${svc.metadata.namespace}/${svc.metadata.name}${p.name ? `:${p.name}` : ''}`;
+      const proto = (p.protocol ?? 'TCP').toUpperCase();
+      for (const ip of ips) names[`${proto}/${ip}:${p.port}`] = name;
+      if (p.nodePort) for (const ip of nodeIps) names[`${proto}/${ip}:${p.nodePort}`] = name;
+    }
+  }
+  return names;
+}
+
+function notOnNode(live: LiveDataplane, service: string): DplabError {
+  const [ns, name] = service.split('/');
+  const svc = live.services.find((s) => s.metadata.namespace === ns && s.metadata.name === name);
+  const present = servicesIn(live.model);
+  if (!svc) {
+    const inNs = live.services.filter((s) => s.metadata.namespace === ns).map((s) => `${ns}/${s.metadata.name}`);
+    return new DplabError(`Service ${service} does not exist in the ${live.mode} cluster.`, {
+      fix: inNs.length ? `Services in ${ns}: ${inNs.join(', ')}.` : `There is no Service in namespace ${ns}; create it first (the lab's steps say how).`,
+      status: 404,
+    });
+  }
+  if (svc.spec?.clusterIP === 'None') {
+    return new DplabError(`Service ${service} is headless (clusterIP: None), so the dataplane has no entry for it.`, {
+      fix: 'Clients resolve a headless Service to the pod IPs through DNS and connect to a pod directly; nothing on the node translates the address.',
+      status: 404,
+    });
+  }
+  return new DplabError(`Service ${service} has no ${live.format} entries on ${live.node} yet.`, {
+    fix: 'The proxy writes rules a moment after a Service changes; press Refresh in a few seconds.',
+    details: `Services with entries on ${live.node}: ${present.join(', ') || 'none'}.`,
+    status: 404,
+  });
+}
+
+/** Infrastructure failures in the learner's words (cluster-errors.ts decides the wording). */
+function liveError(err: unknown, mode: Mode): unknown {
+  if (!(err instanceof CommandError)) return err;
+  const p = describeClusterError(err, mode, 'the dataplane explorer', false);
+  // A missing tool's message names only the tool; say what it stopped.
+  if (err.kind === 'tool-missing') p.message = `Cannot read the ${mode} cluster: ${p.message}`;
+  const status = err.kind === 'cluster-missing' ? 409 : err.kind === 'timeout' ? 504 : err.kind === 'aborted' ? 499 : err.kind === 'failed' ? 502 : 503;
+  return new DplabError(p.message, { fix: p.fix, details: p.details, status, cause: err });
+}

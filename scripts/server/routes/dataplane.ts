@@ -1,0 +1,67 @@
+/**
+ * Dataplane explorer API: one Service's path through a bundled fixture (works without Docker)
+ * or through a running cluster's node. Every id from the query is matched against a known list
+ * (modes, fixtures, nodes) or a strict pattern before anything is read.
+ */
+import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
+import { DplabError } from '../../errors.ts';
+import { explainView, isServiceRef, servicesIn, type ExplainResponse } from '../../dataplane/explain-view.ts';
+import { listFixtures, loadFixture } from '../../dataplane/fixture-catalog.ts';
+import { explainLive, type LiveOptions } from '../../dataplane/live.ts';
+import { sendJson, unknownId, type Route } from '../router.ts';
+
+export type ExplainLive = (mode: Mode, service: string, opts: LiveOptions) => Promise<ExplainResponse>;
+
+function required(url: URL, name: string): string {
+  const v = url.searchParams.get(name);
+  if (v === null || v === '') throw new DplabError(`Query parameter "${name}" is required.`, { status: 400 });
+  return v;
+}
+
+function serviceParam(url: URL): string {
+  const s = required(url, 'service');
+  if (!isServiceRef(s)) throw new DplabError(`"${s.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`, { status: 400 });
+  return s;
+}
+
+/** The routes, over a live reader (tests pass their own). */
+export function dataplaneRoutesWith(live: ExplainLive = explainLive): Route[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/dataplane/fixtures',
+      handler(_req, res) {
+        sendJson(res, 200, { fixtures: listFixtures() });
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/dataplane/fixture',
+      handler(_req, res, ctx) {
+        const { info, model } = loadFixture(required(ctx.url, 'format'), required(ctx.url, 'name'));
+        const service = serviceParam(ctx.url);
+        const view = explainView(model, service, { source: 'fixture', fixture: info.id, node: info.node });
+        if (!view) {
+          throw new DplabError(`Service ${service} is not in the fixture ${info.id}. Known: ${servicesIn(model).join(', ')}.`, {
+            fix: 'Headless Services (clusterIP: None) never appear: no proxy rules are written for them.',
+            status: 404,
+          });
+        }
+        sendJson(res, 200, view);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/dataplane/:mode',
+      async handler(_req, res, ctx) {
+        const mode = ctx.params.mode;
+        if (!isMode(mode)) throw unknownId('mode', mode ?? '', MODES);
+        const service = serviceParam(ctx.url);
+        const node = ctx.url.searchParams.get('node') || undefined;
+        sendJson(res, 200, await live(mode, service, { node, signal: ctx.signal }));
+      },
+    },
+  ];
+}
+
+export const dataplaneRoutes: Route[] = dataplaneRoutesWith();

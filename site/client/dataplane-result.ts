@@ -1,0 +1,95 @@
+/**
+ * Draws one explorer answer (or error) into a column of <dplab-dataplane>: the headline with the
+ * rule/entry count, the mermaid path, the frontends → backends → shares table, and the plain
+ * text `dplab explain` prints. DOM only; fetching and state live in dataplane-panel.ts.
+ */
+import type { ExplainResponse } from '../../scripts/dataplane/explain-view.ts';
+import type { JsonFrontend } from '../../scripts/dataplane/query.ts';
+import { renderMermaid } from './mermaid-element.ts';
+
+/** Same rounding as the diagram and `dplab explain`, so the three agree. */
+const PERCENT_DIGITS = 1;
+
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  e.append(...children);
+  return e;
+}
+
+export function percent(share: number): string {
+  return `${(share * 100).toFixed(PERCENT_DIGITS)}%`;
+}
+
+/** "default/web on dplab-iptables-worker · iptables-save · 57 rules" */
+export function summaryOf(r: ExplainResponse): string {
+  const where = r.source === 'fixture' ? `fixture ${r.fixture} (printed on ${r.node})` : `${r.node} (${r.mode} cluster)`;
+  return `${r.service} on ${where} · ${r.format} · ${r.entries} ${r.entriesLabel}`;
+}
+
+function flagsOf(f: JsonFrontend): string[] {
+  return [
+    f.localOnly ? 'Local traffic policy' : '',
+    f.dropsWithoutLocalEndpoints ? 'dropped here: no local endpoint' : '',
+    f.affinity ? `session affinity ClientIP, ${f.affinity.timeoutSeconds} s` : '',
+  ].filter(Boolean);
+}
+
+function sharesTable(r: ExplainResponse): HTMLTableElement {
+  const body = el('tbody');
+  for (const f of r.frontends) {
+    const label = el('td', { class: 'dp-frontend', rowspan: String(Math.max(1, f.backends.length)) }, el('code', {}, `${f.ip}:${f.port}/${f.protocol}`), ` ${f.type}`);
+    const flags = flagsOf(f);
+    if (flags.length) label.append(el('br'), el('small', {}, flags.join(' · ')));
+    if (f.backends.length === 0) {
+      body.append(el('tr', {}, label, el('td', { class: 'dp-backend' }, 'none'), el('td', { class: 'dp-share' }, '—')));
+      continue;
+    }
+    f.backends.forEach((b, i) => {
+      const row = el('tr', {}, el('td', { class: 'dp-backend' }, el('code', {}, `${b.ip}:${b.port}`)), el('td', { class: 'dp-share' }, percent(b.share)));
+      if (i === 0) row.prepend(label);
+      body.append(row);
+    });
+  }
+  return el('table', { class: 'dp-shares' },
+    el('caption', {}, 'Frontends, their backends, and the share of new connections each backend gets'),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Frontend'), el('th', { scope: 'col' }, 'Backend'), el('th', { scope: 'col' }, 'Share'))),
+    body);
+}
+
+/** Fills `target` with the answer; the diagram arrives when mermaid has loaded. */
+export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<void> {
+  const diagram = el('div', { class: 'dp-diagram', role: 'img', 'aria-label': `Path of ${r.service} through ${r.format}` }, el('p', { class: 'dp-muted' }, 'Drawing the diagram…'));
+  const counts = Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ');
+  target.replaceChildren(
+    el('p', { class: 'dp-summary' }, el('strong', {}, summaryOf(r))),
+    ...(counts ? [el('p', { class: 'dp-muted dp-counts' }, counts)] : []),
+    diagram,
+    el('div', { class: 'dp-table-wrap' }, sharesTable(r)),
+    el('details', {}, el('summary', {}, 'As text (what dplab explain prints)'), el('pre', {}, r.text)),
+  );
+  return renderMermaid(r.mermaid).then(
+    (svg) => {
+      diagram.innerHTML = svg;
+      diagram.dataset.rendered = '';
+    },
+    (err: unknown) => {
+      diagram.replaceChildren(el('p', {}, `The diagram could not be drawn (${err instanceof Error ? err.message : String(err)}). Its source:`), el('pre', {}, r.mermaid));
+    },
+  );
+}
+
+export interface ShownError {
+  message: string;
+  fix?: string;
+  details?: string;
+  status?: number;
+}
+
+export function renderError(target: HTMLElement, e: ShownError, extraFix?: string): void {
+  const box = el('div', { class: 'dp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), e.message));
+  if (e.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), e.fix));
+  if (extraFix) box.append(el('p', {}, extraFix));
+  if (e.details) box.append(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, e.details)));
+  target.replaceChildren(box);
+}
