@@ -8,10 +8,10 @@ import { parse } from '../../scripts/dataplane/index.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { hubbleCheck, kprCheck, noKubeRulesCheck } from './checks.ts';
+import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD } from '../_shared/workload.ts';
 
 const ID = 'cilium-kpr';
 const NS = 'lab-cilium-kpr';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
 const KPR_VALUE = `$(${AGENT} cilium-dbg status | awk '/^KubeProxyReplacement:/ {print $2}')`;
 const KUBE_SVC_COUNT = 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c KUBE-SVC || true\'';
@@ -27,7 +27,7 @@ export default defineLab({
   namespace: NS,
   setup: {
     manifests: [],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
+    workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
     images: [AGNHOST],
   },
   steps: [

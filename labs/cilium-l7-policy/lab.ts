@@ -6,10 +6,10 @@
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { baselineCheck, dropsCheck, l7Check } from './checks.ts';
+import { AGNHOST } from '../_shared/workload.ts';
 
 const ID = 'cilium-l7-policy';
 const NS = 'lab-cilium-l7-policy';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
 const curl = (pod: string, method: string, path: string) => `kubectl -n ${NS} exec ${pod} -- curl -s -w ' [%{http_code}]\\n' --max-time 3 -X ${method} http://api:8080${path}`;
 

@@ -8,10 +8,10 @@ import { probeClientIp } from '../../scripts/labs/checks/client-ip.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { pinnedToOneNode } from './checks.ts';
+import { AGNHOST } from '../_shared/workload.ts';
 
 const ID = 'etp-local';
 const NS = 'lab-etp-local';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const LABEL = 'kubectl label node "$DPLAB_CLUSTER-worker" dplab-web=yes --overwrite';
 const PORT = `PORT=$(kubectl -n ${NS} get service web -o jsonpath='{.spec.ports[0].nodePort}')`;
 /** Ask every node from this terminal (outside the nodes); a node that drops the traffic gives no answer within 2 s. */

@@ -4,10 +4,11 @@ import { allOf, deploymentReady, readyEndpoints, serviceSpec } from '../../scrip
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { proxyModeCheck, reachWebCheck } from './checks.ts';
+import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD } from '../_shared/workload.ts';
+export { AGNHOST };
 
 const ID = 'first-service';
 const NS = 'lab-first-service';
-export const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const KUBE_PROXY_MODE = 'docker exec "$DPLAB_CLUSTER-control-plane" curl -s http://127.0.0.1:10249/proxyMode';
 const CILIUM_KPR = 'kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status | grep KubeProxyReplacement';
 /** Delete first so the solution can run twice; then record the answer. */
@@ -23,7 +24,7 @@ export default defineLab({
   namespace: NS,
   setup: {
     manifests: [],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
+    workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
     images: [AGNHOST],
   },
   steps: [

@@ -8,10 +8,10 @@ import { allOf, readyEndpoints, serviceRules, serviceSpec } from '../../scripts/
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { dnsCheck, HEADLESS_FQDN } from './checks.ts';
+import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD } from '../_shared/workload.ts';
 
 const ID = 'headless';
 const NS = 'lab-headless';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const FQDN = HEADLESS_FQDN(NS);
 const CP = '"$DPLAB_CLUSTER-control-plane"';
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
@@ -25,8 +25,8 @@ export default defineLab({
   concepts: ['T7'],
   namespace: NS,
   setup: {
-    manifests: ['manifests/web-deployment.yaml'],
-    workspace: ['manifests/web-headless.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
+    manifests: [WEB_DEPLOYMENT],
+    workspace: ['manifests/web-headless.yaml', WEB_SERVICE, CLIENT_POD],
     images: [AGNHOST],
   },
   steps: [

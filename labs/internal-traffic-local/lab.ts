@@ -6,10 +6,10 @@
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { CURL_LOOP, everywhereCheck, exposeCheck, setLocalCheck } from './checks.ts';
+import { AGNHOST } from '../_shared/workload.ts';
 
 const ID = 'internal-traffic-local';
 const NS = 'lab-internal-traffic-local';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const FROM = (client: string) => `kubectl -n ${NS} exec ${client} -- sh -c '${CURL_LOOP}'`;
 const PATCH = `kubectl -n ${NS} patch service agent -p '{"spec":{"internalTrafficPolicy":"Local"}}'`;
 const NAT_AGENT = (node: string) => `docker exec "$DPLAB_CLUSTER-${node}" iptables-save | grep '${NS}/agent'`;

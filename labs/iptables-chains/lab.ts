@@ -6,10 +6,10 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { conntrackCheck, probabilitiesCheck, scaleCheck, SCALED } from './checks.ts';
+import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'iptables-chains';
 const NS = 'lab-iptables-chains';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const NODE = '"$DPLAB_CLUSTER-worker"';
 const NAT = `docker exec ${NODE} iptables-save -t nat`;
 const SVC_CHAIN = `$(${NAT} | awk '/^-A KUBE-SERVICES .*"${NS}\\/web cluster IP"/ {print $NF}')`;
@@ -28,11 +28,7 @@ export default defineLab({
   minutes: 30,
   concepts: ['I1', 'I2', 'I4', 'I5', 'I6'],
   namespace: NS,
-  setup: {
-    manifests: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    images: [AGNHOST],
-  },
+  setup: WEB_AND_CLIENT,
   steps: [
     {
       id: 'read-probabilities',

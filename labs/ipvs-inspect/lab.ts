@@ -7,10 +7,10 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { installIpvsadmCheck, switchToLcCheck, virtualServerCheck } from './checks.ts';
+import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'ipvs-inspect';
 const NS = 'lab-ipvs-inspect';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const NODE = '"$DPLAB_CLUSTER-worker"';
 const INSTALL = `docker exec ${NODE} sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ipvsadm'`;
 const LIST = `docker exec ${NODE} ipvsadm -Ln`;
@@ -27,11 +27,7 @@ export default defineLab({
   minutes: 25,
   concepts: ['V1', 'V2', 'V3'],
   namespace: NS,
-  setup: {
-    manifests: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    images: [AGNHOST],
-  },
+  setup: WEB_AND_CLIENT,
   steps: [
     {
       id: 'install-ipvsadm',

@@ -6,10 +6,10 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { findChainCheck, followEndpointsCheck, readModeCheck } from './checks.ts';
+import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'proxy-mode-rules';
 const NS = 'lab-proxy-mode-rules';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const NODE = '"$DPLAB_CLUSTER-worker"';
 const PROXY_MODE = `docker exec ${NODE} curl -s http://127.0.0.1:10249/proxyMode`;
 const NAT = `docker exec ${NODE} iptables-save -t nat`;
@@ -25,11 +25,7 @@ export default defineLab({
   minutes: 20,
   concepts: ['S3', 'I1', 'I6', 'N1', 'N3'],
   namespace: NS,
-  setup: {
-    manifests: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    images: [AGNHOST],
-  },
+  setup: WEB_AND_CLIENT,
   steps: [
     {
       id: 'read-mode',

@@ -7,10 +7,10 @@ import { MODES } from '../../scripts/clusters/modes.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { baselineCheck, growthCheck } from './checks.ts';
+import { AGNHOST, WEB_DEPLOYMENT } from '../_shared/workload.ts';
 
 const ID = 'scale-compare';
 const NS = 'lab-scale-compare';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const COUNT = 'sh scale-compare/count.sh';
 const SYNC = 'sh scale-compare/sync-time.sh';
 const KUBE_PROXY: ('iptables' | 'ipvs' | 'nftables')[] = ['iptables', 'ipvs', 'nftables'];
@@ -25,7 +25,7 @@ export default defineLab({
   concepts: ['I4', 'C2'],
   namespace: NS,
   setup: {
-    manifests: ['manifests/web-deployment.yaml'],
+    manifests: [WEB_DEPLOYMENT],
     workspace: ['manifests/count.sh', 'manifests/make-services.sh', 'manifests/sync-time.sh'],
     images: [AGNHOST],
   },

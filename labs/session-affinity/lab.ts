@@ -6,10 +6,10 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { affinityRulesCheck, CURL_LOOP, onePodCheck, setAffinityCheck } from './checks.ts';
+import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'session-affinity';
 const NS = 'lab-session-affinity';
-const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
 const NODE = '"$DPLAB_CLUSTER-worker"';
 const PATCH = `kubectl -n ${NS} patch service web -p '{"spec":{"sessionAffinity":"ClientIP"}}'`;
 const LOOP = `kubectl -n ${NS} exec client -- sh -c '${CURL_LOOP}'`;
@@ -26,11 +26,7 @@ export default defineLab({
   minutes: 15,
   concepts: ['T5'],
   namespace: NS,
-  setup: {
-    manifests: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-service.yaml', 'manifests/client.yaml'],
-    images: [AGNHOST],
-  },
+  setup: WEB_AND_CLIENT,
   steps: [
     {
       id: 'set-affinity',

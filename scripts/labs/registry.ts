@@ -23,6 +23,14 @@ export function labFileName(folder: string): string {
   return `labs/${folder}/lab.ts`;
 }
 
+/** Files shared by several labs live in labs/_shared/ and are named `@shared/<path>` in a setup. */
+export const SHARED_PREFIX = '@shared/';
+
+/** Where a setup file of a lab is on disk. */
+export function labFilePath(folder: string, rel: string, root = labsDir): string {
+  return rel.startsWith(SHARED_PREFIX) ? join(root, '_shared', rel.slice(SHARED_PREFIX.length)) : join(root, folder, rel);
+}
+
 /** Validate one lab module: the schema, then what the schema cannot see (folder, files, concepts). */
 export function validateLab(mod: LabModule, root = labsDir): Lab {
   const file = labFileName(mod.folder);
@@ -33,7 +41,7 @@ export function validateLab(mod: LabModule, root = labsDir): Lab {
   if (lab.id !== mod.folder) issues.push({ path: ['id'], message: `must equal the folder name "${mod.folder}"` });
   for (const key of ['manifests', 'workspace'] as const) {
     lab.setup[key].forEach((rel, i) => {
-      if (!existsSync(join(root, mod.folder, rel))) issues.push({ path: ['setup', key, i], message: `file ${rel} does not exist in labs/${mod.folder}/` });
+      if (!existsSync(labFilePath(mod.folder, rel, root))) issues.push({ path: ['setup', key, i], message: `file ${rel} does not exist in labs/${rel.startsWith(SHARED_PREFIX) ? '_shared' : mod.folder}/` });
     });
   }
   lab.steps.forEach((step, i) =>

@@ -3,14 +3,13 @@
  * workspace files). Resetting to a step also applies the solutions of every step before it,
  * so an instructor can jump to step 3 in front of a room.
  */
-import { join } from 'node:path';
 import { TIMEOUTS } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
-import { labsDir } from '../paths.ts';
 import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
 import type { Lab, Step } from './schema.ts';
+import { labFilePath } from './registry.ts';
 import { applySolution, prepareWorkspace } from './solve.ts';
 
 /** Label on every lab namespace, so `kubectl get ns -l dplab.io/lab` lists what the course created. */
@@ -32,7 +31,7 @@ export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortS
   await cluster.kubectl(['create', 'namespace', lab.namespace], opts);
   await cluster.kubectl(['label', 'namespace', lab.namespace, `${LAB_LABEL}=${lab.id}`, '--overwrite'], opts);
   if (lab.setup.manifests.length) {
-    await cluster.kubectl(['apply', '-n', lab.namespace, ...lab.setup.manifests.flatMap((m) => ['-f', join(labsDir, lab.id, m)])], opts);
+    await cluster.kubectl(['apply', '-n', lab.namespace, ...lab.setup.manifests.flatMap((m) => ['-f', labFilePath(lab.id, m)])], opts);
   }
   prepareWorkspace(lab);
 }

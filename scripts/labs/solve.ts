@@ -12,9 +12,10 @@ import { run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
-import { labsDir, workspaceDir } from '../paths.ts';
+import { workspaceDir } from '../paths.ts';
 import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
+import { labFilePath } from './registry.ts';
 
 /** Solutions wait for rollouts; a few minutes covers a first image pull. */
 export const SOLVE_TIMEOUT_MS = 5 * 60_000;
@@ -37,7 +38,7 @@ export function labEnv(cluster: ClusterHandle, lab: Lab): Record<string, string>
 export function prepareWorkspace(lab: Lab): string {
   const dir = join(workspaceDir(), lab.id);
   mkdirSync(dir, { recursive: true });
-  for (const rel of lab.setup.workspace) copyFileSync(join(labsDir, lab.id, rel), join(dir, basename(rel)));
+  for (const rel of lab.setup.workspace) copyFileSync(labFilePath(lab.id, rel), join(dir, basename(rel)));
   return dir;
 }
 

@@ -1,0 +1,18 @@
+/**
+ * The workload most labs start from, kept once: `web` (3 agnhost netexec pods), its ClusterIP
+ * Service and a `client` pod. Lab setups name these files as `@shared/…`.
+ */
+
+/** agnhost answers /hostname with the pod name and /clientip with the caller's address. */
+export const AGNHOST = 'registry.k8s.io/e2e-test-images/agnhost:2.53';
+
+export const WEB_DEPLOYMENT = '@shared/manifests/web-deployment.yaml';
+export const WEB_SERVICE = '@shared/manifests/web-service.yaml';
+export const CLIENT_POD = '@shared/manifests/client.yaml';
+
+/** web + its Service + the client pod, applied at setup and copied into the learner's workspace. */
+export const WEB_AND_CLIENT = {
+  manifests: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
+  workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
+  images: [AGNHOST],
+};
