@@ -111,7 +111,9 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
       chooser: 'random',
     };
     const service = r.service ?? (r.type === 'ClusterIP' ? null : byBackends.get(backendKey(twin ?? r)) ?? null);
-    builder.add(service, null, fe);
+    // Names arrive as `ns/name` or `ns/name:port`; split like the other formats so look-ups by `ns/name` work.
+    const named = service ? splitServicePortName(service) : null;
+    builder.add(named?.service ?? null, named?.portName ?? null, fe);
   }
   const backends = rows.reduce((n, r) => n + r.backends.length, 0);
   return builder.build(entries, 'frontends', { frontends: rows.length, backends });

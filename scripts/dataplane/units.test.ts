@@ -69,3 +69,15 @@ describe('commandsToRead', () => {
     expect(commandsToRead('cilium-json')).toEqual(['cilium-dbg', 'service', 'list', '-o', 'json']);
   });
 });
+
+describe('cilium names with a port name', () => {
+  it('splits `ns/name:port` so a Service is found by `ns/name`', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse, findService } = await import('./index.ts');
+    const text = readFileSync(new URL('./fixtures/cilium/clusterip.txt', import.meta.url), 'utf8');
+    const model = parse('cilium', text, { names: { '10.96.0.10:53': 'kube-system/kube-dns:dns' } });
+    const view = findService(model, 'kube-system/kube-dns');
+    expect(view).not.toBeNull();
+    expect(view!.frontends.some((f) => f.portName === 'dns')).toBe(true);
+  });
+});
