@@ -203,3 +203,23 @@ export interface CommandRunner {
 export function nodeRunner(node: string): CommandRunner {
   return { run: (args, opts) => run('docker', ['exec', ...(opts?.input !== undefined ? ['-i'] : []), node, ...args], opts) };
 }
+
+/**
+ * Run several commands at once; when one fails the others are cancelled rather than left
+ * running (and writing) after the caller has moved on.
+ */
+export async function allOrCancel<T extends readonly unknown[]>(
+  signal: AbortSignal | undefined,
+  tasks: { [K in keyof T]: (signal: AbortSignal) => Promise<T[K]> },
+): Promise<T> {
+  const controller = new AbortController();
+  const shared = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
+  return (await Promise.all(
+    tasks.map((task) =>
+      task(shared).catch((err: unknown) => {
+        controller.abort();
+        throw err;
+      }),
+    ),
+  )) as unknown as T;
+}

@@ -6,7 +6,7 @@
  */
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import { MODE_INFO, type Mode } from '../clusters/modes.ts';
-import { CommandError, type RunOptions } from '../exec.ts';
+import { allOrCancel, CommandError, type RunOptions } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { clusterAbsent, describeClusterError } from '../labs/cluster-errors.ts';
 import { RULE_DUMPS } from '../labs/checks/rules.ts';
@@ -70,10 +70,10 @@ export async function readDataplane(mode: Mode, opts: LiveOptions = {}): Promise
     const node = opts.node ?? defaultNode(nodes);
     if (!nodes.includes(node)) throw new DplabError(`Unknown node "${node}" in ${cluster.name}. Known: ${nodes.join(', ')}.`, { status: 404 });
     const dump = RULE_DUMPS[mode];
-    const [raw, services, kubeNodes] = await Promise.all([
-      dumpRules(cluster, node, ro),
-      cluster.kubectlJson<{ items: KubeService[] }>(['get', 'services', '-A'], ro).then((l) => l.items ?? []),
-      cluster.kubectlJson<{ items: KubeNode[] }>(['get', 'nodes'], ro).then((l) => l.items ?? []),
+    const [raw, services, kubeNodes] = await allOrCancel<[string, KubeService[], KubeNode[]]>(opts.signal, [
+      (signal) => dumpRules(cluster, node, { ...ro, signal }),
+      (signal) => cluster.kubectlJson<{ items: KubeService[] }>(['get', 'services', '-A'], { ...ro, signal }).then((l) => l.items ?? []),
+      (signal) => cluster.kubectlJson<{ items: KubeNode[] }>(['get', 'nodes'], { ...ro, signal }).then((l) => l.items ?? []),
     ]);
     let model: DataplaneModel;
     try {

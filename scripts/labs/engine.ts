@@ -65,7 +65,15 @@ export async function runCheck(lab: Lab, step: Step, mode: Mode, opts: CheckOpti
     const outcome = await pollUntil(
       async () => {
         attempts++;
-        const observations = await step.check.gather(ctx);
+        // Each attempt's commands end with it: when one read fails, its siblings are cancelled
+        // instead of running on after the check has answered.
+        const attempt = new AbortController();
+        let observations: unknown;
+        try {
+          observations = await step.check.gather({ ...ctx, signal: AbortSignal.any([signal, attempt.signal]) });
+        } finally {
+          attempt.abort();
+        }
         const verdict: Verdict = step.check.evaluate(observations, { mode, namespace: lab.namespace });
         return { observations, verdict };
       },
