@@ -1,23 +1,15 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
+import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR, FAST_TIMEOUTS, fakeSystem, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import type { DplabError } from '../errors.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
 import { kubeconfigPath, type Mode } from './modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 
-let d: Doubles | undefined;
-let restore: (() => void) | undefined;
-afterEach(() => {
-  restore?.();
-  d?.cleanup();
-  d = restore = undefined;
-});
 
-function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: Parameters<typeof useDoubles>[1] = {}) {
-  d = useDoubles(scenario(mode, overrides), opts);
-  restore = applyEnv(d.env);
+function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
+  const d = installDoubles(scenario(mode, overrides), opts);
   const events: ClusterEvent[] = [];
   const manager = new ClusterManager({ timeouts: FAST_TIMEOUTS, system: fakeSystem(), images: [] });
   manager.events.on((e) => events.push(e));

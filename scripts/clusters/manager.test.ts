@@ -1,23 +1,15 @@
 import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
+import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
 import { kubeconfigPath, MODES, type Mode } from './modes.ts';
 import { CILIUM_VERSION } from './versions.ts';
 
-let d: Doubles | undefined;
-let restore: (() => void) | undefined;
-afterEach(() => {
-  restore?.();
-  d?.cleanup();
-  d = restore = undefined;
-});
 
-function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: Parameters<typeof useDoubles>[1] = {}) {
-  d = useDoubles(scenario(mode, overrides), opts);
-  restore = applyEnv(d.env);
+function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
+  const d = installDoubles(scenario(mode, overrides), opts);
   const events: ClusterEvent[] = [];
   const manager = new ClusterManager({ timeouts: FAST_TIMEOUTS, system: fakeSystem(), images: [PRESENT_IMAGE, ABSENT_IMAGE] });
   manager.events.on((e) => events.push(e));

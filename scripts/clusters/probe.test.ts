@@ -1,13 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
+import { installDoubles } from '../../test/fixtures/doubles.ts';
 import { clusterHandle } from './handle.ts';
 import { probeRoute, resetProbeRoute } from './probe.ts';
 import { NODE_IMAGE } from './versions.ts';
 
-let d: Doubles;
-let restore: () => void;
 let server: Server;
 let port: number;
 
@@ -20,15 +18,12 @@ beforeEach(async () => {
   port = (server.address() as AddressInfo).port;
 });
 afterEach(async () => {
-  restore?.();
-  d?.cleanup();
   await new Promise((r) => server.close(r));
 });
 
 describe('probeFromOutside', () => {
   it('on a native Linux engine probes from the host, no docker exec into a node', async () => {
-    d = useDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] });
-    restore = applyEnv({ ...d.env, DPLAB_PROBE_FROM: '' });
+    const d = installDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] }, {}, { DPLAB_PROBE_FROM: '' });
     expect(await probeRoute()).toBe(process.platform === 'linux' ? 'host' : 'helper');
     if (process.platform !== 'linux') return;
     const r = await clusterHandle('iptables').probeFromOutside('dplab-iptables-worker', port, '/x');
@@ -40,15 +35,14 @@ describe('probeFromOutside', () => {
   });
 
   it('on Docker Desktop probes from a helper container on the kind network', async () => {
-    d = useDoubles({
+    const d = installDoubles({
       rules: [
         inspect,
         { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', ServerVersion: '28' }) },
         { tool: 'docker', match: '^run --rm --network kind --entrypoint curl [\\s\\S]* http://127\\.0\\.0\\.1:30080/ok$', stdout: 'pod-a\n200' },
         { tool: 'docker', match: '^run --rm --network kind ', stderr: 'curl: (28) Connection timed out after 3001 milliseconds\n', exit: 28 },
       ],
-    });
-    restore = applyEnv({ ...d.env, DPLAB_PROBE_FROM: '' });
+    }, {}, { DPLAB_PROBE_FROM: '' });
     expect(await probeRoute()).toBe('helper');
     const h = clusterHandle('cilium');
     expect(await h.probeFromOutside('dplab-cilium-worker', 30080, '/ok')).toMatchObject({ from: 'helper-container', answered: true, status: 200, body: 'pod-a' });
@@ -57,8 +51,7 @@ describe('probeFromOutside', () => {
   });
 
   it('DPLAB_PROBE_FROM forces the route', async () => {
-    d = useDoubles({ rules: [] });
-    restore = applyEnv({ ...d.env, DPLAB_PROBE_FROM: 'helper' });
+    const d = installDoubles({ rules: [] }, {}, { DPLAB_PROBE_FROM: 'helper' });
     expect(await probeRoute()).toBe('helper');
   });
 });

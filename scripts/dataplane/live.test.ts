@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { applyEnv, useDoubles, type Doubles, type Rule } from '../../test/fixtures/doubles.ts';
+import { installDoubles, type Rule } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR } from '../../test/fixtures/cluster-scenarios.ts';
 import { explain } from '../commands/explain.ts';
 import type { Mode } from '../clusters/modes.ts';
@@ -40,12 +40,8 @@ function cluster(mode: Mode, extra: Rule[] = [], ip?: string): Rule[] {
   ];
 }
 
-let d: Doubles | undefined;
-let restore: (() => void) | undefined;
-
 function setup(mode: Mode, rules: Rule[], opts: { kubeconfig?: boolean; without?: ('kind' | 'docker')[] } = {}) {
-  d = useDoubles({ rules }, { without: opts.without });
-  restore = applyEnv(d.env);
+  const d = installDoubles({ rules }, { without: opts.without });
   if (opts.kubeconfig !== false) {
     mkdirSync(join(d.env.DPLAB_STATE_DIR, 'kube'), { recursive: true });
     writeFileSync(join(d.env.DPLAB_STATE_DIR, 'kube', `dplab-${mode}.yaml`), 'apiVersion: v1\n');
@@ -54,9 +50,6 @@ function setup(mode: Mode, rules: Rule[], opts: { kubeconfig?: boolean; without?
 }
 
 afterEach(() => {
-  restore?.();
-  d?.cleanup();
-  d = restore = undefined;
   vi.restoreAllMocks();
 });
 
