@@ -7,6 +7,8 @@ import { loadLabs } from './scripts/labs/registry.ts';
 
 export default defineConfig({
   srcDir: './site',
+  // Static files (the favicon) live with the site; the top level of the repo is fixed.
+  publicDir: './site/public',
   // DPLAB_DIST builds elsewhere (two builds at once must not share a folder).
   outDir: process.env.DPLAB_DIST ?? './dist',
   // The runner serves the built site on 127.0.0.1 only; links are root-relative.

@@ -8,8 +8,8 @@ import { distDir, projectRoot } from './paths.ts';
 import { run, TIMEOUTS } from './exec.ts';
 
 const STAMP = join(distDir, '.dplab-build');
-/** What the site is made from: a change in any of these means the build is stale. */
-const SOURCES = ['site', 'labs', 'scripts/course', 'astro.config.mjs', 'package.json'];
+/** What the site is made from (pages import lab data and runner modules): a change in any of these means the build is stale. */
+const SOURCES = ['site', 'labs', 'scripts', 'astro.config.mjs', 'package.json', 'package-lock.json'];
 const SKIP = new Set(['node_modules', '.astro', 'observations']);
 
 function newestMtime(path: string): number {
