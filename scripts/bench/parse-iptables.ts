@@ -5,7 +5,8 @@ import { parse } from '../dataplane/index.ts';
 import type { SynthCluster, SynthService } from '../dataplane/synth/cluster.ts';
 import { writeIptablesSave } from '../dataplane/synth/iptables-save-writer.ts';
 
-const SERVICES = 10_000;
+/** `npx tsx scripts/bench/parse-iptables.ts [runs] [services]`: 10,000 Services by default. */
+const SERVICES = Number(process.argv[3] ?? 10_000);
 const ENDPOINTS_PER_SERVICE = 3;
 const DEFAULT_RUNS = 7;
 const NODES = ['bench-worker', 'bench-worker2', 'bench-worker3'];
