@@ -6,22 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, type DataplaneModel } from './index.ts';
+import { loadableNftJson, whyNot } from './netns-lab.ts';
 
 const DIR = join(import.meta.dirname, 'fixtures');
-const TOOLS = ['ip', 'iptables-restore', 'iptables-save', 'nft'];
-
-function whyNot(): string | null {
-  if (process.platform !== 'linux') return 'not Linux';
-  if (process.getuid?.() !== 0) return 'not root (ip netns add needs CAP_SYS_ADMIN)';
-  const missing = TOOLS.filter((t) => spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0);
-  if (missing.length) return `missing ${missing.join(', ')} (apt-get install -y iptables nftables iproute2)`;
-  const probe = `dplab-test-${process.pid}-probe`;
-  if (spawnSync('ip', ['netns', 'add', probe]).status !== 0) return 'ip netns add is not permitted here';
-  spawnSync('ip', ['netns', 'del', probe]);
-  return null;
-}
-
-const reason = whyNot();
+const reason = whyNot({ veth: false });
 if (reason) console.warn(`kernel tests skipped: ${reason}`);
 
 const created: string[] = [];
@@ -45,14 +33,6 @@ afterAll(() => {
 
 /** Models compared without the counts that legitimately differ (none today, but handles are not modelled). */
 const essence = (m: DataplaneModel) => m.services;
-
-/** nft 1.0.x resolves references in file order, and `nft -j list` prints maps (with gotos) before chains. */
-function loadableNftJson(text: string): string {
-  const ORDER: Record<string, number> = { table: 0, chain: 1, set: 2, map: 2, rule: 3 };
-  const objects = (JSON.parse(text) as { nftables: Array<Record<string, unknown>> }).nftables.filter((o) => !('metainfo' in o));
-  objects.sort((a, b) => (ORDER[Object.keys(a)[0]] ?? 9) - (ORDER[Object.keys(b)[0]] ?? 9));
-  return JSON.stringify({ nftables: objects });
-}
 
 const files = (format: string) => readdirSync(join(DIR, format)).filter((f) => /\.(txt|json)$/.test(f));
 
