@@ -1,13 +1,13 @@
 /**
  * scale-compare's checks: a recorded baseline, then growth of the node's dataplane after N
- * generated Services, with kube-proxy's sync time. The figures go into the facts, so the page
- * shows them per mode.
+ * generated Services, with kube-proxy's sync time. The numbers go into the facts, so the page
+ * shows them per mode, and into the verdict's figures, so the page can chart them across modes.
  */
 import { MODE_INFO } from '../../scripts/clusters/modes.ts';
 import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
 import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
-import { ENTRY_COUNTS, entryCount, gatherScale, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';
-import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import { ENTRY_COUNTS, entryCount, gatherScale, scaleFigures, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';
+import type { EvalContext, Fact, Figure, Verdict } from '../../scripts/labs/checks/types.ts';
 
 /** The label make-services.sh puts on every generated Service. */
 export const SCALE_LABEL = 'dplab-scale=yes';
@@ -26,6 +26,11 @@ function syncFacts(obs: ScaleObservation, ctx: EvalContext): Fact[] {
   const s = syncTime(obs.syncMetrics);
   if (!s) return [fact('kube-proxy sync time (kubeproxy_sync_proxy_rules_duration_seconds)', 'any', 'not available', true)];
   return [fact('kube-proxy syncs so far', 'any', s.syncs, true), fact('kube-proxy sync time, average', 'any', `${s.averageMs.toFixed(1)} ms`, true), fact('kube-proxy sync time, 90th percentile bucket', 'any', s.p90Ms === null ? 'above the largest bucket' : `≤ ${s.p90Ms} ms`, true)];
+}
+
+/** The verdict with the measurement attached, when there is one. */
+function measured(verdict: Verdict, figures: Record<string, Figure> | undefined): Verdict {
+  return figures ? { ...verdict, figures } : verdict;
 }
 
 function baselineOf(answer: ConfigMapObservation): number | undefined {
@@ -47,7 +52,8 @@ export const baselineCheck = defineCheck<{ scale: ScaleObservation; answer: Conf
     if (raw === undefined) return fail(`Record the baseline first: ConfigMap \`scale\` in \`${ctx.namespace}\`, key \`baseline\`, with the number count.sh prints (now ${now}).`, facts);
     if (baseline === undefined) return fail(`The baseline must be a plain number; ConfigMap \`scale\` says "${raw}".`, facts);
     if (!facts[1].ok) return fail(`Your baseline ${baseline} is far from what ${obs.scale.node} shows now (${now}). Measure again before creating Services.`, facts);
-    return pass(`Baseline recorded: ${baseline} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} before any generated Service.`, [...facts, ...syncFacts(obs.scale, ctx)]);
+    // Only a passing baseline is a point at 0 Services: this step does not count the generated ones.
+    return measured(pass(`Baseline recorded: ${baseline} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} before any generated Service.`, [...facts, ...syncFacts(obs.scale, ctx)]), scaleFigures(obs.scale, ctx.mode, 0));
   },
 });
 
@@ -70,17 +76,22 @@ export function growthCheck(n: number) {
       return { scale, answer, services: names.stdout.split('\n').filter((l) => l.trim()).length };
     },
     evaluate(obs, ctx): Verdict {
-      const baseline = baselineOf(obs.answer);
-      const { now, facts } = countFacts(obs.scale, ctx, baseline);
-      facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n));
-      if (baseline === undefined) return fail('There is no baseline to compare with: record it first (step 1, ConfigMap `scale`, key `baseline`).', facts);
-      if (obs.services < n) return fail(`${obs.services} generated Services exist; this step needs ${n}. Run \`sh scale-compare/make-services.sh ${n}\`.`, facts);
-      if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
-      const growth = now - baseline;
-      facts.push(fact('growth over the baseline', `at least ${n}`, growth, growth >= n), fact('entries per generated Service', 'any', (growth / Math.max(obs.services, 1)).toFixed(1), true), ...syncFacts(obs.scale, ctx));
-      if (growth < n) return fail(`The dataplane on ${obs.scale.node} grew by ${growth}, less than ${n}: it may still be catching up with the new Services.`, facts, true);
-      const per = (growth / obs.services).toFixed(1);
-      return pass(`${obs.services} Services added ${growth} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} (${per} per Service, ${baseline} → ${now}).`, facts);
+      // Any readable count is a true point (Services, entries), passing or not.
+      return measured(growthVerdict(n, obs, ctx), scaleFigures(obs.scale, ctx.mode, obs.services));
     },
   });
+}
+
+function growthVerdict(n: number, obs: GrowthObservation, ctx: EvalContext): Verdict {
+  const baseline = baselineOf(obs.answer);
+  const { now, facts } = countFacts(obs.scale, ctx, baseline);
+  facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n));
+  if (baseline === undefined) return fail('There is no baseline to compare with: record it first (step 1, ConfigMap `scale`, key `baseline`).', facts);
+  if (obs.services < n) return fail(`${obs.services} generated Services exist; this step needs ${n}. Run \`sh scale-compare/make-services.sh ${n}\`.`, facts);
+  if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
+  const growth = now - baseline;
+  facts.push(fact('growth over the baseline', `at least ${n}`, growth, growth >= n), fact('entries per generated Service', 'any', (growth / Math.max(obs.services, 1)).toFixed(1), true), ...syncFacts(obs.scale, ctx));
+  if (growth < n) return fail(`The dataplane on ${obs.scale.node} grew by ${growth}, less than ${n}: it may still be catching up with the new Services.`, facts, true);
+  const per = (growth / obs.services).toFixed(1);
+  return pass(`${obs.services} Services added ${growth} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} (${per} per Service, ${baseline} → ${now}).`, facts);
 }

@@ -7,7 +7,7 @@
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { pollUntil } from './checks/poll.ts';
-import type { Fact, Verdict } from './checks/types.ts';
+import type { Fact, Figure, Verdict } from './checks/types.ts';
 import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
 import type { Lab, Step } from './schema.ts';
 
@@ -30,6 +30,8 @@ export interface CheckResult {
   status: CheckStatus;
   message: string;
   facts: Fact[];
+  /** The verdict's measurements, when its check takes any (scale-compare plots them). */
+  figures?: Record<string, Figure>;
   /** For `error`: what to do about it. */
   fix?: string;
   /** For `error`: command output, shown folded. */
@@ -81,7 +83,8 @@ export async function runCheck(lab: Lab, step: Step, mode: Mode, opts: CheckOpti
       { timeoutMs: opts.settleMs ?? step.check.settleMs ?? SETTLE_MS, signal },
     );
     const { verdict, observations } = outcome.value;
-    return finish({ status: verdict.status, message: verdict.message, facts: verdict.facts, attempts, observations });
+    const figures = verdict.figures ? { figures: verdict.figures } : {};
+    return finish({ status: verdict.status, message: verdict.message, facts: verdict.facts, ...figures, attempts, observations });
   } catch (err) {
     const problem = describeClusterError(err, mode, 'the check', deadline.aborted);
     return finish({ status: 'error', facts: [], attempts, ...problem });

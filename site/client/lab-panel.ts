@@ -5,7 +5,9 @@
  */
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { loadLocal, loadRemote, merge, saveLocal, saveRemote, type LabProgress } from './lab/progress-store.ts';
+import type { Figure } from './lab/measurements.ts';
 import { showNote, showResult, type CheckResult } from './lab/result-view.ts';
+import { mountScaleChart, type ScaleChart } from './lab/scale-chart.ts';
 
 const ICON: Record<string, string> = { todo: '○', pass: '✓', fail: '✗', error: '!' };
 const STATUS_TEXT: Record<string, string> = { todo: 'not done', pass: 'done', fail: 'not done yet', error: 'could not be checked' };
@@ -17,12 +19,15 @@ class LabElement extends HTMLElement {
   private progress: LabProgress = { passed: {}, hints: {} };
   /** Last check outcome per step in this page view (pass/fail/error), for icons. */
   private lastStatus = new Map<string, string>();
+  /** The measurements chart, on pages that have one (scale-compare). */
+  private chart?: ScaleChart;
 
   connectedCallback(): void {
     this.labId = this.getAttribute('lab') ?? '';
     this.modes = (this.dataset.modes ?? '').split(' ').filter(Boolean);
     this.hintCounts = JSON.parse(this.dataset.hints ?? '{}');
     this.progress = loadLocal(this.labId);
+    this.chart = mountScaleChart(this.querySelector<HTMLElement>('[data-scale-chart]'), this.labId);
     this.addEventListener('click', (ev) => this.onClick(ev));
     this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) => this.setMode((ev.target as HTMLSelectElement).value));
     this.render();
@@ -140,8 +145,9 @@ class LabElement extends HTMLElement {
   private async check(stepEl: HTMLElement, step: string, button: HTMLButtonElement): Promise<void> {
     const region = stepEl.querySelector<HTMLElement>('.dplab-result')!;
     await this.busy(stepEl, button, 'Checking…', region, async () => {
-      const r = await api<CheckResult>(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, { method: 'POST', body: { mode: this.mode } });
+      const r = await api<CheckResult & { figures?: Record<string, Figure> }>(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, { method: 'POST', body: { mode: this.mode } });
       showResult(region, r);
+      this.chart?.add(this.mode, r.figures);
       this.lastStatus.set(step, r.status);
       if (r.status === 'pass') {
         const list = new Set(this.progress.passed[this.mode] ?? []);

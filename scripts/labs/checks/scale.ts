@@ -7,7 +7,7 @@ import { MODE_INFO, type Mode } from '../../clusters/modes.ts';
 import { CommandError } from '../../exec.ts';
 import { observeCommand, type CommandObservation } from './command.ts';
 import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
-import type { GatherContext } from './types.ts';
+import type { Figure, GatherContext } from './types.ts';
 
 export interface EntryCount {
   /** What the number counts, in the learner's words. */
@@ -82,4 +82,21 @@ export function syncTime(metrics: string | null): SyncTime | null {
   const buckets = [...metrics.matchAll(new RegExp(`^${SYNC_METRIC}_bucket\\{le="([^"]+)"\\}\\s+(\\S+)`, 'gm'))].map((m) => ({ le: Number(m[1]), n: Number(m[2]) }));
   const p90 = buckets.find((b) => b.n >= 0.9 * syncs);
   return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90.le) ? p90.le * 1000 : null };
+}
+
+/**
+ * One measurement as figures a page can plot (scale-compare's chart): how many generated
+ * Services, how many entries, and kube-proxy's sync time where there is a kube-proxy.
+ * Undefined when the count could not be read: there is nothing to plot.
+ */
+export function scaleFigures(obs: ScaleObservation, mode: Mode, services: number): Record<string, Figure> | undefined {
+  const entries = entryCount(obs);
+  if (entries === null) return undefined;
+  const figures: Record<string, Figure> = { services: { value: services, label: 'generated Services' }, entries: { value: entries, label: ENTRY_COUNTS[mode].what } };
+  const sync = syncTime(obs.syncMetrics);
+  if (sync) {
+    figures.syncMsAvg = { value: Math.round(sync.averageMs * 10) / 10, label: 'kube-proxy sync time, average (ms)' };
+    if (sync.p90Ms !== null) figures.syncMsP90 = { value: sync.p90Ms, label: 'kube-proxy sync time, 90th percentile bucket (ms)' };
+  }
+  return figures;
 }

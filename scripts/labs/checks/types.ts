@@ -14,6 +14,16 @@ export interface Fact {
   ok: boolean;
 }
 
+/**
+ * One number a check measured, for a page to plot or compare (scale-compare's chart). The facts
+ * stay the learner's text; figures are the same measurements kept machine-readable.
+ */
+export interface Figure {
+  value: number;
+  /** What the number counts, with its unit, e.g. `KUBE-* rules in iptables-save` or `ms`. */
+  label: string;
+}
+
 /** What `evaluate` decides. `error` is never produced here: only the engine says the cluster was unreachable. */
 export interface Verdict {
   status: 'pass' | 'fail';
@@ -25,6 +35,8 @@ export interface Verdict {
    * written), so the engine polls again within the check's settle window instead of failing now.
    */
   pending?: boolean;
+  /** Measurements by name (e.g. `services`, `entries`), when the check took any. */
+  figures?: Record<string, Figure>;
 }
 
 /** What evaluate may know besides the observations: the same in a live run and in a replay. */

@@ -1,0 +1,121 @@
+/**
+ * Browser tier for scale-compare's chart: measurements kept in localStorage from earlier
+ * clusters are drawn after a reload (one series per mode, every number in the table), and a
+ * Check against the cluster test doubles (iptables, the lab's own solved observations) adds
+ * its figures as a new series that survives the next reload.
+ * `DPLAB_SCREENSHOT=/tmp/chart.png` saves a picture of the chart section.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyEnv, useDoubles, type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
+import { kubeconfigPath } from '../scripts/clusters/modes.ts';
+import { findObservationFile } from '../scripts/labs/observations.ts';
+import type { Measurement } from '../site/client/lab/measurements.ts';
+import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+
+const LAB = 'scale-compare';
+const NS = 'lab-scale-compare';
+const MODE = 'iptables';
+const PAGE = `/labs/${LAB}/`;
+const NODES = ['dplab-iptables-control-plane', 'dplab-iptables-worker', 'dplab-iptables-worker2'];
+const CHART = 'dplab-lab [data-scale-chart]';
+const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
+
+/** Two earlier clusters, two points each, as the page stores them. */
+const SEEDED: Measurement[] = [
+  { mode: 'ipvs', services: 0, entries: 4, entriesLabel: 'IPVS virtual servers in /proc/net/ip_vs', syncMsAvg: 7.9, syncMsP90: 16 },
+  { mode: 'ipvs', services: 1000, entries: 1004, entriesLabel: 'IPVS virtual servers in /proc/net/ip_vs', syncMsAvg: 41.3, syncMsP90: 128 },
+  { mode: 'cilium', services: 0, entries: 4, entriesLabel: 'frontends in `cilium-dbg service list`' },
+  { mode: 'cilium', services: 1000, entries: 1004, entriesLabel: 'frontends in `cilium-dbg service list`' },
+];
+
+function observed(stepId: string): any {
+  return JSON.parse(readFileSync(findObservationFile(LAB, stepId, 'solved', MODE)!, 'utf8')).observations;
+}
+
+/** The iptables cluster as the solved observations describe it; state n=100 once the learner made 100 Services. */
+function scaleScenario(): Scenario {
+  const base = observed('baseline');
+  const hundred = observed('hundred');
+  const names = Array.from({ length: 100 }, (_, i) => `service/scale-${i + 1}`).join('\n');
+  return {
+    rules: [
+      { tool: 'kind', match: `^get nodes --name dplab-${MODE}$`, stdout: `${NODES.join('\n')}\n` },
+      { tool: 'docker', match: `^exec dplab-${MODE}-worker sh -c iptables-save`, when: { n: '100' }, stdout: hundred.scale.count.stdout },
+      { tool: 'docker', match: `^exec dplab-${MODE}-worker sh -c iptables-save`, stdout: base.scale.count.stdout },
+      { tool: 'docker', match: `^exec dplab-${MODE}-worker curl .*/metrics$`, when: { n: '100' }, stdout: `${hundred.scale.syncMetrics}\n` },
+      { tool: 'docker', match: `^exec dplab-${MODE}-worker curl .*/metrics$`, stdout: `${base.scale.syncMetrics}\n` },
+      { tool: 'kubectl', match: `get configmaps -n ${NS} `, stdout: JSON.stringify(base.answer.configmaps) },
+      { tool: 'kubectl', match: `get services -n ${NS} -l dplab-scale=yes -o name$`, when: { n: '100' }, stdout: `${names}\n` },
+      { tool: 'kubectl', match: `get services -n ${NS} -l dplab-scale=yes -o name$`, stdout: '' },
+    ] satisfies Rule[],
+  };
+}
+
+describe.skipIf(!hasChromium)('scale-compare chart in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+  let course: Course;
+  let browser: Browser;
+  let doubles: Doubles;
+  let restore: () => void;
+
+  beforeAll(async () => {
+    doubles = useDoubles(scaleScenario());
+    restore = applyEnv(doubles.env);
+    mkdirSync(dirname(kubeconfigPath(MODE)), { recursive: true });
+    writeFileSync(kubeconfigPath(MODE), 'apiVersion: v1\nkind: Config\n');
+    course = await startCourse();
+    browser = await launchBrowser();
+    await openSignedIn(browser.page, course, PAGE);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await course?.close();
+    restore?.();
+    doubles?.cleanup();
+  });
+
+  const seriesModes = () => browser.page.locator(`${CHART} svg.dplab-scale-entries g.dplab-chart-series`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode')));
+  const tableRows = () => browser.page.locator(`${CHART} table.dplab-chart-table tbody tr`).allTextContents();
+  /** Each mode's rows as text, its header (mode, what is counted) first. */
+  const tableOf = (mode: string) => browser.page.locator(`${CHART} table.dplab-chart-table tbody[data-mode="${mode}"] tr`).evaluateAll((rows) => rows.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent).join(' | ')));
+
+  it('before any measurement the section says how to fill it', async () => {
+    expect(await browser.page.locator(`${CHART} .dplab-chart-empty`).textContent()).toContain('No measurements yet');
+  });
+
+  it('measurements from two earlier clusters are drawn after a reload: two series, every number in the table', async () => {
+    const { page } = browser;
+    await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`dplab:measurements:${LAB}`, JSON.stringify(SEEDED)]);
+    await page.reload();
+    await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();
+    expect(await seriesModes()).toEqual(['ipvs', 'cilium']);
+    expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="ipvs"] circle`).count()).toBe(2);
+    // Cilium has no kube-proxy: the sync-time chart has only ipvs.
+    expect(await page.locator(`${CHART} svg.dplab-scale-sync g.dplab-chart-series`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode')))).toEqual(['ipvs']);
+    const rows = await tableRows();
+    expect(rows).toHaveLength(4);
+    expect(await tableOf('ipvs')).toEqual(['ipvsIPVS virtual servers in /proc/net/ip_vs | 0 | 4 | 7.9 ms | ≤ 16 ms', '1,000 | 1,004 | 41.3 ms | ≤ 128 ms']);
+    expect(await tableOf('cilium')).toEqual(['ciliumfrontends in cilium-dbg service list | 0 | 4 | no kube-proxy | n/a', '1,000 | 1,004 | no kube-proxy | n/a']);
+    expect(await page.locator(`${CHART} svg.dplab-scale-entries`).getAttribute('role')).toBe('img');
+  });
+
+  it("a Check's figures add this cluster's points (baseline, then 100 Services) and survive a reload", async () => {
+    const { page } = browser;
+    await page.locator(`${step('baseline')} [data-action="check"]`).click();
+    await page.locator(`${step('baseline')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
+    doubles.setState({ n: '100' });
+    await page.locator(`${step('hundred')} [data-action="check"]`).click();
+    await page.locator(`${step('hundred')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
+    expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
+    expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="iptables"] circle`).count()).toBe(2);
+    // Figures straight from the lab's solved observations: baseline 38 rules, 1,138 after 100 Services.
+    expect(await tableOf('iptables')).toEqual([expect.stringMatching(/^iptablesKUBE-\* rules in iptables-save \| 0 \| 38 \| [\d.]+ ms \| ≤ \d+ ms$/), '100 | 1,138 | 20.2 ms | ≤ 32 ms']);
+
+    await page.reload();
+    await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();
+    expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
+    expect(await tableRows()).toHaveLength(6);
+    if (process.env.DPLAB_SCREENSHOT) await page.locator(CHART).screenshot({ path: process.env.DPLAB_SCREENSHOT });
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * scale-compare's verdicts carry the measurement as figures (the lab page charts them): replayed
+ * on the stored observations, every solved step says how many Services and entries it saw, and
+ * kube-proxy's sync time on every mode that has a kube-proxy.
+ */
+import { describe, expect, it } from 'vitest';
+import { MODE_INFO } from '../../scripts/clusters/modes.ts';
+import { findObservationFile, readObservationFile } from '../../scripts/labs/observations.ts';
+import { requireLab } from '../../scripts/labs/registry.ts';
+
+const lab = requireLab('scale-compare');
+const SERVICES: Record<string, number> = { baseline: 0, hundred: 100, thousand: 1000 };
+const replay = (step: string, state: 'solved' | 'unsolved', mode: (typeof lab.modes)[number]) =>
+  lab.steps.find((s) => s.id === step)!.check.evaluate(readObservationFile(findObservationFile(lab.id, step, state, mode)!).observations, { mode, namespace: lab.namespace });
+
+describe('scale-compare figures', () => {
+  const cases = lab.steps.flatMap((step) => lab.modes.map((mode) => [step.id, mode] as const));
+  it.each(cases)('%s on %s, solved', (step, mode) => {
+    const { figures, message } = replay(step, 'solved', mode);
+    expect(figures?.services.value).toBe(SERVICES[step]);
+    expect(figures?.entries.value).toBeGreaterThan(0);
+    // The message quotes the count after the arrow (growth steps) or as the baseline: the same number.
+    expect(message).toContain(String(figures?.entries.value));
+    expect(figures?.entries.label).toMatch(/rules|lines|virtual servers|frontends/);
+    if (MODE_INFO[mode].proxyMode) expect(figures?.syncMsAvg.value).toBeGreaterThan(0);
+    else expect(figures?.syncMsAvg).toBeUndefined();
+  });
+
+  it('a growth step that fails with a readable count still reports the point it measured', () => {
+    const v = replay('hundred', 'unsolved', 'iptables');
+    expect(v.status).toBe('fail');
+    expect(v.figures?.services.value).toBe(0);
+    expect(v.figures?.entries).toEqual({ value: 38, label: 'KUBE-* rules in iptables-save' });
+  });
+
+  it('an unsolved baseline carries no figures: that step does not know how many Services exist', () => {
+    for (const mode of lab.modes) expect(replay('baseline', 'unsolved', mode).figures).toBeUndefined();
+  });
+});
