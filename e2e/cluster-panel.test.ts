@@ -5,31 +5,25 @@
  * the doubles on PATH.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
+import type { Doubles } from '../test/fixtures/doubles.ts';
 import { scenario } from '../test/fixtures/cluster-scenarios.ts';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Stage } from './harness.ts';
 
 /** Long enough to see the running spinner, short enough for a quick test. */
 const CREATE_DELAY_MS = 1500;
 
 describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not installed)', () => {
+  let stage: Stage;
   let doubles: Doubles;
-  let restoreEnv: () => void;
-  let course: Course;
   let browser: Browser;
 
   beforeAll(async () => {
-    doubles = useDoubles(scenario('iptables', [{ tool: 'kind', match: '^create cluster --name dplab-iptables ', delayMs: CREATE_DELAY_MS, stderr: ' ✓ Preparing nodes\n', set: { created: 'yes' } }]));
-    restoreEnv = applyEnv(doubles.env);
-    course = await startCourse();
-    browser = await launchBrowser();
-    await openSignedIn(browser.page, course, '/clusters/');
+    stage = await stageWithDoubles(scenario('iptables', [{ tool: 'kind', match: '^create cluster --name dplab-iptables ', delayMs: CREATE_DELAY_MS, stderr: ' ✓ Preparing nodes\n', set: { created: 'yes' } }]));
+    ({ browser, doubles } = stage);
+    await openSignedIn(browser.page, stage.course, '/clusters/');
   });
   afterAll(async () => {
-    await browser?.close();
-    await course?.close();
-    restoreEnv?.();
-    doubles?.cleanup();
+    await stage?.close();
   });
 
   const panel = () => browser.page.locator('dplab-cluster-panel[mode="iptables"]');

@@ -6,14 +6,12 @@
  * with the unsolved message, the learner's change (Apply solution, or the doubles' state where
  * the solution would reach real node addresses) makes Check pass.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
-import { kubeconfigPath } from '../scripts/clusters/modes.ts';
+import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
 import { resetProbeRoute } from '../scripts/clusters/probe.ts';
 import { findObservationFile } from '../scripts/labs/observations.ts';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const LAB = 'etp-local';
 const NS = 'lab-etp-local';
@@ -66,28 +64,21 @@ function etpScenario(): Scenario {
 }
 
 describe.skipIf(!hasChromium)('etp-local in the browser, walked to the end (skipped: /usr/bin/chromium is not installed)', { timeout: 90_000 }, () => {
+  let stage: Stage;
   let course: Course;
   let browser: Browser;
   let doubles: Doubles;
-  let restore: () => void;
 
   beforeAll(async () => {
-    doubles = useDoubles(etpScenario());
-    // Probes go through the helper container, i.e. through the docker double.
-    restore = applyEnv({ ...doubles.env, DPLAB_PROBE_FROM: 'helper' });
+    stage = await stageWithDoubles(etpScenario(), { env: { DPLAB_PROBE_FROM: 'helper' }, clusterOf: MODE });
+    ({ course, browser, doubles } = stage);
+    // The probe route (host or helper container) is chosen once; choose again under the doubles.
     resetProbeRoute();
-    mkdirSync(dirname(kubeconfigPath(MODE)), { recursive: true });
-    writeFileSync(kubeconfigPath(MODE), 'apiVersion: v1\nkind: Config\n');
-    course = await startCourse();
-    browser = await launchBrowser();
     await openSignedIn(browser.page, course, PAGE);
   });
   afterAll(async () => {
-    await browser?.close();
-    await course?.close();
-    restore?.();
+    await stage?.close();
     resetProbeRoute();
-    doubles?.cleanup();
   });
 
   async function check(id: string, status: 'pass' | 'fail'): Promise<string> {

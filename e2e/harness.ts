@@ -2,12 +2,14 @@
  * Shared set-up for browser tests: the real runner serving the built course on a free
  * loopback port, and Debian's Chromium driven by playwright-core.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../scripts/server/http.ts';
 import { distDir } from '../scripts/paths.ts';
+import { kubeconfigPath, type Mode } from '../scripts/clusters/modes.ts';
+import { applyEnv, useDoubles, type Doubles, type Scenario } from '../test/fixtures/doubles.ts';
 
 export const CHROMIUM = process.env.DPLAB_CHROMIUM ?? '/usr/bin/chromium';
 /** Browser tests run wherever Chromium is installed (.ci/run installs it). */
@@ -60,4 +62,39 @@ export async function launchBrowser(): Promise<Browser> {
 /** Open a page of the course signed in, the way a learner does: through the printed link. */
 export async function openSignedIn(page: Page, course: Course, path: string): Promise<void> {
   await page.goto(`${course.origin}${path}${path.includes('?') ? '&' : '?'}token=${course.token}`);
+}
+
+/** The runner over the cluster test doubles, with Chromium: what every browser test of a lab or cluster page starts from. */
+export interface Stage {
+  course: Course;
+  browser: Browser;
+  doubles: Doubles;
+  close(): Promise<void>;
+}
+
+/**
+ * Puts the doubles first on PATH (the runner runs in this process, so its kind/kubectl/docker
+ * calls hit them), optionally writes a kubeconfig so the mode's cluster counts as created, then
+ * starts the runner and Chromium. `close()` undoes all of it.
+ */
+export async function stageWithDoubles(scenario: Scenario, opts: { env?: Record<string, string>; clusterOf?: Mode } = {}): Promise<Stage> {
+  const doubles = useDoubles(scenario);
+  const restore = applyEnv({ ...doubles.env, ...opts.env });
+  if (opts.clusterOf) {
+    mkdirSync(dirname(kubeconfigPath(opts.clusterOf)), { recursive: true });
+    writeFileSync(kubeconfigPath(opts.clusterOf), 'apiVersion: v1\nkind: Config\n');
+  }
+  const course = await startCourse();
+  const browser = await launchBrowser();
+  return {
+    course,
+    browser,
+    doubles,
+    async close() {
+      await browser.close();
+      await course.close();
+      restore();
+      doubles.cleanup();
+    },
+  };
 }

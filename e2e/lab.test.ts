@@ -3,36 +3,26 @@
  * Check shows the failure message inline, a snippet arrives in the terminal, progress and
  * hints survive a reload, and a mode whose cluster is absent shows an error (not a fail).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
-import { kubeconfigPath } from '../scripts/clusters/modes.ts';
+import { type Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../scripts/labs/testing/first-service-scenario.ts';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const PAGE = '/labs/first-service/';
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
 describe.skipIf(!hasChromium)('lab page in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+  let stage: Stage;
   let course: Course;
   let browser: Browser;
   let doubles: Doubles;
-  let restore: () => void;
 
   beforeAll(async () => {
-    doubles = useDoubles(firstServiceScenario('iptables'));
-    restore = applyEnv(doubles.env);
-    mkdirSync(dirname(kubeconfigPath('iptables')), { recursive: true });
-    writeFileSync(kubeconfigPath('iptables'), 'apiVersion: v1\nkind: Config\n');
-    course = await startCourse();
-    browser = await launchBrowser();
+    stage = await stageWithDoubles(firstServiceScenario('iptables'), { clusterOf: 'iptables' });
+    ({ course, browser, doubles } = stage);
   });
   afterAll(async () => {
-    await browser?.close();
-    await course?.close();
-    restore?.();
-    doubles?.cleanup();
+    await stage?.close();
   });
 
   it('Check shows why the first step is not done, with expected versus seen', async () => {

@@ -5,14 +5,12 @@
  * its figures as a new series that survives the next reload.
  * `DPLAB_SCREENSHOT=/tmp/chart.png` saves a picture of the chart section.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
-import { kubeconfigPath } from '../scripts/clusters/modes.ts';
+import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
 import { findObservationFile } from '../scripts/labs/observations.ts';
 import type { Measurement } from '../site/client/lab/measurements.ts';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const LAB = 'scale-compare';
 const NS = 'lab-scale-compare';
@@ -54,25 +52,18 @@ function scaleScenario(): Scenario {
 }
 
 describe.skipIf(!hasChromium)('scale-compare chart in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+  let stage: Stage;
   let course: Course;
   let browser: Browser;
   let doubles: Doubles;
-  let restore: () => void;
 
   beforeAll(async () => {
-    doubles = useDoubles(scaleScenario());
-    restore = applyEnv(doubles.env);
-    mkdirSync(dirname(kubeconfigPath(MODE)), { recursive: true });
-    writeFileSync(kubeconfigPath(MODE), 'apiVersion: v1\nkind: Config\n');
-    course = await startCourse();
-    browser = await launchBrowser();
+    stage = await stageWithDoubles(scaleScenario(), { clusterOf: MODE });
+    ({ course, browser, doubles } = stage);
     await openSignedIn(browser.page, course, PAGE);
   });
   afterAll(async () => {
-    await browser?.close();
-    await course?.close();
-    restore?.();
-    doubles?.cleanup();
+    await stage?.close();
   });
 
   const seriesModes = () => browser.page.locator(`${CHART} svg.dplab-scale-entries g.dplab-chart-series`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode')));
