@@ -16,3 +16,10 @@ export const WEB_AND_CLIENT = {
   workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
   images: [AGNHOST],
 };
+
+/** The same files for the learner to apply: nothing is created at setup. */
+export const WEB_AND_CLIENT_TO_APPLY = {
+  manifests: [],
+  workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
+  images: [AGNHOST],
+};

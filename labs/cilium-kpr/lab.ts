@@ -8,7 +8,7 @@ import { parse } from '../../scripts/dataplane/index.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { hubbleCheck, kprCheck, noKubeRulesCheck } from './checks.ts';
-import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD } from '../_shared/workload.ts';
+import { AGNHOST, WEB_AND_CLIENT_TO_APPLY } from '../_shared/workload.ts';
 
 const ID = 'cilium-kpr';
 const NS = 'lab-cilium-kpr';
@@ -25,11 +25,7 @@ export default defineLab({
   minutes: 20,
   concepts: ['E1', 'E2', 'E4'],
   namespace: NS,
-  setup: {
-    manifests: [],
-    workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
-    images: [AGNHOST],
-  },
+  setup: WEB_AND_CLIENT_TO_APPLY,
   steps: [
     {
       id: 'who-forwards',

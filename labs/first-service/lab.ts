@@ -4,7 +4,7 @@ import { allOf, deploymentReady, readyEndpoints, serviceSpec } from '../../scrip
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { proxyModeCheck, reachWebCheck } from './checks.ts';
-import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD } from '../_shared/workload.ts';
+import { AGNHOST, WEB_AND_CLIENT_TO_APPLY } from '../_shared/workload.ts';
 export { AGNHOST };
 
 const ID = 'first-service';
@@ -22,11 +22,7 @@ export default defineLab({
   minutes: 15,
   concepts: ['S2', 'S3'],
   namespace: NS,
-  setup: {
-    manifests: [],
-    workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
-    images: [AGNHOST],
-  },
+  setup: WEB_AND_CLIENT_TO_APPLY,
   steps: [
     {
       id: 'deploy-web',
