@@ -12,7 +12,7 @@ import { loadLabs, requireLab, requireMode, requireStep } from '../../labs/regis
 import { resetLab } from '../../labs/reset.ts';
 import { applySolution } from '../../labs/solve.ts';
 import { labDetail, labSummary } from '../../labs/view.ts';
-import { sendJson, type Route } from '../router.ts';
+import { sendJson, type Route, type RouteContext } from '../router.ts';
 
 /** `{ mode }` from a POST body; anything else in it is ignored. */
 function modeFrom(body: unknown): unknown {
@@ -34,6 +34,12 @@ async function exclusive<T>(lab: string, mode: Mode, work: () => Promise<T>): Pr
   }
 }
 
+/** The lab, step and mode a step route names: ids looked up in the registry, 404 when unknown. */
+function stepTarget(ctx: RouteContext) {
+  const lab = requireLab(ctx.params.lab);
+  return { lab, step: requireStep(lab, ctx.params.step), mode: requireMode(lab, modeFrom(ctx.body)) };
+}
+
 export const labRoutes: Route[] = [
   {
     method: 'GET',
@@ -53,9 +59,7 @@ export const labRoutes: Route[] = [
     method: 'POST',
     path: '/api/labs/:lab/steps/:step/check',
     async handler(_req, res, ctx) {
-      const lab = requireLab(ctx.params.lab);
-      const step = requireStep(lab, ctx.params.step);
-      const mode = requireMode(lab, modeFrom(ctx.body));
+      const { lab, step, mode } = stepTarget(ctx);
       const { observations: _observations, ...result } = await runCheck(lab, step, mode, { signal: ctx.signal });
       if (result.status === 'pass') await recordPass(loadLabs(), lab.id, step.id, mode);
       sendJson(res, 200, result);
@@ -65,9 +69,7 @@ export const labRoutes: Route[] = [
     method: 'POST',
     path: '/api/labs/:lab/steps/:step/solve',
     async handler(_req, res, ctx) {
-      const lab = requireLab(ctx.params.lab);
-      const step = requireStep(lab, ctx.params.step);
-      const mode = requireMode(lab, modeFrom(ctx.body));
+      const { lab, step, mode } = stepTarget(ctx);
       sendJson(res, 200, await exclusive(lab.id, mode, () => applySolution(lab, step, mode, { signal: ctx.signal })));
     },
   },
@@ -75,9 +77,7 @@ export const labRoutes: Route[] = [
     method: 'POST',
     path: '/api/labs/:lab/steps/:step/reset',
     async handler(_req, res, ctx) {
-      const lab = requireLab(ctx.params.lab);
-      const step = requireStep(lab, ctx.params.step);
-      const mode = requireMode(lab, modeFrom(ctx.body));
+      const { lab, step, mode } = stepTarget(ctx);
       const result = await exclusive(lab.id, mode, () => resetLab(lab, mode, { toStep: step, signal: ctx.signal }));
       const progress = await clearPasses(loadLabs(), lab, mode, step.id);
       sendJson(res, 200, { ...result, progress: progress.labs[lab.id] });
