@@ -6,7 +6,7 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { conntrackCheck, probabilitiesCheck, scaleCheck, SCALED } from './checks.ts';
-import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'iptables-chains';
 const NS = 'lab-iptables-chains';

@@ -7,7 +7,7 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { installIpvsadmCheck, switchToLcCheck, virtualServerCheck } from './checks.ts';
-import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'ipvs-inspect';
 const NS = 'lab-ipvs-inspect';

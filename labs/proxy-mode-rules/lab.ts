@@ -6,7 +6,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { findChainCheck, followEndpointsCheck, readModeCheck } from './checks.ts';
-import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT } from '../_shared/workload.ts';
 
 const ID = 'proxy-mode-rules';
 const NS = 'lab-proxy-mode-rules';

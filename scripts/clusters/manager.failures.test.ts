@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR, FAST_TIMEOUTS, fakeSystem, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import type { DplabError } from '../errors.ts';

@@ -1,6 +1,6 @@
 import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';

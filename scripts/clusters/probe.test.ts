@@ -23,7 +23,7 @@ afterEach(async () => {
 
 describe('probeFromOutside', () => {
   it('on a native Linux engine probes from the host, no docker exec into a node', async () => {
-    const d = installDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] }, {}, { DPLAB_PROBE_FROM: '' });
+    installDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] }, {}, { DPLAB_PROBE_FROM: '' });
     expect(await probeRoute()).toBe(process.platform === 'linux' ? 'host' : 'helper');
     if (process.platform !== 'linux') return;
     const r = await clusterHandle('iptables').probeFromOutside('dplab-iptables-worker', port, '/x');
@@ -51,7 +51,7 @@ describe('probeFromOutside', () => {
   });
 
   it('DPLAB_PROBE_FROM forces the route', async () => {
-    const d = installDoubles({ rules: [] }, {}, { DPLAB_PROBE_FROM: 'helper' });
+    installDoubles({ rules: [] }, {}, { DPLAB_PROBE_FROM: 'helper' });
     expect(await probeRoute()).toBe('helper');
   });
 });

@@ -34,7 +34,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export async function waitUntil<T>(attempt: () => Promise<{ done: true; value: T } | { done: false; seen: string }>, opts: WaitOptions): Promise<T> {
   const deadline = Date.now() + opts.timeoutMs;
-  let lastSeen = '';
+  let lastSeen: string;
   for (;;) {
     opts.signal?.throwIfAborted();
     const r = await attempt();

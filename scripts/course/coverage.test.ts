@@ -4,7 +4,7 @@
  * The lab side (every **lab** concept practised by a checked step) reuses `lessonConcepts`.
  */
 import { describe, expect, it } from 'vitest';
-import { CONCEPTS, SECTIONS, isConceptId, type ConceptId } from './concepts.ts';
+import { CONCEPTS, SECTIONS, isConceptId } from './concepts.ts';
 import { diagramSources, LESSONS_PREFIX, lessonConcepts, pageConcepts, pageLabs, readDocPages } from './lessons.ts';
 
 const pages = readDocPages();

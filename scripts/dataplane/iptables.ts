@@ -12,7 +12,6 @@ import { readIptablesSave, type IptRule, type IptTable } from './iptables-save-r
 const SERVICES = 'KUBE-SERVICES';
 const NODEPORTS = 'KUBE-NODEPORTS';
 const EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
-const MARK_MASQ = 'KUBE-MARK-MASQ';
 const FRONTEND_TARGET = /^KUBE-(SVC|SVL|EXT|FW)-/;
 const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
 const ENDPOINT_CHAIN = /^KUBE-SEP-/;

@@ -103,7 +103,7 @@ export const setupSchema = () =>
       /** Files copied into the learner's workspace as `<lab id>/<file name>`, for steps to `kubectl apply`. */
       workspace: z.array(labFileSchema()).default([]),
       /** Container images the lab pulls, pinned by tag; for preloading in classrooms without a good network. */
-      images: z.array(z.string().regex(/^[\w.\-/]+(:[\w.\-]+)?(@sha256:[a-f0-9]{64})?$/, 'must be an image reference such as `registry.k8s.io/e2e-test-images/agnhost:2.53`')).default([]),
+      images: z.array(z.string().regex(/^[\w.\-/]+(:[\w.-]+)?(@sha256:[a-f0-9]{64})?$/, 'must be an image reference such as `registry.k8s.io/e2e-test-images/agnhost:2.53`')).default([]),
     })
     .strict();
 

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { installDoubles } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR, fakeSystem, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { formatFindings } from './format.ts';
@@ -10,7 +10,7 @@ const GiB = 1024 ** 3;
 
 describe('runPreflight', () => {
   it('all ok on a good Linux host', async () => {
-    const d = installDoubles(scenario('cilium'));
+    installDoubles(scenario('cilium'));
     const r = await runPreflight({ modes: ['ipvs', 'cilium'], system: fakeSystem() });
     expect(r.findings.map((f) => `${f.id}:${f.status}`)).toEqual([
       'docker-cli:ok', 'docker-daemon:ok', 'docker-desktop:ok', 'kind:ok', 'kubectl:ok', 'cilium-installer:ok', 'inotify:ok', 'ipvs-modules:ok', 'memory:ok',
@@ -21,7 +21,7 @@ describe('runPreflight', () => {
   });
 
   it('Docker Desktop: a warning that node IPs are not reachable, IPVS not checkable', async () => {
-    const d = installDoubles(scenario('ipvs', [{ tool: 'docker', match: '^info ', stdout: JSON.stringify({ ServerVersion: '28', OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', MemTotal: 8 * GiB }) }]));
+    installDoubles(scenario('ipvs', [{ tool: 'docker', match: '^info ', stdout: JSON.stringify({ ServerVersion: '28', OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', MemTotal: 8 * GiB }) }]));
     const r = await runPreflight({ modes: ['ipvs'], system: fakeSystem({ platform: 'darwin' }) });
     const byId = Object.fromEntries(r.findings.map((f) => [f.id, f]));
     expect(byId['docker-desktop']).toMatchObject({ status: 'warn', detail: expect.stringMatching(/not reachable/) });
@@ -31,7 +31,7 @@ describe('runPreflight', () => {
   });
 
   it('nothing installed: every tool fails with its own fix, first failure is the headline', async () => {
-    const d = installDoubles({ rules: [] }, { without: ['docker', 'kind', 'kubectl', 'cilium', 'helm'] });
+    installDoubles({ rules: [] }, { without: ['docker', 'kind', 'kubectl', 'cilium', 'helm'] });
     const r = await runPreflight({ modes: ['cilium'], system: fakeSystem() });
     expect(r.findings.filter((f) => f.status === 'fail').map((f) => f.id)).toEqual(['docker-cli', 'docker-daemon', 'kind', 'kubectl', 'cilium-installer']);
     const err = preflightError(r)!;
@@ -41,7 +41,7 @@ describe('runPreflight', () => {
   });
 
   it('daemon down keeps the CLI version', async () => {
-    const d = installDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: '{"ClientInfo":{"Version":"28.2.2"}}', stderr: DAEMON_DOWN_STDERR, exit: 1 }]));
+    installDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: '{"ClientInfo":{"Version":"28.2.2"}}', stderr: DAEMON_DOWN_STDERR, exit: 1 }]));
     const r = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
     expect(r.findings[0]).toMatchObject({ id: 'docker-cli', status: 'ok', detail: 'docker 28.2.2' });
     expect(r.findings[1]).toMatchObject({ id: 'docker-daemon', status: 'fail' });

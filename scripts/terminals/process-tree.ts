@@ -11,7 +11,7 @@ export const KILL_GRACE_MS = 1_500;
 /** Process group ids of all processes in session `sid` (Linux /proc; elsewhere just the leader's group). */
 export function sessionGroups(sid: number): number[] {
   const groups = new Set<number>([sid]);
-  let entries: string[] = [];
+  let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {

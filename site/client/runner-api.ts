@@ -34,7 +34,7 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
   }
   if (res.status === 401) throw new RunnerUnavailable('unauthorised');
   const text = await res.text();
-  let data: unknown = undefined;
+  let data: unknown;
   try {
     data = text ? JSON.parse(text) : undefined;
   } catch {

@@ -1,4 +1,4 @@
-import { createServer, get, request, type Server } from 'node:http';
+import { createServer, get, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../../../test/fixtures/doubles.ts';
