@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles } from '../test/fixtures/doubles.ts';
-import { firstServiceScenario } from '../scripts/labs/testing/first-service-scenario.ts';
+import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
 import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const PAGE = '/labs/first-service/';

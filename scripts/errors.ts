@@ -26,6 +26,11 @@ export class DplabError extends Error {
   }
 }
 
+/** 404 for an id the client sent that we do not know; the message names the known ones. */
+export function unknownId(kind: string, id: string, known: readonly string[]): DplabError {
+  return new DplabError(`Unknown ${kind} "${id.slice(0, 80)}". Known: ${known.join(', ')}.`, { status: 404 });
+}
+
 /** A JSON-safe view of any error, for the API and `--json` output. */
 export function errorToJson(err: unknown): { message: string; fix?: string; details?: string } {
   if (err instanceof DplabError) return { message: err.message, fix: err.fix, details: err.details };

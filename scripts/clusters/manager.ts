@@ -15,7 +15,6 @@ import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from './mode
 import { ActionStatus, newProgress } from './progress.ts';
 import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
-import { labImages } from '../labs/images.ts';
 
 export type { ClusterEvent } from './events.ts';
 export type { ClusterState, ClusterStatus, ErrorJson, Progress, ActionProgress } from './status-types.ts';
@@ -23,6 +22,8 @@ export type { ClusterState, ClusterStatus, ErrorJson, Progress, ActionProgress }
 export interface ManagerOptions {
   timeouts?: Partial<ProvisionTimeouts>;
   images?: readonly string[];
+  /** The images to preload into a mode's nodes (the runner passes the labs' own list). */
+  imagesFor?: (mode: Mode) => readonly string[];
   /** Host facts for the preflight (tests play other machines). */
   system?: PreflightSystem;
 }
@@ -167,7 +168,7 @@ export class ClusterManager {
       signal,
       timeouts,
       retain,
-      images: opts.images ?? this.defaults.images ?? labImages(mode),
+      images: opts.images ?? this.defaults.images ?? this.defaults.imagesFor?.(mode) ?? [],
       system: opts.system ?? this.defaults.system,
       note: (message) => {
         run.progress.notes.push(message);
@@ -295,6 +296,3 @@ export class ClusterManager {
     }
   }
 }
-
-/** The runner's one manager: the CLI and the server share it within a process. */
-export const clusterManager = new ClusterManager();

@@ -23,7 +23,7 @@ afterEach(async () => {
 
 describe('probeFromOutside', () => {
   it('on a native Linux engine probes from the host, no docker exec into a node', async () => {
-    installDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] }, {}, { DPLAB_PROBE_FROM: '' });
+    const d = installDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] }, {}, { DPLAB_PROBE_FROM: '' });
     expect(await probeRoute()).toBe(process.platform === 'linux' ? 'host' : 'helper');
     if (process.platform !== 'linux') return;
     const r = await clusterHandle('iptables').probeFromOutside('dplab-iptables-worker', port, '/x');

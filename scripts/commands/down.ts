@@ -1,4 +1,4 @@
-import { clusterManager } from '../clusters/manager.ts';
+import { clusterManager } from '../runner/services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { MODES, type Mode } from '../clusters/modes.ts';
 import { parseFlags, usageError, type Command } from './command.ts';

@@ -1,4 +1,5 @@
-import { clusterManager, type ClusterStatus } from '../clusters/manager.ts';
+import type { ClusterStatus } from '../clusters/manager.ts';
+import { clusterManager } from '../runner/services.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 
 function table(statuses: ClusterStatus[]): string {

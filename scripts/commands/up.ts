@@ -1,4 +1,4 @@
-import { clusterManager } from '../clusters/manager.ts';
+import { clusterManager } from '../runner/services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { MODES } from '../clusters/modes.ts';

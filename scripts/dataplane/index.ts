@@ -12,7 +12,7 @@ export { ParseError } from './parse-error.ts';
 export { findFrontend, findService, toJson, type JsonView } from './query.ts';
 export { toMermaid } from './mermaid.ts';
 export { toText } from './text.ts';
-export { commandsToRead } from './read-commands.ts';
+export { commandsToRead, RULE_DUMPS, type RuleDump } from './read-commands.ts';
 
 const PARSERS: Record<Format, (text: string, opts: ParseOptions) => DataplaneModel> = {
   'iptables-save': (t) => parseIptablesSave(t),

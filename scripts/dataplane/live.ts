@@ -8,10 +8,10 @@ import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import { MODE_INFO, type Mode } from '../clusters/modes.ts';
 import { allOrCancel, CommandError, type RunOptions } from '../exec.ts';
 import { DplabError } from '../errors.ts';
-import { clusterAbsent, describeClusterError } from '../labs/cluster-errors.ts';
-import { RULE_DUMPS } from '../labs/checks/rules.ts';
+import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { explainView, servicesIn, type ExplainResponse } from './explain-view.ts';
 import { parse, ParseError, type DataplaneModel, type Format } from './index.ts';
+import { RULE_DUMPS } from './read-commands.ts';
 
 /** Dumping a node's rules is quick even with thousands of Services; a slower answer means trouble. */
 export const LIVE_READ_TIMEOUT_MS = 30_000;

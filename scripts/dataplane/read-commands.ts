@@ -1,4 +1,7 @@
-// What to run on a node (or, for Cilium, in the node's cilium agent pod) to get each format.
+// What to run on a node (or, for Cilium, in the node's cilium agent pod) to get each format,
+// and which format each mode's node is read in. The one home of these commands: the explorer's
+// live read and the lab checks both take them from here.
+import type { Mode } from '../clusters/modes.ts';
 import type { Format } from './model.ts';
 
 const COMMANDS: Record<Format, readonly string[]> = {
@@ -15,3 +18,20 @@ const COMMANDS: Record<Format, readonly string[]> = {
 export function commandsToRead(format: Format): string[] {
   return [...COMMANDS[format]];
 }
+
+export interface RuleDump {
+  format: Format;
+  /** `node`: run inside the node; `cilium`: inside the node's cilium agent container. */
+  where: 'node' | 'cilium';
+  command: readonly string[];
+}
+
+const dump = (format: Format, where: RuleDump['where']): RuleDump => ({ format, where, command: COMMANDS[format] });
+
+/** What each mode's node shows and in which format (kind nodes ship no ipvsadm, /proc/net/ip_vs is always there). */
+export const RULE_DUMPS: Readonly<Record<Mode, RuleDump>> = {
+  iptables: dump('iptables-save', 'node'),
+  nftables: dump('nft-json', 'node'),
+  ipvs: dump('proc-ip-vs', 'node'),
+  cilium: dump('cilium-json', 'cilium'),
+};

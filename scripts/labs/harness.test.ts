@@ -6,7 +6,7 @@ import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.
 import { kubeconfigPath } from '../clusters/modes.ts';
 import { verifyLabs, TABLE_HEADER } from './harness.ts';
 import { requireLab } from './registry.ts';
-import { firstServiceScenario } from './testing/first-service-scenario.ts';
+import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { verifyLabsCommand } from '../commands/verify-labs.ts';
 
 let doubles: Doubles;

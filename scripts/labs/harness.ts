@@ -13,7 +13,7 @@ import { observationFileName, writeObservationFile, type ObservationFile } from 
 import { resetLab } from './reset.ts';
 import type { Lab } from './schema.ts';
 import { applySolution } from './solve.ts';
-import { describeClusterError } from './cluster-errors.ts';
+import { describeClusterError } from '../clusters/cluster-errors.ts';
 
 export type Outcome = CheckResult['status'] | 'skipped';
 

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMode, MODES, type Mode } from '../clusters/modes.ts';
 import { labsDir } from '../paths.ts';
-import { unknownId } from '../server/router.ts';
+import { unknownId } from '../errors.ts';
 import { LAB_MODULES } from '../../labs/index.ts';
 import { fromZodError, labDataError } from './friendly-error.ts';
 import { labSchema, type Lab, type Step } from './schema.ts';

@@ -7,7 +7,7 @@ import { TIMEOUTS } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
-import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
+import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab, Step } from './schema.ts';
 import { labFilePath } from './registry.ts';
 import { applySolution, prepareWorkspace } from './solve.ts';

@@ -13,7 +13,7 @@ import { DplabError } from '../errors.ts';
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { workspaceDir } from '../paths.ts';
-import { clusterAbsent, describeClusterError } from './cluster-errors.ts';
+import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
 import { labFilePath } from './registry.ts';
 

@@ -87,8 +87,3 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
     throw new DplabError('Request body is not valid JSON.', { status: 400 });
   }
 }
-
-/** 404 for an id the client sent that we do not know; the message names the known ones. */
-export function unknownId(kind: string, id: string, known: readonly string[]): DplabError {
-  return new DplabError(`Unknown ${kind} "${id.slice(0, 80)}". Known: ${known.join(', ')}.`, { status: 404 });
-}

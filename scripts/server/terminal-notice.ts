@@ -3,7 +3,8 @@
  * manager's status, so the learner knows why kubectl will fail.
  */
 import type { Mode } from '../clusters/modes.ts';
-import { clusterManager, type ClusterManager } from '../clusters/manager.ts';
+import type { ClusterManager } from '../clusters/manager.ts';
+import { clusterManager } from '../runner/services.ts';
 
 /**
  * What a lab terminal prints before its prompt when the cluster is not usable yet, or null

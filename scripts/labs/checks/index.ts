@@ -10,5 +10,5 @@ export { gatherPodCommand, gatherNodeCommand, observeCommand, podNotUsable, type
 export { gatherConfigMap, configMapValue, evaluateConfigMapValue } from './configmap.ts';
 export { proxyModeIs, gatherProxyMode, evaluateProxyMode, seenProxyMode, expectedProxyMode, kubeProxyReplacement, type ProxyModeObservation } from './proxy-mode.ts';
 export { probeNodes, gatherProbes, evaluateProbes, type ProbeExpectation } from './probe.ts';
-export { serviceRules, gatherRules, evaluateRules, RULE_DUMPS, type ParseRules } from './rules.ts';
+export { serviceRules, gatherRules, evaluateRules, type ParseRules } from './rules.ts';
 export { firstItem, getByName, listBySelector, podReady, selectorString, type KubeList, type KubeObject } from './kube.ts';

@@ -8,7 +8,8 @@ import type { DataplaneModel, Frontend, ParseOptions } from '../../dataplane/mod
 import { gatherNodeCommand } from './command.ts';
 import { fact, fail } from './facts.ts';
 import { firstItem, getByName, type KubeObject } from './kube.ts';
-import { RULE_DUMPS, type ParseRules, type RulesObservation } from './rules.ts';
+import { RULE_DUMPS } from '../../dataplane/read-commands.ts';
+import type { ParseRules, RulesObservation } from './rules.ts';
 import type { EvalContext, GatherContext, Verdict } from './types.ts';
 
 export type NodeRole = 'control-plane' | 'worker' | 'worker2';

@@ -4,8 +4,7 @@
  * Service's ClusterIP frontend with what the step expects. The parser defaults to the dataplane
  * parsers (scripts/dataplane); tests may pass their own.
  */
-import type { Mode } from '../../clusters/modes.ts';
-import { findService, parse as parseDataplane, type DataplaneModel, type Format, type ParseOptions } from '../../dataplane/index.ts';
+import { findService, parse as parseDataplane, RULE_DUMPS, type DataplaneModel, type Format, type ParseOptions } from '../../dataplane/index.ts';
 import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
 import { gatherNodeCommand, observeCommand, type CommandObservation } from './command.ts';
 import { fact, fail, pass } from './facts.ts';
@@ -13,14 +12,6 @@ import { firstItem, getByName, type KubeList } from './kube.ts';
 import type { Check, EvalContext, GatherContext } from './types.ts';
 
 export type ParseRules = (format: Format, text: string, opts?: ParseOptions) => DataplaneModel;
-
-/** What each mode's node shows and in which format (kind nodes ship no ipvsadm, /proc/net/ip_vs is always there). */
-export const RULE_DUMPS: Record<Mode, { format: Format; where: 'node' | 'cilium'; command: readonly string[] }> = {
-  iptables: { format: 'iptables-save', where: 'node', command: ['iptables-save'] },
-  nftables: { format: 'nft-json', where: 'node', command: ['nft', '-j', 'list', 'table', 'ip', 'kube-proxy'] },
-  ipvs: { format: 'proc-ip-vs', where: 'node', command: ['cat', '/proc/net/ip_vs'] },
-  cilium: { format: 'cilium-json', where: 'cilium', command: ['cilium-dbg', 'service', 'list', '-o', 'json'] },
-};
 
 export interface RulesExpectation {
   /** Number of backends behind the Service's ClusterIP frontend (0 for "no rules", e.g. headless). */

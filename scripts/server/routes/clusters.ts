@@ -3,10 +3,12 @@
  * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
  */
 import type { ServerResponse } from 'node:http';
-import { clusterManager, type ClusterManager } from '../../clusters/manager.ts';
+import type { ClusterManager } from '../../clusters/manager.ts';
+import { clusterManager } from '../../runner/services.ts';
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
 import { runPreflight } from '../../preflight/index.ts';
-import { sendJson, unknownId, type Route } from '../router.ts';
+import { unknownId } from '../../errors.ts';
+import { sendJson, type Route } from '../router.ts';
 
 /** Proxies and browsers drop idle streams; a comment line every 15 s keeps it open. */
 export const SSE_HEARTBEAT_MS = 15_000;

@@ -4,11 +4,11 @@
  * (modes, fixtures, nodes) or a strict pattern before anything is read.
  */
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
-import { DplabError } from '../../errors.ts';
+import { DplabError, unknownId } from '../../errors.ts';
 import { explainView, isServiceRef, servicesIn, type ExplainResponse } from '../../dataplane/explain-view.ts';
 import { listFixtures, loadFixture } from '../../dataplane/fixture-catalog.ts';
 import { explainLive, type LiveOptions } from '../../dataplane/live.ts';
-import { sendJson, unknownId, type Route } from '../router.ts';
+import { sendJson, type Route } from '../router.ts';
 
 export type ExplainLive = (mode: Mode, service: string, opts: LiveOptions) => Promise<ExplainResponse>;
 

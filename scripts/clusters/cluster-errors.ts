@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import { CommandError } from '../exec.ts';
 import { DplabError } from '../errors.ts';
-import type { ClusterHandle } from '../clusters/handle.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { ClusterHandle } from './handle.ts';
+import type { Mode } from './modes.ts';
 
 export interface ClusterProblem {
   message: string;

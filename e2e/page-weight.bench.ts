@@ -1,9 +1,9 @@
 /**
  * Prints how many bytes of JavaScript each kind of page loads (measured in Chromium, after
  * the page settled), so lazy loading (xterm on terminal pages, mermaid where a diagram is
- * drawn) is checked by numbers. Run after a build: `npx tsx scripts/bench/page-weight.ts`.
+ * drawn) is checked by numbers. Run after a build: `npx tsx e2e/page-weight.bench.ts`.
  */
-import { launchBrowser, startCourse } from '../../e2e/harness.ts';
+import { launchBrowser, startCourse } from './harness.ts';
 
 const PAGES = [
   ['landing', '/'],
