@@ -1,13 +1,5 @@
 /** Progress and status events of the clusters, as one typed stream the server relays (SSE). */
-import type { ClusterStatus, ErrorJson } from './status-types.ts';
-import type { Mode } from './modes.ts';
-
-export type ActionPhase = 'start' | 'end' | 'fail' | 'skip';
-
-export type ClusterEvent =
-  | { type: 'status'; mode: Mode; status: ClusterStatus }
-  | { type: 'action'; mode: Mode; runId: string; id: string; title: string; phase: ActionPhase; at: number; elapsedMs?: number; error?: ErrorJson }
-  | { type: 'info'; mode: Mode; runId: string; message: string; at: number };
+export type { ActionPhase, ClusterEvent } from '../wire/clusters.ts';
 
 export type Listener<T> = (event: T) => void;
 

@@ -5,8 +5,9 @@
 import { join } from 'node:path';
 import { kindConfigDir, stateDir } from '../paths.ts';
 
-export const MODES = ['iptables', 'ipvs', 'nftables', 'cilium'] as const;
-export type Mode = (typeof MODES)[number];
+import { isMode, MODES, type Mode } from '../wire/modes.ts';
+
+export { isMode, MODES, type Mode };
 
 export interface ModeInfo {
   id: Mode;
@@ -25,10 +26,6 @@ export const MODE_INFO: Readonly<Record<Mode, ModeInfo>> = {
   nftables: { id: 'nftables', title: 'kube-proxy, nftables mode', proxyMode: 'nftables', podSubnet: '10.246.0.0/16', serviceSubnet: '10.98.0.0/16' },
   cilium: { id: 'cilium', title: 'Cilium kube-proxy replacement (eBPF)', proxyMode: null, podSubnet: '10.247.0.0/16', serviceSubnet: '10.99.0.0/16' },
 };
-
-export function isMode(value: unknown): value is Mode {
-  return typeof value === 'string' && (MODES as readonly string[]).includes(value);
-}
 
 export function clusterName(mode: Mode): `dplab-${Mode}` {
   return `dplab-${mode}`;

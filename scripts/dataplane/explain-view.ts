@@ -6,32 +6,9 @@ import { toMermaid } from './mermaid.ts';
 import { findService, toJson, type JsonFrontend } from './query.ts';
 import { toText } from './text.ts';
 
-export interface ExplainResponse {
-  service: string;
-  format: Format;
-  source: 'live' | 'fixture';
-  /** Live only: the mode whose cluster was read, its node names (control plane first). */
-  mode?: Mode;
-  nodes?: string[];
-  /** The node whose dataplane this is (a fixture says which node it was printed from). */
-  node?: string;
-  /** Fixture only: `<format>/<name>`. */
-  fixture?: string;
-  /** The headline count (rules, virtual servers, …) and finer counts, for "how big is this". */
-  entries: number;
-  entriesLabel: string;
-  counts: Record<string, number>;
-  frontends: JsonFrontend[];
-  mermaid: string;
-  text: string;
-}
+import type { ExplainResponse } from '../wire/explain.ts';
 
-/** Kubernetes namespace / Service name: DNS labels. Checked before anything reads a cluster. */
-const SERVICE_REF = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-export function isServiceRef(value: string): boolean {
-  return SERVICE_REF.test(value);
-}
+export { isServiceRef, type ExplainResponse } from '../wire/explain.ts';
 
 /** Named Services present in a model (without port names), sorted, for "known: …" messages. */
 export function servicesIn(model: DataplaneModel): string[] {

@@ -29,17 +29,9 @@ const EXTRA: ReadonlyArray<{ format: Format; name: string; scenario: ScenarioId;
   { format: 'cilium', name: 'clusterip-v1.17', scenario: 'clusterip', description: `${DESCRIPTIONS.clusterip}, as cilium 1.17 prints it (with the ID column)` },
 ];
 
-export interface FixtureInfo {
-  /** `<format>/<name>` */
-  id: string;
-  format: Format;
-  name: string;
-  description: string;
-  /** The node the output was printed from. */
-  node: string;
-  /** Named Services in it. */
-  services: string[];
-}
+import type { FixtureInfo } from '../wire/explain.ts';
+
+export type { FixtureInfo };
 
 interface Entry {
   info: FixtureInfo;

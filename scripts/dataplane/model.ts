@@ -1,8 +1,9 @@
 // The one normalised shape every dataplane parser produces, whatever tool printed the input.
 // Lessons, checks and `dplab explain` read this, never the raw tool output.
 
-export const FORMATS = ['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'] as const;
-export type Format = (typeof FORMATS)[number];
+import type { Format } from '../wire/explain.ts';
+
+export { FORMATS, type Format } from '../wire/explain.ts';
 
 export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer';
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';

@@ -25,11 +25,8 @@ export function findFrontend(model: DataplaneModel, address: string): ServiceVie
   return null;
 }
 
-export interface JsonBackend { ip: string; port: number; share: number }
-export interface JsonFrontend {
-  type: string; ip: string; port: number; protocol: string; backends: JsonBackend[];
-  localOnly: boolean; dropsWithoutLocalEndpoints: boolean; affinity: { timeoutSeconds: number } | null;
-}
+export type { JsonBackend, JsonFrontend } from '../wire/explain.ts';
+import type { JsonFrontend } from '../wire/explain.ts';
 export interface JsonView { service: string | null; frontends: JsonFrontend[] }
 
 /** Exactly the public JSON shape: internal fields (path, via, chooser…) stay out. */

@@ -21,26 +21,9 @@ function deadlineMs(): number {
 /** How long a converging state (pods starting, endpoints filling) is given before it counts as a fail. */
 export const SETTLE_MS = 30_000;
 
-export type CheckStatus = 'pass' | 'fail' | 'error';
+import type { CheckResult } from '../wire/checks.ts';
 
-export interface CheckResult {
-  lab: string;
-  step: string;
-  mode: Mode;
-  status: CheckStatus;
-  message: string;
-  facts: Fact[];
-  /** The verdict's measurements, when its check takes any (scale-compare plots them). */
-  figures?: Record<string, Figure>;
-  /** For `error`: what to do about it. */
-  fix?: string;
-  /** For `error`: command output, shown folded. */
-  details?: string;
-  durationMs: number;
-  attempts: number;
-  /** What gather returned on the last attempt (the harness records these). */
-  observations?: unknown;
-}
+export type { CheckResult, CheckStatus } from '../wire/checks.ts';
 
 export interface CheckOptions {
   signal?: AbortSignal;

@@ -6,33 +6,16 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
-import { MODES, type Mode } from '../clusters/modes.ts';
+import type { Mode } from '../clusters/modes.ts';
 import { DplabError } from '../errors.ts';
 import { stateDir } from '../paths.ts';
 import type { Lab } from './schema.ts';
 
-export const PROGRESS_VERSION = 1;
+import { progressFileSchema, PROGRESS_VERSION, type LabProgress, type ProgressFile } from '../wire/progress.ts';
 
-const labProgressSchema = () =>
-  z.object({
-    /** The mode the learner last used for this lab. */
-    mode: z.enum(MODES).optional(),
-    /** Per mode, the ids of the steps whose check passed. */
-    passed: z.record(z.string(), z.array(z.string())).default({}),
-    /** Per step, how many hints the learner has revealed. */
-    hints: z.record(z.string(), z.number().int().min(0).max(100)).default({}),
-    updatedAt: z.string().optional(),
-  });
-
-export const progressSchema = () =>
-  z.object({
-    version: z.literal(PROGRESS_VERSION).default(PROGRESS_VERSION),
-    labs: z.record(z.string(), labProgressSchema()).default({}),
-  });
-
-export type LabProgress = z.output<ReturnType<typeof labProgressSchema>>;
-export type Progress = z.output<ReturnType<typeof progressSchema>>;
+export { PROGRESS_VERSION, type LabProgress };
+export const progressSchema = progressFileSchema;
+export type Progress = ProgressFile;
 
 export function progressFile(): string {
   return join(stateDir(), 'progress.json');

@@ -38,16 +38,10 @@ export const FLOW = {
   ackEvery: 32 * 1024,
 } as const;
 
-export type ClientMessage =
-  | { type: 'input'; data: string }
-  | { type: 'resize'; cols: number; rows: number }
-  | { type: 'ack'; bytes: number };
+import type { ClientMessage, ServerMessage } from '../wire/terminal.ts';
 
-export type ServerMessage =
-  | { type: 'ready'; shell: string; cwd: string; mode: string | null }
-  | { type: 'notice'; message: string }
-  | { type: 'error'; message: string }
-  | { type: 'exit'; code: number; signal: number | null };
+/** The frame types are wire types, shared with the browser (scripts/wire/terminal.ts). */
+export type { ClientMessage, ServerMessage };
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
 

@@ -3,8 +3,18 @@
  * starts (from the runner's Server-Sent Events stream, not polling), the error with its fix,
  * and Start / Retry / Delete. Without a runner it says so and how to start one.
  */
-import type { ClusterEvent } from '../../scripts/clusters/events.ts';
-import type { ActionProgress, ClusterStatus, ErrorJson, Progress } from '../../scripts/clusters/status-types.ts';
+import type { z } from 'zod';
+import {
+  clusterEventSchema,
+  clusterListSchema,
+  clusterStartSchema,
+  clusterStatusSchema,
+  type ActionProgress,
+  type ClusterEvent,
+  type ClusterStatus,
+  type Progress,
+} from '../../scripts/wire/clusters.ts';
+import type { ErrorJson } from '../../scripts/wire/errors.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 
 const EVENTS_URL = '/api/clusters/events';
@@ -62,7 +72,7 @@ export class ClusterPanel extends HTMLElement {
 
   async #load(): Promise<void> {
     try {
-      this.#status = await api<ClusterStatus>(`/api/clusters/${encodeURIComponent(this.mode)}`);
+      this.#status = await api(`/api/clusters/${encodeURIComponent(this.mode)}`, clusterStatusSchema);
       this.#offline = undefined;
       this.#listen();
     } catch (err) {
@@ -75,22 +85,25 @@ export class ClusterPanel extends HTMLElement {
     if (this.#source) return;
     const source = new EventSource(EVENTS_URL, { withCredentials: true });
     this.#source = source;
-    const on = (type: string, fn: (data: any) => void) =>
+    const on = <S extends z.ZodTypeAny>(type: string, schema: S, fn: (data: z.output<S>) => void) =>
       source.addEventListener(type, (e) => {
+        let data: z.output<S>;
         try {
-          fn(JSON.parse((e as MessageEvent<string>).data));
+          data = schema.parse(JSON.parse((e as MessageEvent<string>).data));
         } catch {
           // A malformed frame is ignored; the next status event repairs the view.
+          return;
         }
+        fn(data);
       });
-    on('snapshot', (d: { clusters: ClusterStatus[] }) => {
+    on('snapshot', clusterListSchema, (d) => {
       const mine = d.clusters.find((c) => c.mode === this.mode);
       if (mine) this.#update(mine);
     });
-    on('status', (e: Extract<ClusterEvent, { type: 'status' }>) => e.mode === this.mode && this.#update(e.status));
-    on('action', (e: Extract<ClusterEvent, { type: 'action' }>) => e.mode === this.mode && this.#applyAction(e));
-    on('info', (e: Extract<ClusterEvent, { type: 'info' }>) => {
-      if (e.mode !== this.mode || !this.#status?.progress) return;
+    on('status', clusterEventSchema, (e) => e.type === 'status' && e.mode === this.mode && this.#update(e.status));
+    on('action', clusterEventSchema, (e) => e.type === 'action' && e.mode === this.mode && this.#applyAction(e));
+    on('info', clusterEventSchema, (e) => {
+      if (e.type !== 'info' || e.mode !== this.mode || !this.#status?.progress) return;
       this.#status.progress.notes.push(e.message);
       this.#render();
     });
@@ -127,10 +140,10 @@ export class ClusterPanel extends HTMLElement {
     this.#render();
     try {
       if (method === 'POST') {
-        await api(`/api/clusters/${encodeURIComponent(this.mode)}/up`, { method: 'POST', body: {} });
+        await api(`/api/clusters/${encodeURIComponent(this.mode)}/up`, clusterStartSchema, { method: 'POST', body: {} });
         if (this.#status) this.#status = { ...this.#status, state: 'provisioning', error: undefined };
       } else {
-        this.#status = await api<ClusterStatus>(`/api/clusters/${encodeURIComponent(this.mode)}`, { method: 'DELETE' });
+        this.#status = await api(`/api/clusters/${encodeURIComponent(this.mode)}`, clusterStatusSchema, { method: 'DELETE' });
       }
     } catch (err) {
       if (err instanceof RunnerUnavailable) this.#offline = err.message;

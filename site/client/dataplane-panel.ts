@@ -4,9 +4,8 @@
  * bundled fixture (no Docker needed), in one column or two side by side. Reads happen when the
  * learner asks (Show / Refresh), never on a timer: a live read runs commands on a node.
  */
-import type { ClusterStatus } from '../../scripts/clusters/status-types.ts';
-import { isServiceRef, type ExplainResponse } from '../../scripts/dataplane/explain-view.ts';
-import type { FixtureInfo } from '../../scripts/dataplane/fixture-catalog.ts';
+import { clusterListSchema, type ClusterStatus } from '../../scripts/wire/clusters.ts';
+import { explainResponseSchema, fixtureListSchema, isServiceRef, type FixtureInfo } from '../../scripts/wire/explain.ts';
 import { el, renderError, renderResult, summaryOf, type ShownError } from './dataplane-result.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 
@@ -115,8 +114,8 @@ export class DataplanePanel extends HTMLElement {
   async #init(): Promise<void> {
     try {
       const [fixtures, clusters] = await Promise.all([
-        api<{ fixtures: FixtureInfo[] }>('/api/dataplane/fixtures'),
-        this.modes.length ? api<{ clusters: ClusterStatus[] }>('/api/clusters').catch((err) => {
+        api('/api/dataplane/fixtures', fixtureListSchema),
+        this.modes.length ? api('/api/clusters', clusterListSchema).catch((err) => {
           if (err instanceof RunnerUnavailable) throw err;
           return { clusters: [] };
         }) : Promise.resolve({ clusters: [] }),
@@ -190,7 +189,7 @@ export class DataplanePanel extends HTMLElement {
     col.root.setAttribute('aria-busy', 'true');
     col.result.replaceChildren(el('p', { class: 'dp-muted' }, kind === 'live' ? `Reading the rules on the ${id} cluster…` : 'Parsing the fixture…'));
     try {
-      const r = await api<ExplainResponse>(requestPath(kind, id, service, col.node.value), { signal: controller.signal });
+      const r = await api(requestPath(kind, id, service, col.node.value), explainResponseSchema, { signal: controller.signal });
       if (controller.signal.aborted) return;
       if (kind === 'live' && r.nodes) {
         this.#nodes.set(id, r.nodes);

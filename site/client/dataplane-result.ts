@@ -3,8 +3,7 @@
  * rule/entry count, the mermaid path, the frontends → backends → shares table, and the plain
  * text `dplab explain` prints. DOM only; fetching and state live in dataplane-panel.ts.
  */
-import type { ExplainResponse } from '../../scripts/dataplane/explain-view.ts';
-import type { JsonFrontend } from '../../scripts/dataplane/query.ts';
+import type { ExplainResponse, JsonFrontend } from '../../scripts/wire/explain.ts';
 import { renderMermaid } from './mermaid-element.ts';
 
 /** Same rounding as the diagram and `dplab explain`, so the three agree. */

@@ -5,8 +5,10 @@
  */
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { loadLocal, loadRemote, merge, saveLocal, saveRemote, type LabProgress } from './lab/progress-store.ts';
-import type { Figure } from './lab/measurements.ts';
-import { showNote, showResult, type CheckResult } from './lab/result-view.ts';
+import { checkResultSchema } from '../../scripts/wire/checks.ts';
+import { isMode } from '../../scripts/wire/modes.ts';
+import { acceptedSchema } from '../../scripts/wire/session.ts';
+import { showNote, showResult } from './lab/result-view.ts';
 import { mountScaleChart, type ScaleChart } from './lab/scale-chart.ts';
 
 const ICON: Record<string, string> = { todo: '○', pass: '✓', fail: '✗', error: '!' };
@@ -48,7 +50,7 @@ class LabElement extends HTMLElement {
   }
 
   private setMode(mode: string): void {
-    if (!this.modes.includes(mode)) return;
+    if (!this.modes.includes(mode) || !isMode(mode)) return;
     this.progress.mode = mode;
     this.lastStatus.clear();
     this.querySelectorAll<HTMLElement>('.dplab-result').forEach((r) => r.replaceChildren());
@@ -145,7 +147,7 @@ class LabElement extends HTMLElement {
   private async check(stepEl: HTMLElement, step: string, button: HTMLButtonElement): Promise<void> {
     const region = stepEl.querySelector<HTMLElement>('.dplab-result')!;
     await this.busy(stepEl, button, 'Checking…', region, async () => {
-      const r = await api<CheckResult & { figures?: Record<string, Figure> }>(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, { method: 'POST', body: { mode: this.mode } });
+      const r = await api(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, checkResultSchema, { method: 'POST', body: { mode: this.mode } });
       showResult(region, r);
       this.chart?.add(this.mode, r.figures);
       this.lastStatus.set(step, r.status);
@@ -162,7 +164,7 @@ class LabElement extends HTMLElement {
   private async act(scope: HTMLElement, button: HTMLButtonElement, path: string, busyText: string, after: () => Promise<void> | void): Promise<void> {
     const region = (scope.classList.contains('dplab-step') ? scope.querySelector<HTMLElement>('.dplab-result') : this.querySelector<HTMLElement>('.dplab-runner-notice'))!;
     await this.busy(scope, button, busyText, region, async () => {
-      await api(path, { method: 'POST', body: { mode: this.mode } });
+      await api(path, acceptedSchema, { method: 'POST', body: { mode: this.mode } });
       if (region.classList.contains('dplab-runner-notice')) region.hidden = true;
       else region.replaceChildren();
       await after();

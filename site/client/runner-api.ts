@@ -2,11 +2,12 @@
  * Small helpers every browser component uses to talk to the runner on the same origin.
  * The token lives in an HttpOnly cookie, so the page never sees it.
  */
-export interface ApiError {
-  message: string;
-  fix?: string;
-  details?: string;
-}
+import type { z } from 'zod';
+import { errorBodySchema, type ErrorJson } from '../../scripts/wire/errors.ts';
+import { sessionSchema } from '../../scripts/wire/session.ts';
+import { describeIssues } from '../../scripts/wire/validate.ts';
+
+export type ApiError = ErrorJson;
 
 export class RunnerUnavailable extends Error {
   constructor(readonly reason: 'offline' | 'unauthorised') {
@@ -18,7 +19,19 @@ export class RunnerUnavailable extends Error {
   }
 }
 
-export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
+/** The runner answered, but not in the shape this page was built for (an older or newer runner). */
+export class UnexpectedAnswer extends Error {
+  constructor(what: string, error: z.ZodError) {
+    super(`The runner's answer to ${what} has an unexpected shape (${describeIssues(error)}). Reload the page; if it persists, restart the runner.`);
+  }
+}
+
+/** Call the runner and validate its answer against the wire schema; nothing unchecked reaches the page. */
+export async function api<S extends z.ZodTypeAny>(
+  path: string,
+  schema: S,
+  init: { method?: string; body?: unknown; signal?: AbortSignal } = {},
+): Promise<z.output<S>> {
   let res: Response;
   try {
     res = await fetch(path, {
@@ -42,16 +55,19 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     throw new RunnerUnavailable('offline');
   }
   if (!res.ok) {
-    const e = (data as { error?: ApiError })?.error ?? { message: `HTTP ${res.status}` };
+    const body = errorBodySchema.safeParse(data);
+    const e: ApiError = body.success ? body.data.error : { message: `HTTP ${res.status}` };
     throw Object.assign(new Error(e.message), { fix: e.fix, details: e.details, status: res.status });
   }
-  return data as T;
+  const parsed = schema.safeParse(data);
+  if (!parsed.success) throw new UnexpectedAnswer(`${init.method ?? 'GET'} ${path}`, parsed.error);
+  return parsed.data;
 }
 
 /** Ask whether the runner is there and this page is signed in, without throwing. */
 export async function runnerState(): Promise<'ok' | 'offline' | 'unauthorised'> {
   try {
-    await api('/api/session');
+    await api('/api/session', sessionSchema);
     return 'ok';
   } catch (err) {
     return err instanceof RunnerUnavailable ? err.reason : 'offline';

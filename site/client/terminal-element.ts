@@ -3,6 +3,7 @@
  * xterm is imported when the element connects, so only pages with a terminal download it.
  * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
  */
+import { serverMessageSchema, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
 import { RunnerUnavailable, runnerState } from './runner-api.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
 
@@ -97,7 +98,7 @@ export class TerminalElement extends HTMLElement {
     }
   }
 
-  private send(msg: object): void {
+  private send(msg: ClientMessage): void {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(msg));
   }
 
@@ -137,7 +138,9 @@ export class TerminalElement extends HTMLElement {
         });
         return;
       }
-      this.control(JSON.parse(String(ev.data)));
+      const msg = serverMessageSchema.safeParse(JSON.parse(String(ev.data)));
+      // A control frame of another shape (a newer runner) is skipped; the byte stream goes on.
+      if (msg.success) this.control(msg.data);
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
@@ -152,7 +155,7 @@ export class TerminalElement extends HTMLElement {
     };
   }
 
-  private control(msg: { type: string; message?: string; code?: number }): void {
+  private control(msg: ServerMessage): void {
     const term = this.term;
     if (!term) return;
     if (msg.type === 'notice') term.write(`\x1b[33m${msg.message}\x1b[0m\r\n`);

@@ -5,24 +5,9 @@
  */
 import type { ClusterHandle } from '../../clusters/handle.ts';
 import type { Mode } from '../../clusters/modes.ts';
+import type { Fact, Figure } from '../../wire/checks.ts';
 
-/** One line of "what we expected versus what the cluster showed". */
-export interface Fact {
-  label: string;
-  expected: string;
-  seen: string;
-  ok: boolean;
-}
-
-/**
- * One number a check measured, for a page to plot or compare (scale-compare's chart). The facts
- * stay the learner's text; figures are the same measurements kept machine-readable.
- */
-export interface Figure {
-  value: number;
-  /** What the number counts, with its unit, e.g. `KUBE-* rules in iptables-save` or `ms`. */
-  label: string;
-}
+export type { Fact, Figure };
 
 /** What `evaluate` decides. `error` is never produced here: only the engine says the cluster was unreachable. */
 export interface Verdict {

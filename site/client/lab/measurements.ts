@@ -5,11 +5,9 @@
  * Lab progress (progress-store.ts) is a different thing: it syncs with the runner and resets.
  */
 
-/** One number from a check's verdict (scripts/labs/checks/types.ts Figure). */
-export interface Figure {
-  value: number;
-  label: string;
-}
+import type { Figure } from '../../../scripts/wire/checks.ts';
+
+export type { Figure };
 
 export interface Measurement {
   mode: string;

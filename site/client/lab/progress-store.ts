@@ -2,20 +2,19 @@
  * The page's copy of lab progress: localStorage for instant reloads, the runner's
  * /api/progress so the CLI and other tabs agree. Passes are unioned both ways; a reset clears.
  */
+import { labProgressSchema, progressFileSchema, type LabProgress } from '../../../scripts/wire/progress.ts';
+import { acceptedSchema } from '../../../scripts/wire/session.ts';
 import { api } from '../runner-api.ts';
 
-export interface LabProgress {
-  mode?: string;
-  passed: Record<string, string[]>;
-  hints: Record<string, number>;
-}
+export type { LabProgress };
 
 const key = (lab: string) => `dplab:lab:${lab}`;
 
 export function loadLocal(lab: string): LabProgress {
   try {
-    const v = JSON.parse(localStorage.getItem(key(lab)) ?? '{}');
-    return { mode: typeof v.mode === 'string' ? v.mode : undefined, passed: v.passed ?? {}, hints: v.hints ?? {} };
+    // An older or hand-edited copy that does not match the schema starts over; the runner's copy fills it in.
+    const v = labProgressSchema().safeParse(JSON.parse(localStorage.getItem(key(lab)) ?? '{}'));
+    return v.success ? v.data : { passed: {}, hints: {} };
   } catch {
     return { passed: {}, hints: {} };
   }
@@ -37,7 +36,7 @@ export function merge(a: LabProgress, b: LabProgress | undefined): LabProgress {
 /** Fetch the runner's view; undefined when the runner is not there (the page still works from localStorage). */
 export async function loadRemote(lab: string): Promise<LabProgress | undefined> {
   try {
-    const all = await api<{ labs: Record<string, LabProgress> }>('/api/progress');
+    const all = await api('/api/progress', progressFileSchema());
     return all.labs[lab];
   } catch {
     return undefined;
@@ -46,7 +45,7 @@ export async function loadRemote(lab: string): Promise<LabProgress | undefined> 
 
 export async function saveRemote(lab: string, p: LabProgress): Promise<void> {
   try {
-    await api('/api/progress', { method: 'PUT', body: { labs: { [lab]: p } } });
+    await api('/api/progress', acceptedSchema, { method: 'PUT', body: { labs: { [lab]: p } } });
   } catch {
     // Offline: localStorage keeps it; the next successful save carries it over.
   }

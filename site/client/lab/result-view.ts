@@ -1,18 +1,8 @@
 /** Renders a check result (or an API problem) into a step's result region, as DOM, never as HTML strings. */
-export interface Fact {
-  label: string;
-  expected: string;
-  seen: string;
-  ok: boolean;
-}
+import type { CheckResult as WireCheckResult } from '../../../scripts/wire/checks.ts';
 
-export interface CheckResult {
-  status: 'pass' | 'fail' | 'error';
-  message: string;
-  facts: Fact[];
-  fix?: string;
-  details?: string;
-}
+/** The part of a check result (scripts/wire/checks.ts) this view shows; notes fill in the same fields. */
+export type CheckResult = Pick<WireCheckResult, 'status' | 'message' | 'facts' | 'fix' | 'details'>;
 
 const HEADLINE: Record<CheckResult['status'], string> = { pass: 'Done.', fail: 'Not yet.', error: 'Could not check.' };
 

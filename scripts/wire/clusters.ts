@@ -1,0 +1,75 @@
+/** Cluster status and progress (GET /api/clusters…) and the event stream (SSE /api/clusters/events). */
+import { z } from 'zod';
+import { errorJsonSchema } from './errors.ts';
+import { modeSchema } from './modes.ts';
+
+export const clusterStateSchema = z.enum(['absent', 'provisioning', 'ready', 'broken']);
+export type ClusterState = z.infer<typeof clusterStateSchema>;
+
+export const actionStateSchema = z.enum(['pending', 'running', 'done', 'failed', 'skipped']);
+export type ActionState = z.infer<typeof actionStateSchema>;
+
+export const actionProgressSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  state: actionStateSchema,
+  startedAt: z.number().optional(),
+  endedAt: z.number().optional(),
+});
+export type ActionProgress = z.infer<typeof actionProgressSchema>;
+
+export const progressSchema = z.object({
+  runId: z.string(),
+  startedAt: z.number(),
+  /** Set when the run finished (success or failure). */
+  endedAt: z.number().optional(),
+  actions: z.array(actionProgressSchema),
+  /** Informational lines (skipped images, deleting a leftover cluster). */
+  notes: z.array(z.string()),
+});
+export type Progress = z.infer<typeof progressSchema>;
+
+export const clusterStatusSchema = z.object({
+  mode: modeSchema,
+  name: z.string(),
+  state: clusterStateSchema,
+  /** Node containers seen (0 when absent). */
+  nodes: z.number(),
+  /** Nodes reporting Ready. */
+  readyNodes: z.number(),
+  /** The dataplane this cluster runs (from the modes registry): iptables, ipvs, nftables, or cilium. */
+  proxyMode: z.string(),
+  /** Path of its kubeconfig (in the state folder). */
+  kubeconfig: z.string(),
+  /** Why it is broken, or why the last start failed. */
+  error: errorJsonSchema.optional(),
+  /** The current or last provisioning run. */
+  progress: progressSchema.optional(),
+});
+export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
+
+/** GET /api/clusters, and the `snapshot` event that opens the stream. */
+export const clusterListSchema = z.object({ clusters: z.array(clusterStatusSchema) });
+
+/** POST /api/clusters/:mode/up: accepted; progress follows on the event stream. */
+export const clusterStartSchema = z.object({ mode: modeSchema, state: z.literal('provisioning'), events: z.string() });
+
+export const actionPhaseSchema = z.enum(['start', 'end', 'fail', 'skip']);
+export type ActionPhase = z.infer<typeof actionPhaseSchema>;
+
+export const clusterEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('status'), mode: modeSchema, status: clusterStatusSchema }),
+  z.object({
+    type: z.literal('action'),
+    mode: modeSchema,
+    runId: z.string(),
+    id: z.string(),
+    title: z.string(),
+    phase: actionPhaseSchema,
+    at: z.number(),
+    elapsedMs: z.number().optional(),
+    error: errorJsonSchema.optional(),
+  }),
+  z.object({ type: z.literal('info'), mode: modeSchema, runId: z.string(), message: z.string(), at: z.number() }),
+]);
+export type ClusterEvent = z.infer<typeof clusterEventSchema>;

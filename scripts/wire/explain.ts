@@ -1,0 +1,66 @@
+/** The dataplane explorer's answers (GET /api/dataplane/…): one Service's frontends and backends. */
+import { z } from 'zod';
+import { modeSchema } from './modes.ts';
+
+/** The rule-dump formats the parsers read. */
+export const FORMATS = ['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'] as const;
+export type Format = (typeof FORMATS)[number];
+
+export const jsonBackendSchema = z.object({ ip: z.string(), port: z.number(), share: z.number() });
+export type JsonBackend = z.infer<typeof jsonBackendSchema>;
+
+export const jsonFrontendSchema = z.object({
+  type: z.string(),
+  ip: z.string(),
+  port: z.number(),
+  protocol: z.string(),
+  backends: z.array(jsonBackendSchema),
+  localOnly: z.boolean(),
+  dropsWithoutLocalEndpoints: z.boolean(),
+  affinity: z.object({ timeoutSeconds: z.number() }).nullable(),
+});
+export type JsonFrontend = z.infer<typeof jsonFrontendSchema>;
+
+export const explainResponseSchema = z.object({
+  service: z.string(),
+  format: z.enum(FORMATS),
+  source: z.enum(['live', 'fixture']),
+  /** Live only: the mode whose cluster was read, its node names (control plane first). */
+  mode: modeSchema.optional(),
+  nodes: z.array(z.string()).optional(),
+  /** The node whose dataplane this is (a fixture says which node it was printed from). */
+  node: z.string().optional(),
+  /** Fixture only: `<format>/<name>`. */
+  fixture: z.string().optional(),
+  /** The headline count (rules, virtual servers, …) and finer counts, for "how big is this". */
+  entries: z.number(),
+  entriesLabel: z.string(),
+  counts: z.record(z.string(), z.number()),
+  frontends: z.array(jsonFrontendSchema),
+  mermaid: z.string(),
+  text: z.string(),
+});
+export type ExplainResponse = z.infer<typeof explainResponseSchema>;
+
+export const fixtureInfoSchema = z.object({
+  /** `<format>/<name>` */
+  id: z.string(),
+  format: z.enum(FORMATS),
+  name: z.string(),
+  description: z.string(),
+  /** The node the output was printed from. */
+  node: z.string(),
+  /** Named Services in it. */
+  services: z.array(z.string()),
+});
+export type FixtureInfo = z.infer<typeof fixtureInfoSchema>;
+
+/** GET /api/dataplane/fixtures */
+export const fixtureListSchema = z.object({ fixtures: z.array(fixtureInfoSchema) });
+
+/** Kubernetes namespace / Service name: DNS labels. Checked on both sides before anything reads a cluster. */
+const SERVICE_REF = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\/[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+export function isServiceRef(value: string): boolean {
+  return SERVICE_REF.test(value);
+}
