@@ -1,12 +1,10 @@
 // What the explorer API answers for one Service, whether the model came from a live node or a
 // bundled fixture: the public JSON frontends plus the diagram, the text table and the counts.
-import type { Mode } from '../clusters/modes.ts';
-import type { DataplaneModel, Format } from './model.ts';
-import { toMermaid } from './mermaid.ts';
-import { findService, toJson, type JsonFrontend } from './query.ts';
-import { toText } from './text.ts';
-
 import type { ExplainResponse } from '../wire/explain.ts';
+import type { DataplaneModel } from './model.ts';
+import { toMermaid } from './mermaid.ts';
+import { findService, toJson } from './query.ts';
+import { toText } from './text.ts';
 
 export { isServiceRef, type ExplainResponse } from '../wire/explain.ts';
 

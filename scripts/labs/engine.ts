@@ -7,7 +7,7 @@
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { pollUntil } from './checks/poll.ts';
-import type { Fact, Figure, Verdict } from './checks/types.ts';
+import type { Verdict } from './checks/types.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab, Step } from './schema.ts';
 
