@@ -2,7 +2,7 @@
  * cilium-kpr's checks: the learner's recorded findings compared with what the agent and a node
  * show, and Hubble's flows to web after a request from the client pod.
  */
-import { allFlows, describeFlow, gatherHubble, type HubbleObservation } from '../../scripts/labs/checks/hubble.ts';
+import { allFlows, describeFlow, gatherHubble } from '../../scripts/labs/checks/hubble.ts';
 import { gatherConfigMap, configMapValue, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
 import {
   defineCheck,
@@ -15,11 +15,10 @@ import {
   kubeProxyReplacement,
   pass,
   podNotUsable,
-  type CommandObservation,
-  type PodCommandObservation,
-  type ProxyModeObservation,
 } from '../../scripts/labs/checks/index.ts';
 import type { Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import { z } from 'zod';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The answer the learner wrote down, compared with what the cluster shows. */
 function recorded(obs: ConfigMapObservation, name: string, key: string, want: string, ns: string, facts: Fact[]): Verdict | undefined {
@@ -31,7 +30,8 @@ function recorded(obs: ConfigMapObservation, name: string, key: string, want: st
   return undefined;
 }
 
-export const kprCheck = defineCheck<{ agent: ProxyModeObservation; answer: ConfigMapObservation }>({
+export const kprCheck = defineCheck({
+  observations: observationsOf({ agent: schemas.proxyMode, answer: schemas.configMap }),
   async gather(ctx) {
     const [agent, answer] = await Promise.all([gatherProxyMode(ctx), gatherConfigMap(ctx, 'kpr')]);
     return { agent, answer };
@@ -52,7 +52,8 @@ export function parseCounts(stdout: string): Record<string, number> {
   return Object.fromEntries([...stdout.matchAll(/^([\w-]+)=(\d+)\s*$/gm)].map((m) => [m[1], Number(m[2])]));
 }
 
-export const noKubeRulesCheck = defineCheck<{ node: string; counts: CommandObservation; answer: ConfigMapObservation }>({
+export const noKubeRulesCheck = defineCheck({
+  observations: observationsOf({ node: z.string(), counts: schemas.command, answer: schemas.configMap }),
   async gather(ctx) {
     const all = await ctx.cluster.nodes({ signal: ctx.signal });
     const node = all.find((n) => n.endsWith('-worker')) ?? all[0];
@@ -73,7 +74,8 @@ export const noKubeRulesCheck = defineCheck<{ node: string; counts: CommandObser
 
 const CURL = ['curl', '-sS', '--max-time', '3', 'http://web/hostname'];
 
-export const hubbleCheck = defineCheck<{ client: PodCommandObservation; hubble?: HubbleObservation }>({
+export const hubbleCheck = defineCheck({
+  observations: observationsOf({ client: schemas.podCommand, hubble: schemas.hubble.optional() }),
   settleMs: 20_000,
   async gather(ctx) {
     // One request of our own first, so there is a fresh flow to find; then ask every agent.

@@ -3,9 +3,10 @@
  * CiliumNetworkPolicy itself, and Hubble's DROPPED flows after a request from a pod the policy
  * does not admit.
  */
-import { allFlows, describeFlow, gatherHubble, type HubbleObservation } from '../../scripts/labs/checks/hubble.ts';
-import { defineCheck, fact, fail, firstItem, gatherPodCommand, getByName, pass, podNotUsable, type KubeList, type PodCommandObservation } from '../../scripts/labs/checks/index.ts';
+import { allFlows, describeFlow, gatherHubble } from '../../scripts/labs/checks/hubble.ts';
+import { defineCheck, fact, fail, firstItem, gatherPodCommand, getByName, pass, podNotUsable } from '../../scripts/labs/checks/index.ts';
 import type { Fact } from '../../scripts/labs/checks/types.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 export const API = 'http://api:8080';
 /** The requests the checks send: one the policy allows and two it refuses (path, then method). */
@@ -25,7 +26,8 @@ export function statusCodes(stdout: string): Record<string, string> {
 const codeText = (c: string | undefined) => (c === undefined ? 'not run' : c === '000' ? 'no answer' : c === '403' ? '403 (Access denied)' : c);
 
 /** Step 1: before any policy, the frontend gets real answers from api on every request. */
-export const baselineCheck = defineCheck<{ frontend: PodCommandObservation }>({
+export const baselineCheck = defineCheck({
+  observations: observationsOf({ frontend: schemas.podCommand }),
   async gather(ctx) {
     return { frontend: await gatherPodCommand(ctx, 'frontend', ['sh', '-c', REQUEST_SCRIPT]) };
   },
@@ -44,14 +46,15 @@ export const baselineCheck = defineCheck<{ frontend: PodCommandObservation }>({
 });
 
 /** Step 2: the policy exists, GET /api/v1/… passes the proxy, anything else gets the proxy's 403. */
-export const l7Check = defineCheck<{ policy: KubeList; frontend: PodCommandObservation }>({
+export const l7Check = defineCheck({
+  observations: observationsOf({ policy: schemas.kubeList, frontend: schemas.podCommand }),
   async gather(ctx) {
     const [policy, frontend] = await Promise.all([getByName(ctx, 'ciliumnetworkpolicies', 'api-l7'), gatherPodCommand(ctx, 'frontend', ['sh', '-c', REQUEST_SCRIPT])]);
     return { policy, frontend };
   },
   evaluate(obs, ctx) {
     const cnp = firstItem(obs.policy);
-    const rules = (cnp?.spec?.ingress ?? []).flatMap((i: any) => (i.toPorts ?? []).flatMap((t: any) => (t.rules?.http ?? []).map((h: any) => `${h.method ?? '*'} ${h.path ?? '*'}`)));
+    const rules = (cnp?.spec?.ingress ?? []).flatMap((i) => (i.toPorts ?? []).flatMap((t) => (t.rules?.http ?? []).map((h) => `${h.method ?? '*'} ${h.path ?? '*'}`)));
     const facts: Fact[] = [fact('CiliumNetworkPolicy api-l7', 'exists with an http rule', cnp ? (rules.length ? rules : 'no http rules') : 'not found', !!cnp && rules.length > 0)];
     if (!cnp) return fail(`There is no CiliumNetworkPolicy \`api-l7\` in \`${ctx.namespace}\` yet.`, facts);
     const notUsable = podNotUsable('frontend', obs.frontend, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`);
@@ -72,7 +75,8 @@ export const l7Check = defineCheck<{ policy: KubeList; frontend: PodCommandObser
 });
 
 /** Step 3: a pod the policy does not admit is dropped at L3/L4, and Hubble shows the drop. */
-export const dropsCheck = defineCheck<{ other: PodCommandObservation; hubble?: HubbleObservation }>({
+export const dropsCheck = defineCheck({
+  observations: observationsOf({ other: schemas.podCommand, hubble: schemas.hubble.optional() }),
   settleMs: 20_000,
   async gather(ctx) {
     const other = await gatherPodCommand(ctx, 'other', ['sh', '-c', `curl -s -o /dev/null -w '%{http_code}' --max-time 3 ${API}/api/v1/hostname; echo`]);

@@ -1,12 +1,13 @@
 /** etp-local's own check: both web pods sit on one node, and some node has none. */
-import { defineCheck, fact, fail, listBySelector, pass, podReady, type KubeList } from '../../scripts/labs/checks/index.ts';
+import { z } from 'zod';
+import { defineCheck, fact, fail, listBySelector, pass, podReady } from '../../scripts/labs/checks/index.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-export interface PlacementObservation {
-  nodes: string[];
-  pods: KubeList;
-}
+export const placementObservationSchema = observationsOf({ nodes: z.array(z.string()), pods: schemas.kubeList });
+export type PlacementObservation = z.infer<typeof placementObservationSchema>;
 
-export const pinnedToOneNode = defineCheck<PlacementObservation>({
+export const pinnedToOneNode = defineCheck({
+  observations: placementObservationSchema,
   async gather(ctx) {
     const [nodes, pods] = await Promise.all([ctx.cluster.nodes({ signal: ctx.signal }), listBySelector(ctx, 'pods', 'app=web')]);
     return { nodes, pods };

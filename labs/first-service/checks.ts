@@ -18,17 +18,15 @@ import {
   podNotUsable,
   podReady,
   seenProxyMode,
-  type KubeList,
-  type PodCommandObservation,
-  type ProxyModeObservation,
 } from '../../scripts/labs/checks/index.ts';
-import type { ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** Enough requests that three equally likely pods almost surely do not all look the same. */
 export const REQUESTS = 8;
 const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://web/hostname; echo; done`;
 
-export const reachWebCheck = defineCheck<{ client: PodCommandObservation; web: KubeList }>({
+export const reachWebCheck = defineCheck({
+  observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
   async gather(ctx) {
     const [client, web] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web')]);
     return { client, web };
@@ -53,7 +51,8 @@ export const reachWebCheck = defineCheck<{ client: PodCommandObservation; web: K
   },
 });
 
-export const proxyModeCheck = defineCheck<{ node: ProxyModeObservation; answer: ConfigMapObservation }>({
+export const proxyModeCheck = defineCheck({
+  observations: observationsOf({ node: schemas.proxyMode, answer: schemas.configMap }),
   async gather(ctx) {
     const [node, answer] = await Promise.all([gatherProxyMode(ctx), gatherConfigMap(ctx, 'proxy-mode')]);
     return { node, answer };

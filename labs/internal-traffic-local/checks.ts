@@ -18,16 +18,15 @@ import {
   type PodCommandObservation,
 } from '../../scripts/labs/checks/index.ts';
 import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import { z } from 'zod';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 export const CLIENTS = ['client-near', 'client-far'] as const;
 export const REQUESTS = 4;
 export const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://agent/hostname; echo; done`;
 
-export interface ClientsObservation {
-  clients: Record<string, PodCommandObservation>;
-  agents: KubeList;
-  services: KubeList;
-}
+export const clientsObservationSchema = observationsOf({ clients: z.record(z.string(), schemas.podCommand), agents: schemas.kubeList, services: schemas.kubeList });
+export type ClientsObservation = z.infer<typeof clientsObservationSchema>;
 
 export async function gatherClients(ctx: Parameters<typeof gatherPodCommand>[0]): Promise<ClientsObservation> {
   const [near, far, agents, services] = await Promise.all([
@@ -81,7 +80,8 @@ function localOnly(views: ClientView[]): Fact[] {
   });
 }
 
-export const exposeCheck = defineCheck<ClientsObservation>({
+export const exposeCheck = defineCheck({
+  observations: clientsObservationSchema,
   gather: gatherClients,
   evaluate(obs, ctx) {
     const spec = evaluateServiceSpec('agent', { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'agent' } }, obs, ctx);
@@ -95,7 +95,8 @@ export const exposeCheck = defineCheck<ClientsObservation>({
   },
 });
 
-export const setLocalCheck = defineCheck<ClientsObservation>({
+export const setLocalCheck = defineCheck({
+  observations: clientsObservationSchema,
   gather: gatherClients,
   evaluate(obs, ctx) {
     const spec = evaluateServiceSpec('agent', { internalTrafficPolicy: 'Local' }, obs, ctx);
@@ -110,7 +111,8 @@ export const setLocalCheck = defineCheck<ClientsObservation>({
   },
 });
 
-export const everywhereCheck = defineCheck<ClientsObservation & { daemonsets: KubeList }>({
+export const everywhereCheck = defineCheck({
+  observations: clientsObservationSchema.extend({ daemonsets: schemas.kubeList }),
   async gather(ctx) {
     const [clients, daemonsets] = await Promise.all([gatherClients(ctx), getByName(ctx, 'daemonsets', 'agent')]);
     return { ...clients, daemonsets };

@@ -5,13 +5,13 @@
 import { parse } from '../../scripts/dataplane/index.ts';
 import { kubeProxyProbabilities, iptablesSavedProbability } from '../../scripts/dataplane/shares.ts';
 import type { Frontend } from '../../scripts/dataplane/model.ts';
-import { evaluateAnswer, gatherAnswer, type AnswerObservation } from '../../scripts/labs/checks/answer.ts';
-import { conntrackUsage, gatherConntrack, parseConntrack, type ConntrackObservation } from '../../scripts/labs/checks/conntrack.ts';
-import { defineCheck, evaluateDeployment, fact, fail, firstItem, getByName, pass, type KubeList } from '../../scripts/labs/checks/index.ts';
-import type { DeploymentObservation } from '../../scripts/labs/checks/deployment.ts';
+import { evaluateAnswer, gatherAnswer } from '../../scripts/labs/checks/answer.ts';
+import { conntrackUsage, gatherConntrack, parseConntrack } from '../../scripts/labs/checks/conntrack.ts';
+import { defineCheck, evaluateDeployment, fact, fail, firstItem, getByName, pass } from '../../scripts/labs/checks/index.ts';
 import { gatherNodeRules, isVerdict, pickNode, serviceFrontend } from '../../scripts/labs/checks/node-rules.ts';
 import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
 import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 export const NODE_ROLE = 'worker';
 export const SCALED = 5;
@@ -48,7 +48,8 @@ function chainFacts(f: Frontend, n: number): Fact[] {
   ];
 }
 
-export const probabilitiesCheck = defineCheck<{ rules: RulesObservation; answer: AnswerObservation }>({
+export const probabilitiesCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [rules, answer] = await Promise.all([gatherNodeRules(ctx, 'web', node), gatherAnswer(ctx, 'web-probabilities')]);
@@ -71,7 +72,8 @@ export function rulesNaming(dump: string, key: string): number {
   return dump.split('\n').filter((l) => l.startsWith('-A ') && l.includes(key)).length;
 }
 
-export const scaleCheck = defineCheck<{ deployment: DeploymentObservation; rules: RulesObservation; answer: AnswerObservation }>({
+export const scaleCheck = defineCheck({
+  observations: observationsOf({ deployment: schemas.deployment, rules: schemas.rules, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [deployments, rules, answer] = await Promise.all([getByName(ctx, 'deployments', 'web'), gatherNodeRules(ctx, 'web', node), gatherAnswer(ctx, 'web-rules')]);
@@ -94,7 +96,8 @@ export const scaleCheck = defineCheck<{ deployment: DeploymentObservation; rules
   },
 });
 
-export const conntrackCheck = defineCheck<{ client: KubeList; services: KubeList; conntrack: ConntrackObservation | null; answer: AnswerObservation }>({
+export const conntrackCheck = defineCheck({
+  observations: observationsOf({ client: schemas.kubeList, services: schemas.kubeList, conntrack: schemas.conntrack.nullable(), answer: schemas.answer }),
   async gather(ctx) {
     const [client, services, answer] = await Promise.all([getByName(ctx, 'pods', 'client'), getByName(ctx, 'services', 'web'), gatherAnswer(ctx, 'conntrack')]);
     const node: string | undefined = firstItem(client)?.spec?.nodeName;

@@ -5,12 +5,13 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { parse } from '../../scripts/dataplane/index.ts';
-import { evaluateAnswer, gatherAnswer, type AnswerObservation } from '../../scripts/labs/checks/answer.ts';
-import { defineCheck, fact, fail, firstItem, gatherNodeCommand, getByName, pass, type CommandObservation, type KubeList } from '../../scripts/labs/checks/index.ts';
+import { evaluateAnswer, gatherAnswer } from '../../scripts/labs/checks/answer.ts';
+import { defineCheck, fact, fail, firstItem, gatherNodeCommand, getByName, pass, type KubeList } from '../../scripts/labs/checks/index.ts';
 import { gatherNodeRules, isVerdict, pickNode, serviceFrontend } from '../../scripts/labs/checks/node-rules.ts';
 import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
 import type { Frontend } from '../../scripts/dataplane/model.ts';
 import type { Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The node the learner installs ipvsadm on and the checks read. */
 export const NODE_ROLE = 'worker';
@@ -34,11 +35,12 @@ function realServerFacts(f: Frontend, node: string, want = 3): Fact[] {
   ];
 }
 
-export const installIpvsadmCheck = defineCheck<{ rules: RulesObservation }>({
+export const installIpvsadmCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const rules = await gatherNodeRules(ctx, 'web', node, IPVSADM);
-    return { rules: { ...rules, format: 'ipvsadm' } };
+    return { rules: { ...rules, format: 'ipvsadm' as const } };
   },
   evaluate(obs, ctx) {
     const { rules } = obs;
@@ -64,7 +66,8 @@ export function boundAddresses(text: string): string[] {
   return [...text.matchAll(/^\s*inet (\d+\.\d+\.\d+\.\d+)\/32\b/gm)].map((m) => m[1]);
 }
 
-export const virtualServerCheck = defineCheck<{ rules: RulesObservation; dummy: CommandObservation; answer: AnswerObservation }>({
+export const virtualServerCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules, dummy: schemas.command, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [rules, dummy, answer] = await Promise.all([gatherNodeRules(ctx, 'web', node), gatherNodeCommand(ctx, node, KUBE_IPVS0), gatherAnswer(ctx, 'web-ipvs')]);
@@ -102,7 +105,8 @@ export function configuredScheduler(configmaps: KubeList): string | null {
   }
 }
 
-export const switchToLcCheck = defineCheck<{ config: KubeList; rules: RulesObservation }>({
+export const switchToLcCheck = defineCheck({
+  observations: observationsOf({ config: schemas.kubeList, rules: schemas.rules }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [config, rules] = await Promise.all([getByName(ctx, 'configmaps', 'kube-proxy', 'kube-system'), gatherNodeRules(ctx, 'web', node)]);

@@ -4,7 +4,7 @@
  * the same node itself and puts the truth beside the answer.
  */
 import { parse } from '../../scripts/dataplane/index.ts';
-import { evaluateAnswer, gatherAnswer, sameSet, type AnswerObservation } from '../../scripts/labs/checks/answer.ts';
+import { evaluateAnswer, gatherAnswer, sameSet } from '../../scripts/labs/checks/answer.ts';
 import {
   defineCheck,
   evaluateProxyMode,
@@ -16,16 +16,17 @@ import {
   seenProxyMode,
   SERVICE_NAME_LABEL,
   type KubeList,
-  type ProxyModeObservation,
 } from '../../scripts/labs/checks/index.ts';
 import { balancingChain, gatherNodeRules, isVerdict, pickNode, serviceFrontend } from '../../scripts/labs/checks/node-rules.ts';
 import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
 import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The node the instructions send the learner to; every node holds the same ClusterIP rules. */
 export const NODE_ROLE = 'worker';
 
-export const readModeCheck = defineCheck<{ node: ProxyModeObservation; answer: AnswerObservation }>({
+export const readModeCheck = defineCheck({
+  observations: observationsOf({ node: schemas.proxyMode, answer: schemas.answer }),
   async gather(ctx) {
     const [node, answer] = await Promise.all([gatherProxyMode(ctx), gatherAnswer(ctx, 'proxy-mode')]);
     return { node, answer };
@@ -49,7 +50,8 @@ function noFrontend(rules: RulesObservation, key: string, clusterIP: string | un
   ], true);
 }
 
-export const findChainCheck = defineCheck<{ rules: RulesObservation; answer: AnswerObservation }>({
+export const findChainCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [rules, answer] = await Promise.all([gatherNodeRules(ctx, 'web', node), gatherAnswer(ctx, 'web-chain')]);
@@ -104,7 +106,8 @@ export function backendFacts(targets: string[], backends: { ip: string; port: nu
   ];
 }
 
-export const followEndpointsCheck = defineCheck<{ rules: RulesObservation; slices: KubeList; answer: AnswerObservation }>({
+export const followEndpointsCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules, slices: schemas.kubeList, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [rules, slices, answer] = await Promise.all([gatherNodeRules(ctx, 'web', node), listBySelector(ctx, 'endpointslices', `${SERVICE_NAME_LABEL}=web`), gatherAnswer(ctx, 'web-endpoints')]);

@@ -8,6 +8,8 @@ import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../.
 import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
 import { ENTRY_COUNTS, entryCount, gatherScale, scaleFigures, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';
 import type { EvalContext, Fact, Figure, Verdict } from '../../scripts/labs/checks/types.ts';
+import { z } from 'zod';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The label make-services.sh puts on every generated Service. */
 export const SCALE_LABEL = 'dplab-scale=yes';
@@ -38,7 +40,8 @@ function baselineOf(answer: ConfigMapObservation): number | undefined {
   return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
-export const baselineCheck = defineCheck<{ scale: ScaleObservation; answer: ConfigMapObservation }>({
+export const baselineCheck = defineCheck({
+  observations: observationsOf({ scale: schemas.scale, answer: schemas.configMap }),
   async gather(ctx) {
     const [scale, answer] = await Promise.all([gatherScale(ctx), gatherConfigMap(ctx, 'scale')]);
     return { scale, answer };
@@ -57,15 +60,17 @@ export const baselineCheck = defineCheck<{ scale: ScaleObservation; answer: Conf
   },
 });
 
-export interface GrowthObservation {
-  scale: ScaleObservation;
-  answer: ConfigMapObservation;
+export const growthObservationSchema = observationsOf({
+  scale: schemas.scale,
+  answer: schemas.configMap,
   /** How many Services carry the generator's label (`kubectl get services -l … -o name`, counted). */
-  services: number;
-}
+  services: z.number(),
+});
+export type GrowthObservation = z.infer<typeof growthObservationSchema>;
 
 export function growthCheck(n: number) {
-  return defineCheck<GrowthObservation>({
+  return defineCheck({
+    observations: growthObservationSchema,
     settleMs: 180_000,
     async gather(ctx) {
       const [scale, answer, names] = await Promise.all([

@@ -4,7 +4,7 @@
  */
 import { parse } from '../../scripts/dataplane/index.ts';
 import type { Frontend } from '../../scripts/dataplane/model.ts';
-import { evaluateAnswer, gatherAnswer, type AnswerObservation } from '../../scripts/labs/checks/answer.ts';
+import { evaluateAnswer, gatherAnswer } from '../../scripts/labs/checks/answer.ts';
 import {
   defineCheck,
   evaluateServiceSpec,
@@ -17,11 +17,11 @@ import {
   podNotUsable,
   podReady,
   type KubeList,
-  type PodCommandObservation,
 } from '../../scripts/labs/checks/index.ts';
 import { gatherNodeRules, isVerdict, pickNode, serviceFrontend } from '../../scripts/labs/checks/node-rules.ts';
 import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
 import type { EvalContext, Verdict } from '../../scripts/labs/checks/types.ts';
+import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 export const NODE_ROLE = 'worker';
 export const REQUESTS = 10;
@@ -56,7 +56,8 @@ export function nodeTimeout(f: Frontend, format: string, spec: number | null): {
 
 const mechanism = (mode: string) => (mode === 'ipvs' ? 'IPVS `persistent`' : 'iptables `-m recent`');
 
-export const setAffinityCheck = defineCheck<{ rules: RulesObservation }>({
+export const setAffinityCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules }),
   async gather(ctx) {
     return { rules: await gatherNodeRules(ctx, 'web', await pickNode(ctx, NODE_ROLE)) };
   },
@@ -73,7 +74,8 @@ export const setAffinityCheck = defineCheck<{ rules: RulesObservation }>({
   },
 });
 
-export const onePodCheck = defineCheck<{ client: PodCommandObservation; web: KubeList }>({
+export const onePodCheck = defineCheck({
+  observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
   async gather(ctx) {
     const [client, web] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web')]);
     return { client, web };
@@ -92,7 +94,8 @@ export const onePodCheck = defineCheck<{ client: PodCommandObservation; web: Kub
   },
 });
 
-export const affinityRulesCheck = defineCheck<{ rules: RulesObservation; answer: AnswerObservation }>({
+export const affinityRulesCheck = defineCheck({
+  observations: observationsOf({ rules: schemas.rules, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
     const [rules, answer] = await Promise.all([gatherNodeRules(ctx, 'web', node), gatherAnswer(ctx, 'affinity')]);

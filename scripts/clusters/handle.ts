@@ -4,7 +4,9 @@
  * outside a node, and kube-proxy's own endpoints. Every read goes through scripts/exec.ts.
  */
 import { run, nodeRunner, TIMEOUTS, type CommandResult, type RunOptions } from '../exec.ts';
+import type { z } from 'zod';
 import { DplabError } from '../errors.ts';
+import { describeIssues } from '../wire/validate.ts';
 import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
 import { probeUrl, type ProbeResult } from './probe.ts';
 
@@ -18,8 +20,8 @@ export interface ClusterHandle {
   readonly kubeconfig: string;
   /** kubectl against this cluster's kubeconfig (never ~/.kube/config). */
   kubectl(args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
-  /** `kubectl … -o json`, parsed. */
-  kubectlJson<T = unknown>(args: readonly string[], opts?: RunOptions): Promise<T>;
+  /** `kubectl … -o json`, parsed and checked against `schema` (an answer of another shape is an error naming the field). */
+  kubectlJson<S extends z.ZodTypeAny>(args: readonly string[], schema: S, opts?: RunOptions): Promise<z.output<S>>;
   /** Node container names, control plane first (`dplab-<mode>-control-plane`, `…-worker`, …). */
   nodes(opts?: RunOptions): Promise<string[]>;
   /** Run a command inside a node container. */
@@ -72,13 +74,19 @@ export function clusterHandle(mode: Mode): ClusterHandle {
     name,
     kubeconfig,
     kubectl,
-    async kubectlJson<T>(args: readonly string[], opts?: RunOptions): Promise<T> {
+    async kubectlJson<S extends z.ZodTypeAny>(args: readonly string[], schema: S, opts?: RunOptions): Promise<z.output<S>> {
       const r = await kubectl([...args, '-o', 'json'], opts);
+      let json: unknown;
       try {
-        return JSON.parse(r.stdout) as T;
+        json = JSON.parse(r.stdout);
       } catch {
         throw new DplabError(`kubectl ${args.join(' ')} did not print JSON.`, { details: r.stdout.slice(0, 2000) });
       }
+      const parsed = schema.safeParse(json);
+      if (!parsed.success) {
+        throw new DplabError(`kubectl ${args.join(' ')} printed JSON of an unexpected shape: ${describeIssues(parsed.error)}.`, { details: r.stdout.slice(0, 2000), status: 502 });
+      }
+      return parsed.data;
     },
     nodes,
     nodeExec,

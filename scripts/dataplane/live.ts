@@ -4,7 +4,9 @@
  * Services, and parse it into the model. A cluster that is not there is a clear 409/503 with the
  * fix, never a crash.
  */
+import type { z } from 'zod';
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { kubeListSchema, listOf, namespacedObjectSchema, type KubeObject } from '../clusters/kube-objects.ts';
 import { MODE_INFO, type Mode } from '../clusters/modes.ts';
 import { allOrCancel, CommandError, type RunOptions } from '../exec.ts';
 import { DplabError } from '../errors.ts';
@@ -37,19 +39,9 @@ export interface LiveDataplane {
   services: KubeService[];
 }
 
-export interface KubeService {
-  metadata: { namespace: string; name: string };
-  spec?: {
-    clusterIP?: string;
-    clusterIPs?: string[];
-    externalIPs?: string[];
-    ports?: Array<{ name?: string; port: number; protocol?: string; nodePort?: number }>;
-  };
-  status?: { loadBalancer?: { ingress?: Array<{ ip?: string; hostname?: string }> } };
-}
-export interface KubeNode {
-  status?: { addresses?: Array<{ type: string; address: string }> };
-}
+/** A Service as `kubectl get services -A` lists it. */
+export type KubeService = z.infer<typeof namespacedObjectSchema>;
+export type KubeNode = KubeObject;
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
 const CILIUM_AGENT = { namespace: 'kube-system', selector: 'k8s-app=cilium', container: 'cilium-agent' } as const;
@@ -72,8 +64,8 @@ export async function readDataplane(mode: Mode, opts: LiveOptions = {}): Promise
     const dump = RULE_DUMPS[mode];
     const [raw, services, kubeNodes] = await allOrCancel<[string, KubeService[], KubeNode[]]>(opts.signal, [
       (signal) => dumpRules(cluster, node, { ...ro, signal }),
-      (signal) => cluster.kubectlJson<{ items: KubeService[] }>(['get', 'services', '-A'], { ...ro, signal }).then((l) => l.items ?? []),
-      (signal) => cluster.kubectlJson<{ items: KubeNode[] }>(['get', 'nodes'], { ...ro, signal }).then((l) => l.items ?? []),
+      (signal) => cluster.kubectlJson(['get', 'services', '-A'], listOf(namespacedObjectSchema), { ...ro, signal }).then((l) => l.items ?? []),
+      (signal) => cluster.kubectlJson(['get', 'nodes'], kubeListSchema, { ...ro, signal }).then((l) => l.items ?? []),
     ]);
     let model: DataplaneModel;
     try {
@@ -104,9 +96,9 @@ async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): 
   const dump = RULE_DUMPS[cluster.mode];
   if (dump.where === 'node') return (await cluster.nodeExec(node, dump.command, ro)).stdout;
   // Cilium keeps its tables in the agent; the agent on *this* node, so the node choice matters.
-  const pods = await cluster.kubectlJson<{ items: Array<{ metadata: { name: string } }> }>(
-    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`], ro);
-  const pod = pods.items?.[0]?.metadata.name;
+  const pods = await cluster.kubectlJson(
+    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`], kubeListSchema, ro);
+  const pod = pods.items?.[0]?.metadata?.name;
   if (!pod) {
     throw new DplabError(`No cilium agent pod runs on ${node}.`, { fix: `Check \`kubectl -n kube-system get pods -l ${CILIUM_AGENT.selector} -o wide\`; if Cilium is broken, recreate the cluster (\`dplab down cilium\`, then \`dplab up cilium\`).`, status: 409 });
   }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../clusters/handle.ts';
 import { CommandError } from '../exec.ts';
+import { z } from 'zod';
 import { defineCheck } from './checks/compose.ts';
 import { pollUntil } from './checks/poll.ts';
 import { runCheck } from './engine.ts';
@@ -24,6 +25,7 @@ describe('runCheck', () => {
     let n = 0;
     const step = withCheck(
       defineCheck({
+        observations: z.number(),
         gather: async () => ++n,
         evaluate: (ready: number) => (ready >= 3 ? { status: 'pass', message: 'ready', facts: [] } : { status: 'fail', message: `${ready} of 3`, facts: [], pending: true }),
         settleMs: 5_000,
@@ -34,7 +36,7 @@ describe('runCheck', () => {
   }, 10_000);
 
   it('gives up polling after the settle window and reports the last fail', async () => {
-    const step = withCheck(defineCheck({ gather: async () => 0, evaluate: () => ({ status: 'fail', message: 'still starting', facts: [], pending: true }) }));
+    const step = withCheck(defineCheck({ observations: z.number(), gather: async () => 0, evaluate: () => ({ status: 'fail', message: 'still starting', facts: [], pending: true }) }));
     const r = await runCheck(lab, step, 'iptables', { cluster, settleMs: 300 });
     expect(r.status).toBe('fail');
     expect(r.message).toBe('still starting');
@@ -42,10 +44,11 @@ describe('runCheck', () => {
 
   it('turns infrastructure failures into errors with a fix, and a hung gather into a timeout', async () => {
     const result = { command: 'kubectl get pods', file: 'kubectl', args: [], exitCode: 1, stdout: '', stderr: '', durationMs: 1 };
-    const down = withCheck(defineCheck({ gather: async () => Promise.reject(new CommandError('daemon-down', result, 'x', 'Start Docker.')), evaluate: () => ({ status: 'pass', message: '', facts: [] }) }));
+    const down = withCheck(defineCheck({ observations: z.unknown(), gather: async () => Promise.reject(new CommandError('daemon-down', result, 'x', 'Start Docker.')), evaluate: () => ({ status: 'pass', message: '', facts: [] }) }));
     expect(await runCheck(lab, down, 'iptables', { cluster })).toMatchObject({ status: 'error', message: 'Docker is not running, so the iptables cluster cannot be reached.', fix: 'Start Docker.' });
     const hung = withCheck(
       defineCheck({
+        observations: z.unknown(),
         gather: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new CommandError('aborted', result, 'cancelled')))),
         evaluate: () => ({ status: 'pass', message: '', facts: [] }),
       }),

@@ -7,6 +7,7 @@
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { pollUntil } from './checks/poll.ts';
+import { checkedObservations } from './observations.ts';
 import type { Verdict } from './checks/types.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab, Step } from './schema.ts';
@@ -55,7 +56,8 @@ export async function runCheck(lab: Lab, step: Step, mode: Mode, opts: CheckOpti
         const attempt = new AbortController();
         let observations: unknown;
         try {
-          observations = await step.check.gather({ ...ctx, signal: AbortSignal.any([signal, attempt.signal]) });
+          const gathered = await step.check.gather({ ...ctx, signal: AbortSignal.any([signal, attempt.signal]) });
+          observations = checkedObservations(step.check.observations, gathered, `The check of ${lab.id}/${step.id}`);
         } finally {
           attempt.abort();
         }

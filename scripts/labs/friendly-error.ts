@@ -5,11 +5,9 @@
  */
 import type { ZodError, ZodIssue } from 'zod';
 import { DplabError } from '../errors.ts';
+import { fieldPath } from '../wire/validate.ts';
 
-/** `steps[2].hints` from zod's `['steps', 2, 'hints']`. */
-export function fieldPath(path: readonly (string | number)[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
-}
+export { fieldPath };
 
 function issueLine(file: string, issue: Pick<ZodIssue, 'path' | 'message'>): string {
   const where = fieldPath(issue.path);

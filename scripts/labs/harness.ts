@@ -6,6 +6,7 @@
  */
 import { run, TIMEOUTS } from '../exec.ts';
 import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { kubeVersionSchema } from '../clusters/kube-objects.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { runCheck, type CheckResult } from './engine.ts';
 import { formatTable } from './format.ts';
@@ -47,7 +48,7 @@ export interface HarnessReport {
 
 async function recordedSource(cluster: ClusterHandle): Promise<Extract<ObservationFile['source'], { kind: 'recorded' }>> {
   const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
-  const kube = await cluster.kubectlJson<{ serverVersion?: { gitVersion?: string } }>(['version'], { timeoutMs: TIMEOUTS.quick });
+  const kube = await cluster.kubectlJson(['version'], kubeVersionSchema, { timeoutMs: TIMEOUTS.quick });
   return { kind: 'recorded', kindVersion: kind.stdout.trim(), kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
 }
 

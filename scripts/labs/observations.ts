@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { Mode } from '../clusters/modes.ts';
 import { labsDir } from '../paths.ts';
-import { fromZodError } from './friendly-error.ts';
+import { DplabError } from '../errors.ts';
+import type { ObservationSchema } from './checks/types.ts';
+import { fromZodError, labDataError } from './friendly-error.ts';
 
 export const STATES = ['unsolved', 'solved'] as const;
 export type StepState = (typeof STATES)[number];
@@ -56,7 +58,12 @@ export function findObservationFile(labId: string, step: string, state: StepStat
   return [observationFileName(step, state, mode), observationFileName(step, state)].map((n) => join(dir, n)).find((p) => existsSync(p));
 }
 
-export function readObservationFile(path: string, display = path): ObservationFile {
+/**
+ * Read one observation file. With the step's schema, its observations are checked too: a file
+ * of another shape (recorded on another Kubernetes version, edited by hand) fails with the file
+ * and the field, e.g. `labs/x/observations/y.solved.json: observations.services.items[0].spec.ports[0].port: Expected number, received string`.
+ */
+export function readObservationFile<O = unknown>(path: string, display = path, schema?: ObservationSchema<O>): ObservationFile & { observations: O } {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -65,7 +72,21 @@ export function readObservationFile(path: string, display = path): ObservationFi
   }
   const parsed = observationFileSchema().safeParse(raw);
   if (!parsed.success) throw fromZodError(display, parsed.error);
-  return parsed.data;
+  if (!schema) return parsed.data as ObservationFile & { observations: O };
+  const observations = schema.safeParse(parsed.data.observations);
+  if (!observations.success) throw labDataError(display, observations.error.issues.map((i) => ({ ...i, path: ['observations', ...i.path] })));
+  return { ...parsed.data, observations: observations.data };
+}
+
+/** What a live gather returned, checked against the check's schema before evaluate reads it. */
+export function checkedObservations<O>(schema: ObservationSchema<O>, value: unknown, what: string): O {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const e = labDataError(what, parsed.error.issues);
+  throw new DplabError(`${what} read the cluster, but its observations have an unexpected shape: ${e.message}`, {
+    details: e.details,
+    fix: 'The cluster answers in a shape this version of the check does not know (another Kubernetes or Cilium version?). Please report it with the details.',
+  });
 }
 
 export function writeObservationFile(labId: string, name: string, file: ObservationFile): string {

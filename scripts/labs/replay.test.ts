@@ -14,7 +14,7 @@ describe.each(loadLabs().map((lab) => [lab.id, lab] as const))('lab %s', (_id, l
   it.each(cases)('%s on %s, %s', (stepId, mode, state, step) => {
     const path = findObservationFile(lab.id, stepId, state, mode);
     expect(path, `missing labs/${lab.id}/observations/${observationFileName(stepId, state, mode)} (or ${observationFileName(stepId, state)})`).toBeDefined();
-    const file = readObservationFile(path!, relative(projectRoot, path!));
+    const file = readObservationFile(path!, relative(projectRoot, path!), step.check.observations);
     const verdict = step.check.evaluate(file.observations, { mode, namespace: lab.namespace });
     if (state === 'unsolved') {
       expect(file.expect, `${relative(projectRoot, path!)} must say which message the learner sees (expect.message)`).toBeDefined();

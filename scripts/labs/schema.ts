@@ -69,9 +69,15 @@ export const solutionSchema = () =>
     .strict();
 
 export const checkSchema = () =>
-  z.custom<Check<any>>((v) => typeof v === 'object' && v !== null && typeof (v as Check).gather === 'function' && typeof (v as Check).evaluate === 'function', {
-    message: 'must be a check: an object with gather(ctx) and evaluate(observations, ctx) functions',
-  });
+  z.custom<Check<unknown>>(
+    (v) =>
+      typeof v === 'object' &&
+      v !== null &&
+      (v as Check).observations instanceof z.ZodType &&
+      typeof (v as Check).gather === 'function' &&
+      typeof (v as Check).evaluate === 'function',
+    { message: 'must be a check: an object with an observations schema, gather(ctx) and evaluate(observations, ctx) functions' },
+  );
 
 export const stepSchema = () =>
   z

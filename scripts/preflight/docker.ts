@@ -46,7 +46,7 @@ export function nodeIpsReachableFromHost(info: Pick<DockerInfo, 'desktop'> | und
 export async function checkDocker(system: PreflightSystem, signal?: AbortSignal): Promise<DockerCheck> {
   try {
     const r = await run('docker', ['info', '--format', '{{json .}}'], { timeoutMs: TIMEOUTS.quick, signal });
-    const raw = JSON.parse(r.stdout) as Record<string, any>;
+    const raw = JSON.parse(r.stdout) as Record<string, unknown>;
     const info: DockerInfo = {
       serverVersion: String(raw.ServerVersion ?? ''),
       operatingSystem: String(raw.OperatingSystem ?? ''),

@@ -9,7 +9,8 @@
 import { MODE_INFO } from '../../clusters/modes.ts';
 import { inCidr } from '../../dataplane/addr.ts';
 import { fact, fail, pass } from './facts.ts';
-import { evaluateProbes, gatherProbes, type ProbeExpectation, type ProbeObservation } from './probe.ts';
+import { z } from 'zod';
+import { evaluateProbes, gatherProbes, probeObservationSchema, type ProbeExpectation } from './probe.ts';
 import type { Check, EvalContext, Fact, Verdict } from './types.ts';
 
 export interface ClientIpExpectation {
@@ -23,11 +24,12 @@ export interface ClientIpExpectation {
   source: 'client' | 'snat';
 }
 
-export interface ClientIpObservation {
-  probes: ProbeObservation;
+export const clientIpObservationSchema = z.object({
+  probes: probeObservationSchema,
   /** Node name → its address on the kind network. */
-  nodeIps: Record<string, string>;
-}
+  nodeIps: z.record(z.string(), z.string()),
+});
+export type ClientIpObservation = z.infer<typeof clientIpObservationSchema>;
 
 /** agnhost `/clientip` answers `10.244.1.1:51234`; IPv6 would be `[::1]:51234`. */
 export function clientAddress(body: string | undefined): string | null {
@@ -80,5 +82,5 @@ export function evaluateClientIp(want: ClientIpExpectation, obs: ClientIpObserva
 }
 
 export function probeClientIp(want: ClientIpExpectation): Check<ClientIpObservation> {
-  return { gather: (ctx) => gatherClientIp(ctx, want), evaluate: (obs, ctx) => evaluateClientIp(want, obs, ctx) };
+  return { observations: clientIpObservationSchema, gather: (ctx) => gatherClientIp(ctx, want), evaluate: (obs, ctx) => evaluateClientIp(want, obs, ctx) };
 }

@@ -3,6 +3,7 @@
  * client pod). A command that exits non-zero is part of what the learner's cluster shows, so it
  * becomes an observation; only infrastructure failures (cluster gone, timeout) propagate.
  */
+import { z } from 'zod';
 import { CommandError, type CommandResult } from '../../exec.ts';
 import { fact, fail } from './facts.ts';
 import { firstItem, getByName, podReady } from './kube.ts';
@@ -11,18 +12,16 @@ import type { EvalContext, GatherContext, Verdict } from './types.ts';
 /** How long one command inside a pod or node may take before the check reports a timeout. */
 export const IN_CLUSTER_COMMAND_TIMEOUT_MS = 30_000;
 
-export interface CommandObservation {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
+export const commandObservationSchema = z.object({ exitCode: z.number(), stdout: z.string(), stderr: z.string() });
+export type CommandObservation = z.infer<typeof commandObservationSchema>;
 
-export interface PodCommandObservation {
+export const podCommandObservationSchema = z.object({
   /** null when no pod of that name exists. */
-  pod: { name: string; phase: string; ready: boolean; node?: string } | null;
+  pod: z.object({ name: z.string(), phase: z.string(), ready: z.boolean(), node: z.string().optional() }).nullable(),
   /** Absent when the pod was missing or not ready, so nothing was run. */
-  result?: CommandObservation;
-}
+  result: commandObservationSchema.optional(),
+});
+export type PodCommandObservation = z.infer<typeof podCommandObservationSchema>;
 
 /** Turn a finished command, or a plain non-zero exit, into an observation. */
 export async function observeCommand(run: () => Promise<CommandResult>): Promise<CommandObservation> {

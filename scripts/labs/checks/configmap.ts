@@ -1,11 +1,11 @@
 /** "ConfigMap C has key K": where a lab asks the learner to write down what they found. */
 import { fact, fail, pass } from './facts.ts';
-import { firstItem, getByName, type KubeList } from './kube.ts';
+import { z } from 'zod';
+import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext } from './types.ts';
 
-export interface ConfigMapObservation {
-  configmaps: KubeList;
-}
+export const configMapObservationSchema = z.object({ configmaps: kubeListSchema });
+export type ConfigMapObservation = z.infer<typeof configMapObservationSchema>;
 
 export async function gatherConfigMap(ctx: Parameters<Check['gather']>[0], name: string): Promise<ConfigMapObservation> {
   return { configmaps: await getByName(ctx, 'configmaps', name) };
@@ -13,7 +13,7 @@ export async function gatherConfigMap(ctx: Parameters<Check['gather']>[0], name:
 
 /** The value under `key`, or undefined when the ConfigMap or the key is missing. */
 export function configMapValue(obs: ConfigMapObservation, key: string): string | undefined {
-  const data = firstItem(obs.configmaps)?.data as Record<string, string> | undefined;
+  const data = firstItem(obs.configmaps)?.data;
   const v = data?.[key];
   return typeof v === 'string' ? v.trim() : undefined;
 }

@@ -5,7 +5,8 @@
  *   tcp 6 117 TIME_WAIT src=10.244.1.9 dst=10.96.87.210 sport=41234 dport=80 src=10.244.2.3 dst=10.244.1.9 sport=8080 dport=41234 [ASSURED] mark=0 use=1
  * The reply half shows where the packets really went: after DNAT, the pod.
  */
-import { gatherNodeCommand, type CommandObservation } from './command.ts';
+import { z } from 'zod';
+import { commandObservationSchema, gatherNodeCommand } from './command.ts';
 import type { GatherContext } from './types.ts';
 
 export const CONNTRACK_SYSCTLS = ['/proc/sys/net/netfilter/nf_conntrack_count', '/proc/sys/net/netfilter/nf_conntrack_max'] as const;
@@ -17,14 +18,15 @@ export interface ConntrackEntry {
   reply: { src: string; dst: string; sport: number; dport: number } | null;
 }
 
-export interface ConntrackObservation {
-  node: string;
-  destination: string;
+export const conntrackObservationSchema = z.object({
+  node: z.string(),
+  destination: z.string(),
   /** `conntrack -L -d <destination>` */
-  list: CommandObservation;
+  list: commandObservationSchema,
   /** `cat nf_conntrack_count nf_conntrack_max`: two numbers, one per line. */
-  sysctls: CommandObservation;
-}
+  sysctls: commandObservationSchema,
+});
+export type ConntrackObservation = z.infer<typeof conntrackObservationSchema>;
 
 export async function gatherConntrack(ctx: GatherContext, node: string, destination: string): Promise<ConntrackObservation> {
   const [list, sysctls] = await Promise.all([gatherNodeCommand(ctx, node, ['conntrack', '-L', '-d', destination]), gatherNodeCommand(ctx, node, ['cat', ...CONNTRACK_SYSCTLS])]);

@@ -1,6 +1,7 @@
 /** "Deployment D has N ready replicas" (optionally of an image, running a given program). */
 import { fact, fail, pass } from './facts.ts';
-import { firstItem, getByName, type KubeList } from './kube.ts';
+import { z } from 'zod';
+import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext, Fact } from './types.ts';
 
 export interface DeploymentExpectation {
@@ -10,9 +11,8 @@ export interface DeploymentExpectation {
   runs?: string;
 }
 
-export interface DeploymentObservation {
-  deployments: KubeList;
-}
+export const deploymentObservationSchema = z.object({ deployments: kubeListSchema });
+export type DeploymentObservation = z.infer<typeof deploymentObservationSchema>;
 
 export function evaluateDeployment(name: string, want: DeploymentExpectation, obs: DeploymentObservation, ctx: EvalContext) {
   const d = firstItem(obs.deployments);
@@ -35,6 +35,7 @@ export function evaluateDeployment(name: string, want: DeploymentExpectation, ob
 
 export function deploymentReady(name: string, want: DeploymentExpectation): Check<DeploymentObservation> {
   return {
+    observations: deploymentObservationSchema,
     async gather(ctx) {
       return { deployments: await getByName(ctx, 'deployments', name) };
     },

@@ -1,20 +1,15 @@
 /** "Service S's EndpointSlices hold N ready endpoints" (syllabus S2). */
 import { fact, fail, pass } from './facts.ts';
-import { listBySelector, type KubeList } from './kube.ts';
+import { z } from 'zod';
+import { kubeListSchema, listBySelector } from './kube.ts';
 import type { Check, EvalContext } from './types.ts';
 
 /** The label the EndpointSlice controller puts on every slice it manages for a Service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 
-export interface EndpointsObservation {
-  slices: KubeList;
-}
+export const endpointsObservationSchema = z.object({ slices: kubeListSchema });
+export type EndpointsObservation = z.infer<typeof endpointsObservationSchema>;
 
-interface SliceEndpoint {
-  addresses?: string[];
-  conditions?: { ready?: boolean | null; serving?: boolean | null; terminating?: boolean | null };
-  targetRef?: { kind?: string; name?: string };
-}
 
 /** Per the API reference, a missing `ready` condition means ready. */
 export function readyAddresses(obs: EndpointsObservation): { ready: string[]; notReady: string[]; slices: number } {
@@ -22,7 +17,7 @@ export function readyAddresses(obs: EndpointsObservation): { ready: string[]; no
   const notReady: string[] = [];
   const items = obs.slices.items ?? [];
   for (const slice of items) {
-    for (const ep of ((slice as { endpoints?: SliceEndpoint[] }).endpoints ?? [])) {
+    for (const ep of slice.endpoints ?? []) {
       const who = `${ep.addresses?.[0] ?? '?'}${ep.targetRef?.name ? ` (${ep.targetRef.name})` : ''}`;
       (ep.conditions?.ready === false ? notReady : ready).push(who);
     }
@@ -46,6 +41,7 @@ export function evaluateReadyEndpoints(service: string, count: number, obs: Endp
 
 export function readyEndpoints(service: string, count: number): Check<EndpointsObservation> {
   return {
+    observations: endpointsObservationSchema,
     async gather(ctx) {
       return { slices: await listBySelector(ctx, 'endpointslices', `${SERVICE_NAME_LABEL}=${service}`) };
     },

@@ -4,8 +4,9 @@
  * local socket. Asking every agent covers the whole cluster without needing Hubble Relay
  * (`cilium hubble enable`), which the learner may or may not have turned on.
  */
-import { observeCommand, type CommandObservation } from './command.ts';
-import type { KubeList } from './kube.ts';
+import { z } from 'zod';
+import { commandObservationSchema, observeCommand } from './command.ts';
+import { kubeListSchema } from './kube.ts';
 import type { GatherContext } from './types.ts';
 
 /** The agents' pods carry this label in the Cilium Helm chart. */
@@ -13,9 +14,8 @@ export const CILIUM_AGENT_SELECTOR = 'k8s-app=cilium';
 /** How far back each agent looks: enough for a learner's handful of requests. */
 export const HUBBLE_LAST = 500;
 
-export interface HubbleObservation {
-  agents: { pod: string; node: string; result: CommandObservation }[];
-}
+export const hubbleObservationSchema = z.object({ agents: z.array(z.object({ pod: z.string(), node: z.string(), result: commandObservationSchema })) });
+export type HubbleObservation = z.infer<typeof hubbleObservationSchema>;
 
 /** The fields of Hubble's flow JSON (observer.proto / flow.proto) the checks read. */
 export interface Flow {
@@ -39,7 +39,7 @@ export interface Flow {
 
 /** `hubble observe <filters> --last N -o json` in every agent. */
 export async function gatherHubble(ctx: GatherContext, filters: readonly string[]): Promise<HubbleObservation> {
-  const pods = await ctx.cluster.kubectlJson<KubeList>(['get', 'pods', '-n', 'kube-system', '-l', CILIUM_AGENT_SELECTOR], { signal: ctx.signal });
+  const pods = await ctx.cluster.kubectlJson(['get', 'pods', '-n', 'kube-system', '-l', CILIUM_AGENT_SELECTOR], kubeListSchema, { signal: ctx.signal });
   const running = (pods.items ?? []).filter((p) => p.status?.phase === 'Running');
   const agents = await Promise.all(
     running.map(async (p) => {

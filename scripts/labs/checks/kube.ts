@@ -5,28 +5,18 @@
  */
 import type { GatherContext } from './types.ts';
 
-/** The few fields of Kubernetes objects the library reads; everything else passes through untyped. */
-export interface KubeObject {
-  kind?: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
-  spec?: any;
-  status?: any;
-  [key: string]: unknown;
-}
+import { kubeListSchema, type KubeList, type KubeObject } from '../../clusters/kube-objects.ts';
 
-export interface KubeList<T = KubeObject> {
-  kind?: string;
-  items?: T[];
-}
+export { kubeListSchema, kubeObjectSchema, type KubeList, type KubeObject } from '../../clusters/kube-objects.ts';
 
 /** `kubectl get <resource> -n <ns> --field-selector metadata.name=<name> -o json` */
 export async function getByName(ctx: GatherContext, resource: string, name: string, namespace = ctx.namespace): Promise<KubeList> {
-  return ctx.cluster.kubectlJson<KubeList>(['get', resource, '-n', namespace, '--field-selector', `metadata.name=${name}`], { signal: ctx.signal });
+  return ctx.cluster.kubectlJson(['get', resource, '-n', namespace, '--field-selector', `metadata.name=${name}`], kubeListSchema, { signal: ctx.signal });
 }
 
 /** `kubectl get <resource> -n <ns> -l <selector> -o json` */
 export async function listBySelector(ctx: GatherContext, resource: string, selector: string, namespace = ctx.namespace): Promise<KubeList> {
-  return ctx.cluster.kubectlJson<KubeList>(['get', resource, '-n', namespace, '-l', selector], { signal: ctx.signal });
+  return ctx.cluster.kubectlJson(['get', resource, '-n', namespace, '-l', selector], kubeListSchema, { signal: ctx.signal });
 }
 
 export function firstItem(list: KubeList | undefined): KubeObject | undefined {

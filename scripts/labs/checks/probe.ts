@@ -3,6 +3,7 @@
  * probed from a sibling on the kind network (ClusterHandle.probeFromOutside), because traffic
  * a node sends to itself short-circuits externalTrafficPolicy.
  */
+import { z } from 'zod';
 import type { ProbeResult } from '../../clusters/handle.ts';
 import { fact, fail, pass } from './facts.ts';
 import { firstItem, getByName, listBySelector, podReady, selectorString, type KubeList } from './kube.ts';
@@ -16,13 +17,23 @@ export interface ProbeExpectation {
   answer: 'all' | 'none' | { nodesWithPods: Record<string, string> };
 }
 
-export interface ProbeObservation {
-  port: number | null;
-  probes: ProbeResult[];
-  nodes: string[];
+const probeResultSchema: z.ZodType<ProbeResult> = z.object({
+  from: z.string(),
+  url: z.string(),
+  answered: z.boolean(),
+  status: z.number().optional(),
+  body: z.string().optional(),
+  error: z.string().optional(),
+});
+
+export const probeObservationSchema = z.object({
+  port: z.number().nullable(),
+  probes: z.array(probeResultSchema),
+  nodes: z.array(z.string()),
   /** Node → ready pods matching the selector (only for `nodesWithPods`). */
-  podsByNode?: Record<string, string[]>;
-}
+  podsByNode: z.record(z.string(), z.array(z.string())).optional(),
+});
+export type ProbeObservation = z.infer<typeof probeObservationSchema>;
 
 async function resolvePort(ctx: GatherContext, target: ProbeExpectation['target']): Promise<number | null> {
   if ('port' in target && !('nodePortOf' in target)) return target.port;
@@ -65,5 +76,5 @@ export function evaluateProbes(want: ProbeExpectation, obs: ProbeObservation, ct
 }
 
 export function probeNodes(want: ProbeExpectation): Check<ProbeObservation> {
-  return { gather: (ctx) => gatherProbes(ctx, want), evaluate: (obs, ctx) => evaluateProbes(want, obs, ctx) };
+  return { observations: probeObservationSchema, gather: (ctx) => gatherProbes(ctx, want), evaluate: (obs, ctx) => evaluateProbes(want, obs, ctx) };
 }

@@ -5,17 +5,20 @@
  */
 import { CommandError } from '../../exec.ts';
 import { MODE_INFO } from '../../clusters/modes.ts';
-import { observeCommand, type CommandObservation } from './command.ts';
+import { z } from 'zod';
+import { commandObservationSchema, observeCommand } from './command.ts';
 import { fact, fail, pass } from './facts.ts';
-import { firstItem, getByName, type KubeList } from './kube.ts';
+import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext, GatherContext, Verdict } from './types.ts';
 
 /** How the cilium agent is reached: any pod of its DaemonSet will do. */
 export const CILIUM_STATUS_COMMAND = ['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'] as const;
 
-export type ProxyModeObservation =
-  | { kind: 'kube-proxy'; node: string; proxyMode: string | null; error?: string }
-  | { kind: 'cilium'; status: CommandObservation; kubeProxy: KubeList };
+export const proxyModeObservationSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('kube-proxy'), node: z.string(), proxyMode: z.string().nullable(), error: z.string().optional() }),
+  z.object({ kind: z.literal('cilium'), status: commandObservationSchema, kubeProxy: kubeListSchema }),
+]);
+export type ProxyModeObservation = z.infer<typeof proxyModeObservationSchema>;
 
 export async function gatherProxyMode(ctx: GatherContext): Promise<ProxyModeObservation> {
   if (MODE_INFO[ctx.mode].proxyMode) {
@@ -63,5 +66,5 @@ export function evaluateProxyMode(obs: ProxyModeObservation, ctx: EvalContext): 
 }
 
 export function proxyModeIs(): Check<ProxyModeObservation> {
-  return { gather: gatherProxyMode, evaluate: evaluateProxyMode };
+  return { observations: proxyModeObservationSchema, gather: gatherProxyMode, evaluate: evaluateProxyMode };
 }

@@ -6,9 +6,11 @@
  */
 import { findService, parse as parseDataplane, RULE_DUMPS, type DataplaneModel, type Format, type ParseOptions } from '../../dataplane/index.ts';
 import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
-import { gatherNodeCommand, observeCommand, type CommandObservation } from './command.ts';
+import { z } from 'zod';
+import { FORMATS } from '../../wire/explain.ts';
+import { commandObservationSchema, gatherNodeCommand, observeCommand } from './command.ts';
 import { fact, fail, pass } from './facts.ts';
-import { firstItem, getByName, type KubeList } from './kube.ts';
+import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext, GatherContext } from './types.ts';
 
 export type ParseRules = (format: Format, text: string, opts?: ParseOptions) => DataplaneModel;
@@ -20,12 +22,8 @@ export interface RulesExpectation {
   equalShares?: boolean;
 }
 
-export interface RulesObservation {
-  format: Format;
-  node: string;
-  dump: CommandObservation;
-  services: KubeList;
-}
+export const rulesObservationSchema = z.object({ format: z.enum(FORMATS), node: z.string(), dump: commandObservationSchema, services: kubeListSchema });
+export type RulesObservation = z.infer<typeof rulesObservationSchema>;
 
 export async function gatherRules(ctx: GatherContext, service: string): Promise<RulesObservation> {
   const dump = RULE_DUMPS[ctx.mode];
@@ -44,7 +42,7 @@ export function evaluateRules(service: string, want: RulesExpectation, parse: Pa
   const clusterIP: string | undefined = svc?.spec?.clusterIP;
   if (obs.dump.exitCode !== 0) return fail(`Could not read the rules on ${obs.node} (exit code ${obs.dump.exitCode}).`, [fact(`${obs.format} on ${obs.node}`, 'readable', obs.dump.stderr.trim() || 'failed', false)]);
   const names: Record<string, string> = {};
-  for (const p of (svc?.spec?.ports ?? []) as { port: number }[]) if (clusterIP) names[`${clusterIP}:${p.port}`] = key;
+  for (const p of svc?.spec?.ports ?? []) if (clusterIP) names[`${clusterIP}:${p.port}`] = key;
   const model = parse(obs.format, obs.dump.stdout, { names });
   const frontends = (findService(model, key)?.frontends ?? []).filter((f) => f.type === 'ClusterIP');
   const backends = frontends[0]?.backends ?? [];
@@ -60,5 +58,5 @@ export function evaluateRules(service: string, want: RulesExpectation, parse: Pa
 }
 
 export function serviceRules(service: string, want: RulesExpectation, parse: ParseRules = parseDataplane): Check<RulesObservation> {
-  return { gather: (ctx) => gatherRules(ctx, service), evaluate: (obs, ctx) => evaluateRules(service, want, parse, obs, ctx) };
+  return { observations: rulesObservationSchema, gather: (ctx) => gatherRules(ctx, service), evaluate: (obs, ctx) => evaluateRules(service, want, parse, obs, ctx) };
 }

@@ -5,7 +5,8 @@
  */
 import { MODE_INFO, type Mode } from '../../clusters/modes.ts';
 import { CommandError } from '../../exec.ts';
-import { observeCommand, type CommandObservation } from './command.ts';
+import { z } from 'zod';
+import { commandObservationSchema, observeCommand } from './command.ts';
 import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
 import type { Figure, GatherContext } from './types.ts';
 
@@ -27,12 +28,13 @@ export const ENTRY_COUNTS: Record<Mode, EntryCount> = {
 /** kube-proxy's histogram of full rule syncs (pkg/proxy/metrics), in seconds. */
 export const SYNC_METRIC = 'kubeproxy_sync_proxy_rules_duration_seconds';
 
-export interface ScaleObservation {
-  node: string;
-  count: CommandObservation;
+export const scaleObservationSchema = z.object({
+  node: z.string(),
+  count: commandObservationSchema,
   /** Only kube-proxy's sync-duration lines of /metrics; null on Cilium or when kube-proxy did not answer. */
-  syncMetrics: string | null;
-}
+  syncMetrics: z.string().nullable(),
+});
+export type ScaleObservation = z.infer<typeof scaleObservationSchema>;
 
 /** The node where both the count and the metrics are read: the first worker, like count.sh. */
 export async function scaleNode(ctx: GatherContext): Promise<string> {

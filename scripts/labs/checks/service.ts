@@ -1,6 +1,8 @@
 /** "Service S has spec X": type, ports, selector, traffic policies, affinity, headless. */
 import { fact, fail, pass } from './facts.ts';
-import { firstItem, getByName, type KubeList } from './kube.ts';
+import { z } from 'zod';
+import { serviceSelectorSchema } from '../../clusters/kube-objects.ts';
+import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext, Fact } from './types.ts';
 
 export interface ServicePortSpec {
@@ -22,9 +24,8 @@ export interface ServiceSpecExpectation {
   headless?: boolean;
 }
 
-export interface ServiceObservation {
-  services: KubeList;
-}
+export const serviceObservationSchema = z.object({ services: kubeListSchema });
+export type ServiceObservation = z.infer<typeof serviceObservationSchema>;
 
 function portText(p: { port?: number; targetPort?: unknown; protocol?: string }): string {
   return `${p.port ?? '?'}→${p.targetPort ?? p.port ?? '?'}/${p.protocol ?? 'TCP'}`;
@@ -40,7 +41,7 @@ export function evaluateServiceSpec(name: string, want: ServiceSpecExpectation, 
   if (want.type) facts.push(fact('type', want.type, spec.type ?? 'ClusterIP'));
   if (want.headless !== undefined) facts.push(fact('clusterIP', want.headless ? 'None' : 'a virtual IP', spec.clusterIP, want.headless ? spec.clusterIP === 'None' : !!spec.clusterIP && spec.clusterIP !== 'None'));
   if (want.selector) {
-    const seen: Record<string, string> = spec.selector ?? {};
+    const seen = serviceSelectorSchema.parse(spec.selector ?? {});
     const ok = Object.keys(want.selector).length === Object.keys(seen).length && Object.entries(want.selector).every(([k, v]) => seen[k] === v);
     facts.push(fact('selector', want.selector, seen, ok));
   }
@@ -61,6 +62,7 @@ export function evaluateServiceSpec(name: string, want: ServiceSpecExpectation, 
 
 export function serviceSpec(name: string, want: ServiceSpecExpectation): Check<ServiceObservation> {
   return {
+    observations: serviceObservationSchema,
     async gather(ctx) {
       return { services: await getByName(ctx, 'services', name) };
     },

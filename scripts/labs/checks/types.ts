@@ -3,6 +3,7 @@
  * handle and returns JSON-serialisable observations); `evaluate` is pure, so recorded or
  * hand-written observations can be replayed by `npm test` on machines without Docker.
  */
+import type { z } from 'zod';
 import type { ClusterHandle } from '../../clusters/handle.ts';
 import type { Mode } from '../../clusters/modes.ts';
 import type { Fact, Figure } from '../../wire/checks.ts';
@@ -40,7 +41,12 @@ export interface GatherContext extends EvalContext {
 /** Observations are whatever gather returns, as long as JSON.stringify keeps them intact. */
 export type Observations = unknown;
 
+/** The schema of a check's observations: applied to what gather returns and to every replayed file. */
+export type ObservationSchema<O> = z.ZodType<O, z.ZodTypeDef, unknown>;
+
 export interface Check<O = Observations> {
+  /** What gather returns, as a schema: a recording of another shape fails loudly, naming the field. */
+  observations: ObservationSchema<O>;
   gather(ctx: GatherContext): Promise<O>;
   evaluate(observations: O, ctx: EvalContext): Verdict;
   /** How long the engine keeps polling while evaluate says `pending` (default SETTLE_MS). */
