@@ -7,7 +7,6 @@
 import type { AstroIntegration } from 'astro';
 import { createRunner, type Runner } from './server/app.ts';
 import { generateToken } from './server/security.ts';
-import { terminalNotice } from './server/terminal-notice.ts';
 
 export default function dplabRunner(): AstroIntegration {
   let runner: Runner | null = null;
@@ -15,7 +14,7 @@ export default function dplabRunner(): AstroIntegration {
     name: 'dplab-runner',
     hooks: {
       'astro:server:setup'({ server }) {
-        const created = createRunner({ token: process.env.DPLAB_TOKEN || generateToken(), terminalNotice });
+        const created = createRunner({ token: process.env.DPLAB_TOKEN || generateToken(), terminalNotice: true });
         runner = created;
         server.middlewares.use((req, res, next) => created.handle(req, res, next));
         server.httpServer?.on('upgrade', (req, socket, head) => {

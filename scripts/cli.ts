@@ -4,6 +4,7 @@
  */
 import { DplabError } from './errors.ts';
 import { COMMANDS } from './commands/index.ts';
+import { commandContext, type CommandContext } from './commands/command.ts';
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -32,24 +33,25 @@ export function formatError(err: unknown, verbose: boolean): string {
   return lines.join('\n');
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], io: Partial<Omit<CommandContext, 'verbose'>> = {}): Promise<number> {
   const verbose = argv.includes('--verbose');
   const args = argv.filter((a) => a !== '--verbose');
+  const ctx = commandContext({ ...io, verbose });
   const [name, ...rest] = args;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     const target = COMMANDS.find((c) => c.name === rest[0]);
-    process.stdout.write(`${target ? `${target.summary}\n\n${target.usage}` : help()}\n`);
+    ctx.stdout.write(`${target ? `${target.summary}\n\n${target.usage}` : help()}\n`);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`Error: unknown command "${name}".\n\n${help()}\n`);
+    ctx.stderr.write(`Error: unknown command "${name}".\n\n${help()}\n`);
     return 2;
   }
   try {
-    return await command.run(rest);
+    return await command.run(rest, ctx);
   } catch (err) {
-    process.stderr.write(`${formatError(err, verbose)}\n`);
+    ctx.stderr.write(`${formatError(err, verbose)}\n`);
     return err instanceof DplabError && err.status < 500 ? 2 : 1;
   }
 }

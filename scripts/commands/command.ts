@@ -1,3 +1,19 @@
+/** What the CLI hands every command, instead of the command re-reading process-wide state. */
+export interface CommandContext {
+  /** `--verbose` (a global flag: the CLI takes it off argv): show command output and stack traces. */
+  verbose: boolean;
+  /** Where the command's output goes (process.stdout in the CLI, a buffer in tests). */
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  /** Cancels the command's work (the CLI's caller may stop it). */
+  signal: AbortSignal;
+}
+
+/** The CLI's context: the process's streams, not verbose, a signal nobody aborts; `overrides` replace parts. */
+export function commandContext(overrides: Partial<CommandContext> = {}): CommandContext {
+  return { verbose: false, stdout: process.stdout, stderr: process.stderr, signal: new AbortController().signal, ...overrides };
+}
+
 /** The shape of one `dplab` sub-command. One file per command under scripts/commands/. */
 export interface Command {
   name: string;
@@ -6,7 +22,7 @@ export interface Command {
   /** Usage line(s), printed by `dplab help <name>` and on a usage error. */
   usage: string;
   /** Returns the process exit code. Throw a DplabError for a clear, friendly failure. */
-  run(argv: string[]): Promise<number>;
+  run(argv: string[], ctx: CommandContext): Promise<number>;
 }
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';

@@ -1,4 +1,4 @@
-import { clusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../runner/services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { MODES, type Mode } from '../clusters/modes.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
@@ -13,7 +13,7 @@ export const down: Command = {
     let modes: Mode[];
     if (values.all) {
       // Only clusters that exist: deleting absent ones would just be noise.
-      modes = (await clusterManager.statusAll()).filter((s) => s.state !== 'absent').map((s) => s.mode);
+      modes = (await sharedClusterManager().statusAll()).filter((s) => s.state !== 'absent').map((s) => s.mode);
       if (modes.length === 0) {
         process.stdout.write('No lab clusters are running.\n');
         return 0;
@@ -23,7 +23,7 @@ export const down: Command = {
       modes = [parseModeArg(down, positionals[0])];
     }
     for (const mode of modes) {
-      await clusterManager.delete(mode);
+      await sharedClusterManager().delete(mode);
       process.stdout.write(`Deleted the ${mode} cluster.\n`);
     }
     return 0;

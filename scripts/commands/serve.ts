@@ -3,7 +3,6 @@ import { parseFlags, usageError } from './command.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
 import { buildIsStale, buildSite } from '../site-build.ts';
 import { distDir } from '../paths.ts';
-import { terminalNotice } from '../server/terminal-notice.ts';
 
 export const serve: Command = {
   name: 'serve',
@@ -38,7 +37,7 @@ export const serve: Command = {
       portExplicit: portText !== undefined,
       token: process.env.DPLAB_TOKEN || undefined,
       siteDir: distDir,
-      terminalNotice,
+      terminalNotice: true,
     });
     process.stdout.write(`Dataplane Lab: ${running.url}\n`);
     await new Promise<void>((resolve) => {

@@ -1,5 +1,5 @@
 import type { ClusterStatus } from '../clusters/manager.ts';
-import { clusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../runner/services.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 
 function table(statuses: ClusterStatus[]): string {
@@ -21,7 +21,7 @@ export const status: Command = {
   async run(argv) {
     const { values, positionals } = parseFlags(status, argv, { json: { type: 'boolean' } });
     if (positionals.length) throw usageError(status, `unexpected argument "${positionals[0]}".`);
-    const statuses = await clusterManager.statusAll();
+    const statuses = await sharedClusterManager().statusAll();
     process.stdout.write(`${values.json ? JSON.stringify(statuses, null, 2) : table(statuses)}\n`);
     return 0;
   },

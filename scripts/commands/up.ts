@@ -1,4 +1,4 @@
-import { clusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../runner/services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { MODES } from '../clusters/modes.ts';
@@ -25,7 +25,7 @@ export const up: Command = {
     };
     process.on('SIGINT', onSigint);
     try {
-      const status = await clusterManager.ensure(mode, { retain: values.retain, signal: controller.signal, onEvent: printer.onEvent });
+      const status = await sharedClusterManager().ensure(mode, { retain: values.retain, signal: controller.signal, onEvent: printer.onEvent });
       printer.dispose();
       process.stdout.write(`The ${mode} cluster (${status.name}) is ready: ${status.readyNodes}/${status.nodes} nodes Ready.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`);
       return 0;

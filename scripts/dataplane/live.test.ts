@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { installDoubles, type Rule } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR } from '../../test/fixtures/cluster-scenarios.ts';
 import { explain } from '../commands/explain.ts';
+import { commandContext } from '../commands/command.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { DplabError } from '../errors.ts';
 import { defaultNode, explainLive, readDataplane, serviceNames, type KubeService } from './live.ts';
@@ -212,7 +213,7 @@ describe('dplab explain <mode> <ns/name>', () => {
     setup('iptables', cluster('iptables', [{ tool: 'docker', match: '^exec dplab-iptables-worker2 iptables-save$', stdout: fixture('iptables-save/clusterip.txt') }]));
     const out: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-    expect(await explain.run(['iptables', 'default/web', '--node', 'dplab-iptables-worker2', '--json'])).toBe(0);
+    expect(await explain.run(['iptables', 'default/web', '--node', 'dplab-iptables-worker2', '--json'], commandContext())).toBe(0);
     const json = JSON.parse(out.join(''));
     expect(Object.keys(json)).toEqual(['service', 'frontends']);
     expect(json.frontends[0].backends).toHaveLength(3);
@@ -220,9 +221,9 @@ describe('dplab explain <mode> <ns/name>', () => {
 
   it('without a cluster it throws the friendly error (the CLI prints it, exit 2)', async () => {
     setup('ipvs', [], { kubeconfig: false });
-    const err = await rejection(explain.run(['ipvs', 'default/web']));
+    const err = await rejection(explain.run(['ipvs', 'default/web'], commandContext()));
     expect(err.message).toMatch(/The ipvs cluster is not running/);
-    await expect(explain.run(['ipvs', 'web'])).rejects.toThrow(/is not a Service/);
-    await expect(explain.run(['ipvs', 'default/web', '--format', 'cilium'])).rejects.toThrow(/--format belongs to the --input form/);
+    await expect(explain.run(['ipvs', 'web'], commandContext())).rejects.toThrow(/is not a Service/);
+    await expect(explain.run(['ipvs', 'default/web', '--format', 'cilium'], commandContext())).rejects.toThrow(/--format belongs to the --input form/);
   });
 });

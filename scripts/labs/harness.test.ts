@@ -8,6 +8,7 @@ import { verifyLabs, TABLE_HEADER } from './harness.ts';
 import { requireLab } from './registry.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { verifyLabsCommand } from '../commands/verify-labs.ts';
+import { commandContext } from '../commands/command.ts';
 
 let doubles: Doubles;
 let restore: () => void;
@@ -81,7 +82,7 @@ describe('verify-labs harness', { timeout: 90_000 }, () => {
     process.stderr.write = (() => true) as typeof process.stderr.write;
     let code: number;
     try {
-      code = await verifyLabsCommand.run(['--lab', 'first-service', '--mode', 'iptables']);
+      code = await verifyLabsCommand.run(['--lab', 'first-service', '--mode', 'iptables'], commandContext());
     } finally {
       process.stdout.write = write;
       process.stderr.write = errWrite;

@@ -1,10 +1,38 @@
 /**
- * The runner's process-wide services, wired in one place: the CLI commands and the server share
- * them within a process. Lower layers take what they need as arguments (the cluster manager is
- * handed the labs' image list), so nothing below this file knows about the labs.
+ * The runner's services behind small interfaces, wired in one place: `createRunner({ services })`
+ * (scripts/server/app.ts) builds the routes over them, the CLI commands use the same ones, and
+ * tests pass fakes for the parts they play. Lower layers take what they need as arguments (the
+ * cluster manager is handed the labs' image list), so nothing below this file knows the labs.
  */
 import { ClusterManager } from '../clusters/manager.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { explainLive, type LiveOptions } from '../dataplane/live.ts';
 import { labImages } from '../labs/images.ts';
+import { runPreflight } from '../preflight/index.ts';
+import type { ExplainResponse } from '../wire/explain.ts';
 
-/** The runner's one cluster manager. */
-export const clusterManager = new ClusterManager({ imagesFor: labImages });
+/** What the API and the terminals need of the cluster manager. */
+export type ClusterService = Pick<ClusterManager, 'events' | 'status' | 'statusAll' | 'ensure' | 'delete'>;
+
+/** A live read of one Service's dataplane on a running cluster. */
+export type ExplainLive = (mode: Mode, service: string, opts: LiveOptions) => Promise<ExplainResponse>;
+
+export interface RunnerServices {
+  clusters: ClusterService;
+  explainLive: ExplainLive;
+  /** `dplab doctor`'s checks, for GET /api/doctor. */
+  preflight: typeof runPreflight;
+}
+
+let shared: ClusterManager | undefined;
+
+/** The process's one cluster manager, made on first use: the CLI and the server share it. */
+export function sharedClusterManager(): ClusterManager {
+  shared ??= new ClusterManager({ imagesFor: labImages });
+  return shared;
+}
+
+/** The real services, with any of them replaced. */
+export function runnerServices(overrides: Partial<RunnerServices> = {}): RunnerServices {
+  return { clusters: overrides.clusters ?? sharedClusterManager(), explainLive: overrides.explainLive ?? explainLive, preflight: overrides.preflight ?? runPreflight };
+}

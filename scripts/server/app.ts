@@ -8,7 +8,9 @@ import { WebSocketServer } from 'ws';
 import { isMode, type Mode } from '../clusters/modes.ts';
 import { allowedHosts, gate, requestToken, tokenCookie, tokensEqual } from './security.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
-import { ROUTES } from './routes/index.ts';
+import { apiRoutes } from './routes/index.ts';
+import { terminalNotice } from './terminal-notice.ts';
+import { runnerServices, type RunnerServices } from '../runner/services.ts';
 import { attachTerminal } from './terminal-socket.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../errors.ts';
@@ -19,8 +21,12 @@ export interface RunnerOptions {
   token: string;
   /** Names besides loopback that this runner answers to (the --host it was bound to). */
   extraHosts?: readonly string[];
-  /** A notice for a lab terminal whose cluster is not ready. */
-  terminalNotice?: (mode: Mode) => Promise<string | null>;
+  /** Lab terminals print a notice when their cluster is not ready (from the cluster service's status). */
+  terminalNotice?: boolean;
+  /** The services the routes run on; tests replace the parts they play. */
+  services?: Partial<RunnerServices>;
+  /** The event stream's keep-alive interval (tests shorten it). */
+  sseHeartbeatMs?: number;
 }
 
 export interface Runner {
@@ -59,13 +65,17 @@ function tokenPage(res: ServerResponse): void {
 
 export function createRunner(opts: RunnerOptions): Runner {
   const { token } = opts;
+  // The composition root: every route and the terminal notice run on these services.
+  const services = runnerServices(opts.services);
+  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs });
+  const notice = opts.terminalNotice ? (mode: Mode) => terminalNotice(mode, services.clusters) : undefined;
   const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_LIMITS.maxPayloadBytes });
   let open = 0;
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
 
   async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
-    const found = matchRoute(ROUTES, method, url.pathname);
+    const found = matchRoute(routes, method, url.pathname);
     const route = found && 'route' in found ? found.route : null;
     const verdict = gate(
       { method, host: req.headers.host, origin: req.headers.origin, token: requestToken(req, localPort(req)), isUpgrade: false, needsToken: !route?.public },
@@ -147,7 +157,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       const size = sizeFromQuery(url.searchParams);
       wss.handleUpgrade(req, socket, head, (ws) => {
         open++;
-        attachTerminal(ws, { ...size, mode, notice: opts.terminalNotice, onSessionEnd: () => open-- });
+        attachTerminal(ws, { ...size, mode, notice, onSessionEnd: () => open-- });
       });
       return true;
     },

@@ -3,14 +3,13 @@
  * manager's status, so the learner knows why kubectl will fail.
  */
 import type { Mode } from '../clusters/modes.ts';
-import type { ClusterManager } from '../clusters/manager.ts';
-import { clusterManager } from '../runner/services.ts';
+import type { ClusterService } from '../runner/services.ts';
 
 /**
  * What a lab terminal prints before its prompt when the cluster is not usable yet, or null
  * when it is ready. Never throws: a terminal must open whatever the cluster's state.
  */
-export async function terminalNotice(mode: Mode, manager: ClusterManager = clusterManager): Promise<string | null> {
+export async function terminalNotice(mode: Mode, manager: Pick<ClusterService, 'status'>): Promise<string | null> {
   try {
     const s = await manager.status(mode);
     switch (s.state) {

@@ -5,7 +5,9 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { clusterHandle } from '../../scripts/clusters/handle.ts';
-import { clusterManager } from '../../scripts/runner/services.ts';
+import { sharedClusterManager } from '../../scripts/runner/services.ts';
+
+const clusterManager = sharedClusterManager();
 import { MODE_INFO, MODES } from '../../scripts/clusters/modes.ts';
 import { KPR_TRUE } from '../../scripts/clusters/actions.ts';
 

@@ -1,13 +1,11 @@
-import { createServer, get, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR, scenario } from '../../../test/fixtures/cluster-scenarios.ts';
 import { Emitter, type ClusterEvent } from '../../clusters/events.ts';
-import type { ClusterManager, ClusterStatus } from '../../clusters/manager.ts';
+import type { ClusterStatus } from '../../clusters/manager.ts';
 import { MODES, type Mode } from '../../clusters/modes.ts';
-import { matchRoute, readJsonBody, sendError } from '../router.ts';
-import { clusterRoutes } from './clusters.ts';
+import { runPreflight } from '../../preflight/index.ts';
+import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';
 import { terminalNotice } from '../terminal-notice.ts';
 
 const status = (mode: Mode, state: ClusterStatus['state'] = 'absent', extra: Partial<ClusterStatus> = {}): ClusterStatus => ({
@@ -32,7 +30,7 @@ function fakeManager() {
     },
     ensure(mode: Mode, opts: { retain?: boolean }) {
       calls.push(`ensure ${mode} retain=${!!opts.retain}`);
-      return new Promise(() => undefined);
+      return new Promise<ClusterStatus>(() => undefined);
     },
     async delete(mode: Mode) {
       calls.push(`delete ${mode}`);
@@ -42,38 +40,16 @@ function fakeManager() {
   return m;
 }
 
-let server: Server;
-let base: string;
+let runner: TestRunner;
 let manager: ReturnType<typeof fakeManager>;
 
 beforeEach(async () => {
   manager = fakeManager();
-  const routes = clusterRoutes(manager as unknown as ClusterManager, 50);
-  server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
-    if (!found || !('route' in found)) return void res.writeHead(found ? 405 : 404).end();
-    const controller = new AbortController();
-    res.on('close', () => controller.abort());
-    try {
-      const body = req.method === 'POST' ? await readJsonBody(req) : undefined;
-      await found.route.handler(req, res, { url, params: found.params, body, signal: controller.signal });
-    } catch (err) {
-      sendError(res, err);
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  runner = await serveRunner({ clusters: manager, preflight: runPreflight }, { sseHeartbeatMs: 50 });
 });
-afterEach(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterEach(() => runner.close());
 
-async function call(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${base}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  return { status: res.status, json: await res.json() };
-}
+const call = (method: string, path: string, body?: unknown) => runner.call(method, path, body);
 
 describe('cluster routes', () => {
   it('GET /api/clusters lists every mode', async () => {
@@ -101,8 +77,7 @@ describe('cluster routes', () => {
 
   it('GET /api/clusters/events streams a snapshot, events and heartbeats, and cleans up on close', async () => {
     const chunks: string[] = [];
-    const req = get(`${base}/api/clusters/events`);
-    const res = await new Promise<import('node:http').IncomingMessage>((r) => req.on('response', r));
+    const { res, close } = await runner.stream('/api/clusters/events');
     expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
     res.setEncoding('utf8');
     res.on('data', (c: string) => chunks.push(c));
@@ -115,12 +90,12 @@ describe('cluster routes', () => {
     manager.events.emit({ type: 'info', mode: 'ipvs', runId: 'r1', message: 'hello', at: 1 });
     await until(() => chunks.join('').includes('event: info\ndata: {"type":"info","mode":"ipvs","runId":"r1","message":"hello","at":1}\n\n'));
     await until(() => chunks.join('').includes(': heartbeat\n\n'));
-    req.destroy();
+    close();
     await until(() => manager.events.size === 0);
   });
 
   it('the terminal notice says what is missing, and nothing when ready', async () => {
-    const m = manager as unknown as ClusterManager;
+    const m = manager;
     expect(await terminalNotice('iptables', m)).toBe('The iptables cluster is not running. Start it from the cluster panel or run `dplab up iptables`.');
     manager.states.set('ipvs', status('ipvs', 'ready', { nodes: 3, readyNodes: 3 }));
     expect(await terminalNotice('ipvs', m)).toBeNull();

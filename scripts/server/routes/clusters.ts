@@ -3,10 +3,8 @@
  * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
  */
 import type { ServerResponse } from 'node:http';
-import type { ClusterManager } from '../../clusters/manager.ts';
-import { clusterManager } from '../../runner/services.ts';
+import type { ClusterService, RunnerServices } from '../../runner/services.ts';
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
-import { runPreflight } from '../../preflight/index.ts';
 import { unknownId } from '../../errors.ts';
 import { sendJson, type Route } from '../router.ts';
 
@@ -22,8 +20,9 @@ function sse(res: ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
-/** The routes, over a manager (tests pass their own). */
-export function clusterRoutes(manager: ClusterManager = clusterManager, heartbeatMs = SSE_HEARTBEAT_MS): Route[] {
+/** The routes, over the runner's cluster service and preflight. */
+export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'preflight'>, heartbeatMs = SSE_HEARTBEAT_MS): Route[] {
+  const manager: ClusterService = services.clusters;
   return [
     {
       method: 'GET',
@@ -97,11 +96,10 @@ export function clusterRoutes(manager: ClusterManager = clusterManager, heartbea
       async handler(_req, res, ctx) {
         const m = ctx.url.searchParams.get('mode');
         const modes = m === null || m === '' ? [...MODES] : [modeParam(m)];
-        const report = await runPreflight({ modes, clusters: 1, signal: ctx.signal });
+        const report = await services.preflight({ modes, clusters: 1, signal: ctx.signal });
         sendJson(res, 200, { ok: report.ok, modes, findings: report.findings });
       },
     },
   ];
 }
 
-export const clustersRoutes: Route[] = clusterRoutes();

@@ -1,14 +1,14 @@
 // The explorer API over HTTP: fixtures for everyone, live reads through an injected reader, and
 // every id from the query either known or answered with a 4xx that names the known ones.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DplabError } from '../../errors.ts';
 import type { ExplainResponse } from '../../dataplane/explain-view.ts';
 import type { Mode } from '../../clusters/modes.ts';
-import { matchRoute, sendError } from '../router.ts';
-import { ROUTES } from './index.ts';
-import { dataplaneRoutesWith, type ExplainLive } from './dataplane.ts';
+import { matchRoute } from '../router.ts';
+import { runnerServices } from '../../runner/services.ts';
+import { apiRoutes } from './index.ts';
+import type { ExplainLive } from './dataplane.ts';
+import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';
 
 const liveCalls: Array<{ mode: Mode; service: string; node?: string }> = [];
 const fakeLive: ExplainLive = async (mode, service, opts) => {
@@ -17,33 +17,14 @@ const fakeLive: ExplainLive = async (mode, service, opts) => {
   return { service, format: 'iptables-save', source: 'live', mode, node: opts.node ?? 'dplab-iptables-worker', entries: 1, entriesLabel: 'rules', counts: {}, frontends: [], mermaid: 'flowchart LR', text: '' } satisfies ExplainResponse;
 };
 
-let server: Server;
-let base: string;
+let runner: TestRunner;
 
 beforeAll(async () => {
-  const routes = dataplaneRoutesWith(fakeLive);
-  server = createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    const found = matchRoute(routes, req.method ?? 'GET', url.pathname);
-    if (!found || !('route' in found)) return void res.writeHead(found ? 405 : 404).end();
-    try {
-      await found.route.handler(req, res, { url, params: found.params, body: undefined, signal: new AbortController().signal });
-    } catch (err) {
-      sendError(res, err);
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  runner = await serveRunner({ explainLive: fakeLive });
 });
-afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
-});
+afterAll(() => runner.close());
 
-async function get(path: string) {
-  const res = await fetch(`${base}${path}`);
-  return { status: res.status, json: await res.json() };
-}
+const get = (path: string) => runner.call('GET', path);
 
 describe('GET /api/dataplane/fixtures', () => {
   it('lists every bundled fixture with a description, the node and its Services', async () => {
@@ -121,8 +102,9 @@ describe('GET /api/dataplane/:mode', () => {
 
 describe('wiring', () => {
   it('the server serves the dataplane routes', () => {
-    expect(ROUTES.some((r) => r.path === '/api/dataplane/:mode')).toBe(true);
-    const found = matchRoute(ROUTES, 'GET', '/api/dataplane/fixtures');
+    const routes = apiRoutes(runnerServices({ explainLive: fakeLive }));
+    expect(routes.some((r) => r.path === '/api/dataplane/:mode')).toBe(true);
+    const found = matchRoute(routes, 'GET', '/api/dataplane/fixtures');
     expect(found && 'route' in found && found.route.path).toBe('/api/dataplane/fixtures');
   });
 });

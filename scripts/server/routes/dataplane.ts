@@ -3,14 +3,14 @@
  * or through a running cluster's node. Every id from the query is matched against a known list
  * (modes, fixtures, nodes) or a strict pattern before anything is read.
  */
-import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
+import { isMode, MODES } from '../../clusters/modes.ts';
 import { DplabError, unknownId } from '../../errors.ts';
-import { explainView, isServiceRef, servicesIn, type ExplainResponse } from '../../dataplane/explain-view.ts';
+import { explainView, isServiceRef, servicesIn } from '../../dataplane/explain-view.ts';
 import { listFixtures, loadFixture } from '../../dataplane/fixture-catalog.ts';
-import { explainLive, type LiveOptions } from '../../dataplane/live.ts';
+import type { ExplainLive } from '../../runner/services.ts';
 import { sendJson, type Route } from '../router.ts';
 
-export type ExplainLive = (mode: Mode, service: string, opts: LiveOptions) => Promise<ExplainResponse>;
+export type { ExplainLive };
 
 function required(url: URL, name: string): string {
   const v = url.searchParams.get(name);
@@ -25,7 +25,7 @@ function serviceParam(url: URL): string {
 }
 
 /** The routes, over a live reader (tests pass their own). */
-export function dataplaneRoutesWith(live: ExplainLive = explainLive): Route[] {
+export function dataplaneRoutes(live: ExplainLive): Route[] {
   return [
     {
       method: 'GET',
@@ -64,4 +64,3 @@ export function dataplaneRoutesWith(live: ExplainLive = explainLive): Route[] {
   ];
 }
 
-export const dataplaneRoutes: Route[] = dataplaneRoutesWith();

@@ -1,15 +1,23 @@
-/** All API routes. Each area keeps its routes in its own file; add one spread per area. */
+/** All API routes, over the runner's services. Each area keeps its routes in its own file; add one spread per area. */
+import type { RunnerServices } from '../../runner/services.ts';
 import type { Route } from '../router.ts';
 import { healthRoutes } from './health.ts';
 import { sessionRoutes } from './session.ts';
-import { clustersRoutes } from './clusters.ts';
+import { clusterRoutes, SSE_HEARTBEAT_MS } from './clusters.ts';
 import { labRoutes } from './labs.ts';
 import { dataplaneRoutes } from './dataplane.ts';
 
-export const ROUTES: readonly Route[] = [
-  ...healthRoutes,
-  ...sessionRoutes,
-  ...clustersRoutes,
-  ...labRoutes,
-  ...dataplaneRoutes,
-];
+export interface RouteOptions {
+  /** The event stream's keep-alive interval (tests shorten it). */
+  sseHeartbeatMs?: number;
+}
+
+export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): readonly Route[] {
+  return [
+    ...healthRoutes,
+    ...sessionRoutes,
+    ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
+    ...labRoutes,
+    ...dataplaneRoutes(services.explainLive),
+  ];
+}

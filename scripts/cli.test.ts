@@ -1,0 +1,44 @@
+// The CLI hands each command its context: `--verbose` reaches `dplab check`, which then shows
+// the command output under an error, and leaves it out without the flag.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
+import { main } from './cli.ts';
+import { kubeconfigPath } from './clusters/modes.ts';
+
+let doubles: Doubles;
+let restore: () => void;
+
+beforeEach(() => {
+  // kubectl cannot reach the cluster: an error result whose details are the failed command.
+  doubles = useDoubles({ rules: [{ tool: 'kubectl', stderr: 'The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n', exit: 1 }] });
+  restore = applyEnv(doubles.env);
+  const kc = kubeconfigPath('iptables');
+  mkdirSync(dirname(kc), { recursive: true });
+  writeFileSync(kc, 'apiVersion: v1\nkind: Config\n');
+});
+afterEach(() => {
+  restore();
+  doubles.cleanup();
+});
+
+async function check(...flags: string[]): Promise<{ code: number; out: string }> {
+  let out = '';
+  const sink = { write: (t: string) => (out += t) };
+  const code = await main(['check', 'first-service', 'deploy-web', '--mode', 'iptables', ...flags], { stdout: sink, stderr: sink });
+  return { code, out };
+}
+
+describe('dplab check', () => {
+  it('--verbose shows the failed command under the error; without it, only the headline', async () => {
+    const plain = await check();
+    expect(plain.code).toBe(3);
+    expect(plain.out).toContain('The iptables cluster is not reachable');
+    expect(plain.out).not.toContain('    | ');
+    const verbose = await check('--verbose');
+    expect(verbose.code).toBe(3);
+    expect(verbose.out).toMatch(/ {4}\| .*kubectl .*get deployments/);
+    expect(verbose.out).toMatch(/ {4}\| .*connection to the server 127\.0\.0\.1:6443 was refused/);
+  }, 60_000);
+});
