@@ -10,10 +10,11 @@
 /** Lowest first. Paths are regular expressions on the path from the project root. */
 const LAYERS = [
   // base: the command seam, the error shape, the project's paths, the wire types, the site build.
-  { name: 'base', path: '^scripts/(exec|errors|paths|site-build)\\.ts$|^scripts/wire/' },
-  // The mode catalogue (which modes exist, their versions) is data the whole runner reads:
-  // preflight checks tools against it, clusters provision from it.
-  { name: 'catalogue', path: '^scripts/clusters/(modes|versions)\\.ts$|^scripts/course/' },
+  // versions.ts is pure data (no imports), so the command seam can name the kind it wants.
+  { name: 'base', path: '^scripts/(exec|errors|paths|site-build)\\.ts$|^scripts/wire/|^scripts/clusters/versions\\.ts$' },
+  // The mode catalogue (which modes exist) is data the whole runner reads: preflight checks
+  // tools against it, clusters provision from it.
+  { name: 'catalogue', path: '^scripts/clusters/modes\\.ts$|^scripts/course/' },
   { name: 'preflight', path: '^scripts/preflight/' },
   { name: 'clusters', path: '^scripts/clusters/' },
   { name: 'terminals', path: '^scripts/terminals/' },

@@ -1,6 +1,6 @@
 /**
  * Every lab, one line each. A static list (not a folder scan) so the same registry works under
- * tsx, vitest and Astro's bundler; registry.test.ts fails when a labs/<id>/lab.ts is missing here.
+ * tsx, vitest and Astro's bundler; scripts/labs/schema.test.ts fails when a labs/<id>/lab.ts is missing here.
  */
 import firstService from './first-service/lab.ts';
 import proxyModeRules from './proxy-mode-rules/lab.ts';

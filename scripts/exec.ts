@@ -5,6 +5,7 @@
  * failures are classified (tool missing, daemon down, cluster missing, …) here and nowhere else.
  */
 import { execa } from 'execa';
+import { MIN_KIND_RECOMMENDED } from './clusters/versions.ts';
 import { DplabError } from './errors.ts';
 
 /** Named timeouts so call sites say what kind of wait they expect. */
@@ -42,10 +43,18 @@ export interface CommandResult {
   command: string;
   file: string;
   args: readonly string[];
+  /** -1 when the process did not exit by itself (see `signal`). */
   exitCode: number;
+  /** The signal that ended the process (`SIGKILL`), when one did. */
+  signal?: string;
   stdout: string;
   stderr: string;
   durationMs: number;
+}
+
+/** "exit code 2", or "killed by SIGKILL" when a signal ended it: never a bare -1. */
+export function howItEnded(r: Pick<CommandResult, 'exitCode' | 'signal'>): string {
+  return r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
 }
 
 export type FailureKind =
@@ -59,7 +68,7 @@ export type FailureKind =
 
 const INSTALL_HINTS: Record<string, string> = {
   docker: 'Install Docker (https://docs.docker.com/get-docker/) and make sure `docker version` works for your user.',
-  kind: 'Install kind v0.31.0 or newer: https://kind.sigs.k8s.io/docs/user/quick-start/#installation',
+  kind: `Install kind v${MIN_KIND_RECOMMENDED} or newer: https://kind.sigs.k8s.io/docs/user/quick-start/#installation`,
   kubectl: 'Install kubectl: https://kubernetes.io/docs/tasks/tools/',
   cilium: 'Install the cilium CLI (https://docs.cilium.io/en/stable/gettingstarted/k8s-install-default/#install-the-cilium-cli) or helm.',
   helm: 'Install helm (https://helm.sh/docs/intro/install/) or the cilium CLI.',
@@ -71,6 +80,7 @@ export class CommandError extends DplabError implements CommandResult {
   readonly file: string;
   readonly args: readonly string[];
   readonly exitCode: number;
+  readonly signal?: string;
   readonly stdout: string;
   readonly stderr: string;
   readonly durationMs: number;
@@ -83,6 +93,7 @@ export class CommandError extends DplabError implements CommandResult {
     this.file = result.file;
     this.args = result.args;
     this.exitCode = result.exitCode;
+    this.signal = result.signal;
     this.stdout = result.stdout;
     this.stderr = result.stderr;
     this.durationMs = result.durationMs;
@@ -106,7 +117,7 @@ function clip(text: string): string {
 }
 
 function describeForDetails(r: CommandResult): string {
-  const parts = [`$ ${r.command}`, `exit code ${r.exitCode} after ${Math.round(r.durationMs)} ms`];
+  const parts = [`$ ${r.command}`, `${howItEnded(r)} after ${Math.round(r.durationMs)} ms`];
   if (r.stderr.trim()) parts.push(`stderr:\n${clip(r.stderr.trimEnd())}`);
   if (r.stdout.trim()) parts.push(`stdout:\n${clip(r.stdout.trimEnd())}`);
   return parts.join('\n');
@@ -154,7 +165,7 @@ export function classifyFailure(result: CommandResult, extra: { timedOut?: boole
     return { kind: 'cluster-unreachable', message: 'The cluster API server is not reachable.', fix: 'Check `dplab status`; if the cluster is broken, `dplab down <mode>` then `dplab up <mode>`.' };
   }
   const firstLine = result.stderr.trim().split('\n').find((l) => l.trim()) ?? '';
-  return { kind: 'failed', message: `\`${result.command}\` failed (exit code ${result.exitCode})${firstLine ? `: ${firstLine.slice(0, 300)}` : '.'}` };
+  return { kind: 'failed', message: `\`${result.command}\` failed (${howItEnded(result)})${firstLine ? `: ${firstLine.slice(0, 300)}` : '.'}` };
 }
 
 /**
@@ -181,6 +192,7 @@ export async function run(file: string, args: readonly string[], opts: RunOption
     file,
     args: [...args],
     exitCode: typeof sub.exitCode === 'number' ? sub.exitCode : -1,
+    ...(sub.signal ? { signal: sub.signal } : {}),
     stdout: typeof sub.stdout === 'string' ? sub.stdout : '',
     stderr: typeof sub.stderr === 'string' ? sub.stderr : '',
     durationMs: performance.now() - started,

@@ -5,9 +5,10 @@
 
 /** The kind release whose node image we pin (its release notes list the digest below). */
 export const KIND_VERSION = '0.31.0';
-/** Node image of kind v0.31.0 for Kubernetes 1.35.0; the kind configs pin the same string. */
-export const NODE_IMAGE = 'kindest/node:v1.35.0@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f';
+/** The Kubernetes release the labs run (the node image's tag). */
 export const KUBERNETES_VERSION = '1.35.0';
+/** Node image of kind v0.31.0 for Kubernetes 1.35.0; the kind configs pin the same string. */
+export const NODE_IMAGE = `kindest/node:v${KUBERNETES_VERSION}@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f`;
 
 /** `kubeProxyMode: nftables` arrived in kind 0.23; nftables mode is beta from Kubernetes 1.31. */
 export const MIN_KIND_FOR_NFTABLES = '0.23.0';

@@ -1,5 +1,5 @@
 /**
- * The course's concept ids, one entry per id in the syllabus (/work/shared/SYLLABUS.md).
+ * The course's concept ids, one entry per id in the course syllabus (the sections below).
  * Lessons name the ids they teach in their frontmatter (`concepts: [...]`); lab steps name
  * the ids they practise. This list is the only place the ids are written down: tests on
  * both sides check against it, so a typo or a forgotten concept fails the suite.
@@ -90,6 +90,3 @@ export function concept(id: ConceptId): Concept {
   if (!found) throw new Error(`unknown concept id ${id}`);
   return found;
 }
-
-/** Ids the syllabus marks **lab**: each must be practised by at least one checked lab step. */
-export const LAB_CONCEPT_IDS: readonly ConceptId[] = CONCEPTS.filter((c) => c.lab).map((c) => c.id);

@@ -149,8 +149,3 @@ export function defineLab(lab: LabDefinition): LabDefinition {
 export function solutionFor(step: Step, mode: Mode): string[] {
   return step.solution.byMode?.[mode] ?? step.solution.commands;
 }
-
-/** The snippets a learner sees on a mode. */
-export function snippetsFor(step: Step, mode: Mode): Snippet[] {
-  return step.snippets.filter((s) => !s.modes || s.modes.includes(mode));
-}

@@ -55,7 +55,7 @@ const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 /**
  * The Host values we answer to: loopback names with the port the connection arrived on, plus
- * the address we were asked to bind (and any DPLAB_ALLOWED_HOSTS) for a classroom setup.
+ * the address we were asked to bind (`--host`) for a classroom setup.
  */
 export function allowedHosts(port: number, extraNames: readonly string[] = []): Set<string> {
   const names = new Set([...LOOPBACK_NAMES, ...extraNames.filter((n) => n && n !== '0.0.0.0' && n !== '::')]);

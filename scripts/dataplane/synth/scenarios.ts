@@ -11,7 +11,6 @@ export const CLUSTER_CIDR = '10.244.0.0/16';
 export const SERVICE_CIDR = '10.96.0.0/16';
 export const WEB = { clusterIP: '10.96.45.112', port: 80, targetPort: 8080, nodePort: 30080, healthCheckNodePort: 31514 };
 export const WEB_IDLE = { clusterIP: '10.96.118.20', port: 80, nodePort: 30081 };
-export const HEADLESS_SERVICE = 'default/web-headless';
 
 export function nodeNames(cluster: string) {
   return { controlPlane: `${cluster}-control-plane`, worker: `${cluster}-worker`, worker2: `${cluster}-worker2` };

@@ -1,0 +1,19 @@
+// A command that a signal ended says so, instead of reporting "exit code -1".
+import { describe, expect, it } from 'vitest';
+import { CommandError, howItEnded, run } from './exec.ts';
+
+describe('run', () => {
+  it('reports a killed command with its signal', async () => {
+    const err = await run('sh', ['-c', 'kill -KILL $$'], { timeoutMs: 10_000 }).catch((e) => e);
+    expect(err).toBeInstanceOf(CommandError);
+    expect(err.signal).toBe('SIGKILL');
+    expect(err.message).toBe("`sh -c 'kill -KILL $$'` failed (killed by SIGKILL).");
+    expect(err.details).toMatch(/killed by SIGKILL after \d+ ms/);
+  });
+
+  it('reports an ordinary failure with its exit code', async () => {
+    const err = await run('sh', ['-c', 'exit 3'], { timeoutMs: 10_000 }).catch((e) => e);
+    expect(howItEnded(err)).toBe('exit code 3');
+    expect(err.signal).toBeUndefined();
+  });
+});
