@@ -35,12 +35,21 @@ function own(i) {
 
 const layerRules = LAYERS.slice(0, -1).map((layer, i) => ({
   name: `layer-${layer.name}`,
-  comment: `${layer.name} may import only itself and the layers below it (${LAYERS.slice(0, i)
-    .map((l) => l.name)
-    .join(', ') || 'none'}).`,
+  comment: `${layer.name} may import only itself and the layers below it (${
+    LAYERS.slice(0, i)
+      .map((l) => l.name)
+      .join(', ') || 'none'
+  }).`,
   severity: 'error',
   from: own(i),
-  to: { path: LAYERS.slice(i + 1).map((l) => l.path).join('|'), pathNot: LAYERS.slice(0, i + 1).map((l) => l.path).join('|') },
+  to: {
+    path: LAYERS.slice(i + 1)
+      .map((l) => l.path)
+      .join('|'),
+    pathNot: LAYERS.slice(0, i + 1)
+      .map((l) => l.path)
+      .join('|'),
+  },
 }));
 
 module.exports = {

@@ -12,7 +12,15 @@ let restore: () => void;
 
 beforeEach(() => {
   // kubectl cannot reach the cluster: an error result whose details are the failed command.
-  doubles = useDoubles({ rules: [{ tool: 'kubectl', stderr: 'The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n', exit: 1 }] });
+  doubles = useDoubles({
+    rules: [
+      {
+        tool: 'kubectl',
+        stderr: 'The connection to the server 127.0.0.1:6443 was refused - did you specify the right host or port?\n',
+        exit: 1,
+      },
+    ],
+  });
   restore = applyEnv(doubles.env);
   const kc = kubeconfigPath('iptables');
   mkdirSync(dirname(kc), { recursive: true });

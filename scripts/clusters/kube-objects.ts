@@ -12,16 +12,33 @@ const str = z.string().optional();
 const num = z.number().optional();
 
 const servicePort = z
-  .object({ name: str, port: z.number(), targetPort: z.union([z.number(), z.string()]).optional(), protocol: z.enum(['TCP', 'UDP', 'SCTP']).optional(), nodePort: num })
+  .object({
+    name: str,
+    port: z.number(),
+    targetPort: z.union([z.number(), z.string()]).optional(),
+    protocol: z.enum(['TCP', 'UDP', 'SCTP']).optional(),
+    nodePort: num,
+  })
   .passthrough();
 
-const container = z.object({ name: str, image: str, args: z.array(z.string()).optional(), command: z.array(z.string()).optional() }).passthrough();
+const container = z
+  .object({ name: str, image: str, args: z.array(z.string()).optional(), command: z.array(z.string()).optional() })
+  .passthrough();
 
 /** CiliumNetworkPolicy `spec.ingress[].toPorts[].rules.http[]`. */
 const ciliumIngress = z
   .object({
     toPorts: z
-      .array(z.object({ rules: z.object({ http: z.array(z.object({ method: str, path: str }).passthrough()).optional() }).passthrough().optional() }).passthrough())
+      .array(
+        z
+          .object({
+            rules: z
+              .object({ http: z.array(z.object({ method: str, path: str }).passthrough()).optional() })
+              .passthrough()
+              .optional(),
+          })
+          .passthrough(),
+      )
       .optional(),
   })
   .passthrough();
@@ -38,13 +55,24 @@ export const kubeSpecSchema = z
     internalTrafficPolicy: str,
     healthCheckNodePort: num,
     sessionAffinity: str,
-    sessionAffinityConfig: z.object({ clientIP: z.object({ timeoutSeconds: num }).passthrough().optional() }).passthrough().optional(),
+    sessionAffinityConfig: z
+      .object({ clientIP: z.object({ timeoutSeconds: num }).passthrough().optional() })
+      .passthrough()
+      .optional(),
     // Pod
     nodeName: str,
     containers: z.array(container).optional(),
     // Deployment, DaemonSet
     replicas: num,
-    template: z.object({ spec: z.object({ containers: z.array(container).optional() }).passthrough().optional() }).passthrough().optional(),
+    template: z
+      .object({
+        spec: z
+          .object({ containers: z.array(container).optional() })
+          .passthrough()
+          .optional(),
+      })
+      .passthrough()
+      .optional(),
     // CiliumNetworkPolicy
     ingress: z.array(ciliumIngress).optional(),
   })
@@ -61,7 +89,10 @@ export const kubeStatusSchema = z
     numberReady: num,
     desiredNumberScheduled: num,
     // Service of type LoadBalancer
-    loadBalancer: z.object({ ingress: z.array(z.object({ ip: str, hostname: str }).passthrough()).optional() }).passthrough().optional(),
+    loadBalancer: z
+      .object({ ingress: z.array(z.object({ ip: str, hostname: str }).passthrough()).optional() })
+      .passthrough()
+      .optional(),
     // Node
     addresses: z.array(z.object({ type: z.string(), address: z.string() }).passthrough()).optional(),
   })
@@ -71,7 +102,10 @@ export const kubeStatusSchema = z
 export const sliceEndpointSchema = z
   .object({
     addresses: z.array(z.string()).optional(),
-    conditions: z.object({ ready: z.boolean().nullish(), serving: z.boolean().nullish(), terminating: z.boolean().nullish() }).passthrough().optional(),
+    conditions: z
+      .object({ ready: z.boolean().nullish(), serving: z.boolean().nullish(), terminating: z.boolean().nullish() })
+      .passthrough()
+      .optional(),
     targetRef: z.object({ kind: str, name: str }).passthrough().optional(),
   })
   .passthrough();

@@ -23,8 +23,8 @@ describe('observation schemas', () => {
   });
 
   it('refuse what a live gather returned when it has another shape', () => {
-    expect(() => checkedObservations(step.check.observations, { service: { services: { items: 'none' } } }, 'The check of first-service/expose-web')).toThrow(
-      /unexpected shape: The check of first-service\/expose-web: service\.services\.items: Expected array, received string/,
-    );
+    expect(() =>
+      checkedObservations(step.check.observations, { service: { services: { items: 'none' } } }, 'The check of first-service/expose-web'),
+    ).toThrow(/unexpected shape: The check of first-service\/expose-web: service\.services\.items: Expected array, received string/);
   });
 });

@@ -34,5 +34,9 @@ export function sharedClusterManager(): ClusterManager {
 
 /** The real services, with any of them replaced. */
 export function runnerServices(overrides: Partial<RunnerServices> = {}): RunnerServices {
-  return { clusters: overrides.clusters ?? sharedClusterManager(), explainLive: overrides.explainLive ?? explainLive, preflight: overrides.preflight ?? runPreflight };
+  return {
+    clusters: overrides.clusters ?? sharedClusterManager(),
+    explainLive: overrides.explainLive ?? explainLive,
+    preflight: overrides.preflight ?? runPreflight,
+  };
 }

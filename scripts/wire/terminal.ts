@@ -4,7 +4,8 @@
  */
 import { z } from 'zod';
 
-export type ClientMessage = { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
+export type ClientMessage =
+  { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
 
 export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('ready'), shell: z.string(), cwd: z.string(), mode: z.string().nullable() }),

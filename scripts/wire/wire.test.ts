@@ -22,7 +22,16 @@ describe('wire schemas', () => {
   });
 
   it('say which field has the wrong shape', () => {
-    const r = checkResultSchema.safeParse({ lab: 'l', step: 's', mode: 'iptables', status: 'pass', message: 'ok', facts: [{ label: 'x', expected: 1, seen: 'y', ok: true }], durationMs: 1, attempts: 1 });
+    const r = checkResultSchema.safeParse({
+      lab: 'l',
+      step: 's',
+      mode: 'iptables',
+      status: 'pass',
+      message: 'ok',
+      facts: [{ label: 'x', expected: 1, seen: 'y', ok: true }],
+      durationMs: 1,
+      attempts: 1,
+    });
     expect(r.success).toBe(false);
     expect(describeIssues(r.error!)).toBe('facts[0].expected: Expected string, received number');
     const e = clusterEventSchema.safeParse({ type: 'status', mode: 'ebpf', status: {} });

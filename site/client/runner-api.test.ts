@@ -8,7 +8,15 @@ function answer(status: number, body: unknown): void {
   vi.stubGlobal('fetch', async () => new Response(typeof body === 'string' ? body : JSON.stringify(body), { status }));
 }
 
-const status = { mode: 'iptables', name: 'dplab-iptables', state: 'absent', nodes: 0, readyNodes: 0, proxyMode: 'iptables', kubeconfig: '/k' };
+const status = {
+  mode: 'iptables',
+  name: 'dplab-iptables',
+  state: 'absent',
+  nodes: 0,
+  readyNodes: 0,
+  proxyMode: 'iptables',
+  kubeconfig: '/k',
+};
 
 describe('api()', () => {
   afterEach(() => vi.unstubAllGlobals());
