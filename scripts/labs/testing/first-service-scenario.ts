@@ -38,9 +38,12 @@ export function firstServiceScenario(mode: Mode = 'iptables', opts: ScenarioOpti
   return {
     rules: [
       // setup
-      k(`delete namespace ${NS}`, { stdout: `namespace "${NS}" deleted\n`, set: { s1: '0', s2: '0', s3: '0', s4: '0' } }),
+      k(`delete namespace ${NS}`, { stdout: `namespace "${NS}" deleted\n`, set: { s1: '0', s2: '0', s3: '0', s4: '0', setup: '0' } }),
       k(`create namespace ${NS}`, { stdout: `namespace/${NS} created\n` }),
+      k(`label namespace ${NS} dplab\\.io/setup=first-service`, { stdout: `namespace/${NS} labeled\n`, set: { setup: '1' } }),
       k(`label namespace ${NS}`, { stdout: `namespace/${NS} labeled\n` }),
+      k(`get namespace ${NS} --ignore-not-found -o json`, { when: { setup: '1' }, stdout: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'dplab.io/lab': 'first-service', 'dplab.io/setup': 'first-service' } } }) }),
+      k(`get namespace ${NS} --ignore-not-found -o json`, { stdout: '' }),
       k('^--kubeconfig \\S+ version -o json', { stdout: JSON.stringify({ clientVersion: { gitVersion: 'v1.33.1' }, serverVersion: { gitVersion: 'v1.33.1' } }) }),
       // step 1
       k('get deployments .*metadata\\.name=web', { when: { s1: '1' }, stdout: JSON.stringify(deploy.deployments) }),
