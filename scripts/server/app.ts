@@ -12,6 +12,7 @@ import { ROUTES } from './routes/index.ts';
 import { attachTerminal } from './terminal-socket.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../errors.ts';
+import { nodeShellFor } from './node-shell.ts';
 
 export const TERMINAL_PATH = '/api/terminal';
 
@@ -145,10 +146,21 @@ export function createRunner(opts: RunnerOptions): Runner {
       }
       const mode = modeParam && isMode(modeParam) ? modeParam : null;
       const size = sizeFromQuery(url.searchParams);
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        open++;
-        attachTerminal(ws, { ...size, mode, notice: opts.terminalNotice, onSessionEnd: () => open-- });
-      });
+      const accept = (nodeShell?: readonly string[]) =>
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          open++;
+          attachTerminal(ws, { ...size, mode, nodeShell, notice: opts.terminalNotice, onSessionEnd: () => open-- });
+        });
+      const node = url.searchParams.get('node');
+      if (node === null || node === '') {
+        accept();
+        return true;
+      }
+      // A node shell: the name must be one of the mode's cluster's nodes, never a free-form argv.
+      void nodeShellFor(mode, node).then(
+        (argv) => accept(argv),
+        (err: DplabError) => refuseUpgrade(socket, err.status ?? 400, err.message),
+      );
       return true;
     },
     async close() {

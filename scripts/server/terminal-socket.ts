@@ -6,15 +6,12 @@ import type { WebSocket } from 'ws';
 import type { Mode } from '../clusters/modes.ts';
 import { parseClientMessage, type ServerMessage } from '../terminals/protocol.ts';
 import { FlowController } from '../terminals/flow.ts';
-import { startTerminal } from '../terminals/session.ts';
+import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
 
 /** Close codes the client can tell apart. */
 export const CLOSE = { normal: 1000, launchFailed: 1011 } as const;
 
-export interface TerminalSocketOptions {
-  cols: number;
-  rows: number;
-  mode: Mode | null;
+export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
   notice?: (mode: Mode) => Promise<string | null>;
   onSessionEnd?: () => void;
@@ -42,7 +39,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   };
 
   send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode });
-  if (opts.mode && opts.notice) {
+  if (opts.mode && opts.notice && !opts.nodeShell) {
     opts
       .notice(opts.mode)
       .then((message) => message && send(ws, { type: 'notice', message }))

@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { clusterManager, type ClusterManager } from '../../clusters/manager.ts';
+import { clusterHandle } from '../../clusters/handle.ts';
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
 import { runPreflight } from '../../preflight/index.ts';
 import { sendJson, unknownId, type Route } from '../router.ts';
@@ -80,6 +81,17 @@ export function clusterRoutes(manager: ClusterManager = clusterManager, heartbea
         // Not tied to this request: provisioning outlives it, progress goes to the event stream.
         manager.ensure(mode, { retain: body.retain === true }).catch(() => undefined);
         sendJson(res, 202, { mode, state: 'provisioning', events: '/api/clusters/events' });
+      },
+    },
+    {
+      // The node names a lab page offers as terminal tabs (only while the cluster is ready).
+      method: 'GET',
+      path: '/api/clusters/:mode/nodes',
+      async handler(_req, res, ctx) {
+        const mode = modeParam(ctx.params.mode);
+        const status = await manager.status(mode, { signal: ctx.signal });
+        if (status.state !== 'ready') return sendJson(res, 200, { mode, nodes: [] });
+        sendJson(res, 200, { mode, nodes: await clusterHandle(mode).nodes({ signal: ctx.signal }) });
       },
     },
     {
