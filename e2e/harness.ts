@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../scripts/server/http.ts';
 import { distDir } from '../scripts/paths.ts';
+import { terminalNotice } from '../scripts/server/terminal-notice.ts';
 import { kubeconfigPath, type Mode } from '../scripts/clusters/modes.ts';
 import { applyEnv, useDoubles, type Doubles, type Scenario } from '../test/fixtures/doubles.ts';
 
@@ -35,7 +36,8 @@ export interface Course {
 }
 
 export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`): Promise<Course> {
-  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir });
+  // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
+  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
 }
 
