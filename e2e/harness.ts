@@ -47,9 +47,10 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** `bypassCSP` lets a test inject a checker (axe-core) into pages whose CSP would refuse it. */
+export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'dplab-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 } });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 }, bypassCSP: opts.bypassCSP ?? false });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,

@@ -8,6 +8,7 @@ import type { ActionProgress, ClusterStatus, ErrorJson, Progress } from '../../s
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { announceClusterState } from './cluster-state-event.ts';
 import { richText } from './rich-text.ts';
+import { el } from './dom.ts';
 
 const EVENTS_URL = '/api/clusters/events';
 /** Elapsed-time labels tick once a second, only while an action runs. */
@@ -22,12 +23,6 @@ const STATE_LABEL: Record<ClusterStatus['state'], string> = {
 
 const ICON: Record<ActionProgress['state'], string> = { pending: '○', running: '', done: '✓', failed: '✗', skipped: '–' };
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  e.append(...children);
-  return e;
-}
 
 function elapsed(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

@@ -2,6 +2,8 @@
  * <dplab-mermaid> renders the mermaid source it contains. mermaid is imported on first use,
  * so it is a separate chunk that only diagram pages fetch.
  */
+import { showDiagram } from './diagram-view.ts';
+
 let counter = 0;
 
 function currentTheme(): 'dark' | 'default' {
@@ -25,8 +27,8 @@ class MermaidElement extends HTMLElement {
       const svg = await renderMermaid(source);
       const holder = document.createElement('div');
       holder.className = 'dplab-mermaid-svg';
-      holder.innerHTML = svg;
       this.append(holder);
+      showDiagram(holder, svg, this.dataset.label || 'Diagram');
       this.dataset.rendered = '';
     } catch (err) {
       // Keep the source visible and say why there is no picture.
