@@ -76,6 +76,7 @@ describe.skipIf(!hasChromium)('diagrams are readable (skipped: /usr/bin/chromium
     expect(diagrams).toBeGreaterThan(5);
     await page.goto(`${course.origin}/lessons/iptables/`);
     await page.locator('dplab-mermaid[data-rendered]').first().waitFor();
+    await page.locator('dplab-mermaid[data-rendered]').first().scrollIntoViewIfNeeded();
     await screenshot(page, 'lesson-iptables-diagram');
   });
 
@@ -104,6 +105,7 @@ describe.skipIf(!hasChromium)('diagrams are readable (skipped: /usr/bin/chromium
       expect(d.viewRight).toBeLessThanOrEqual(d.contentRight);
       if (!d.fits) expect(d.scrolls && d.focusable).toBe(true);
     }
+    await page.locator('dplab-dataplane .dp-diagram').first().scrollIntoViewIfNeeded();
     await screenshot(page, 'explorer-diagrams');
   });
 });

@@ -26,7 +26,8 @@ function applyScale(svg: SVGSVGElement, scale: number): void {
   svg.removeAttribute('width');
   svg.removeAttribute('height');
   svg.style.maxWidth = 'none';
-  svg.style.width = `${Math.round(w * scale)}px`;
+  // Up, never down: a rounded-down width would put labels a hair under the minimum.
+  svg.style.width = `${Math.ceil(w * scale)}px`;
   svg.style.height = 'auto';
   svg.dataset.scale = scale.toFixed(3);
 }
