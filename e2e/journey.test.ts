@@ -78,7 +78,10 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 20_000 });
     // The terminal says the cluster is not running, and names the Start button and dplab.
     await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('The iptables cluster is not running');
-    await fixesExist(page, await terminalText(page));
+    // Before the prompt, never in the middle of what the learner types.
+    const first = await terminalText(page);
+    expect(first.indexOf('The iptables cluster is not running')).toBeLessThan(first.indexOf('(iptables) workspace'));
+    await fixesExist(page, first);
     await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 10_000 }).toBe('waiting');
     // The first snippet reads a workspace file: it is there before any cluster.
     await page.locator(`${step('deploy-web')} [data-action="run"]`).first().click();
@@ -139,6 +142,7 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
   it('after a reload the terminal and Check use the same mode', async () => {
     await page.reload();
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 20_000 });
+    await expect.poll(() => terminalText(page), { timeout: 10_000 }).toMatch(/not running.*\(nftables\) workspace/);
     expect(await page.locator('select[data-action="mode"]').inputValue()).toBe('nftables');
     expect(await page.locator(shell).getAttribute('data-connected-mode')).toBe('nftables');
     await typeInShell(page, 'echo "KC=$KUBECONFIG"');
