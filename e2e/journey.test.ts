@@ -79,6 +79,7 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
     // The terminal says the cluster is not running, and names the Start button and dplab.
     await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('The iptables cluster is not running');
     // Before the prompt, never in the middle of what the learner types.
+    await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('(iptables) workspace');
     const first = await terminalText(page);
     expect(first.indexOf('The iptables cluster is not running')).toBeLessThan(first.indexOf('(iptables) workspace'));
     await fixesExist(page, first);

@@ -12,7 +12,7 @@ import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
  * How long a lab shell's first output waits for the cluster notice, so the notice comes before
  * the prompt instead of landing in the middle of what the learner is typing.
  */
-export const NOTICE_WAIT_MS = 2_000;
+export const NOTICE_WAIT_MS = 4_000;
 
 /** Close codes the client can tell apart. */
 export const CLOSE = { normal: 1000, launchFailed: 1011 } as const;
