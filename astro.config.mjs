@@ -24,6 +24,7 @@ export default defineConfig({
         { label: 'Labs', items: loadLabs().map((lab) => ({ label: lab.title, link: `/labs/${lab.id}/` })) },
       ],
       customCss: ['./site/styles/course.css'],
+      components: { Search: './site/components/overrides/Search.astro' },
       lastUpdated: false,
       pagination: true,
     }),

@@ -49,7 +49,7 @@ describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not 
     expect(doubles.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
   });
 
-  it('a failed create shows the error, its details and Retry, and cleans up', async () => {
+  it('a failed create shows the error, its details and Start (again), and cleans up', async () => {
     doubles.setScenario(
       scenario('iptables', [{ tool: 'kind', match: '^create cluster --name dplab-iptables ', stderr: 'ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*"\n', exit: 1, set: { created: 'yes' } }]),
     );
@@ -59,7 +59,7 @@ describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not 
     await alert.waitFor({ timeout: 20_000 });
     expect(await alert.textContent()).toContain('Error:');
     expect(await alert.locator('details pre').textContent()).toContain('failed to create cluster');
-    await expect.poll(() => panel().locator('button', { hasText: 'Retry' }).count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => panel().locator('button', { hasText: 'Start' }).count(), { timeout: 10_000 }).toBe(1);
     await expect.poll(() => doubles.commandLines().filter((l) => l.startsWith('kind delete cluster')).length).toBeGreaterThan(deletesBefore);
   });
 

@@ -35,7 +35,8 @@ export interface Course {
 }
 
 export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`): Promise<Course> {
-  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir });
+  // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
+  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
 }
 
@@ -45,9 +46,10 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** `bypassCSP` lets a test inject a checker (axe-core) into pages whose CSP would refuse it. */
+export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'dplab-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 } });
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 }, bypassCSP: opts.bypassCSP ?? false });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,

@@ -159,7 +159,7 @@ export function classifyFailure(result: CommandResult, extra: { timedOut?: boole
     };
   }
   if (CLUSTER_MISSING.test(text)) {
-    return { kind: 'cluster-missing', message: 'The lab cluster does not exist (any more).', fix: 'Start it again with `dplab up <mode>` or the Start button on the lab page.' };
+    return { kind: 'cluster-missing', message: 'The lab cluster does not exist (any more).', fix: 'Start it again with `dplab up <mode>` or Start in the bar at the top of the lab page.' };
   }
   if (CLUSTER_UNREACHABLE.test(text)) {
     return { kind: 'cluster-unreachable', message: 'The cluster API server is not reachable.', fix: 'Check `dplab status`; if the cluster is broken, `dplab down <mode>` then `dplab up <mode>`.' };

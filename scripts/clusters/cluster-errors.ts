@@ -15,7 +15,7 @@ export interface ClusterProblem {
   details?: string;
 }
 
-const upFix = (mode: Mode) => `Start it with \`dplab up ${mode}\` (or the Start button on the lab page), then try again.`;
+const upFix = (mode: Mode) => `Start it with \`dplab up ${mode}\` (or Start in the bar at the top of the lab page), then try again.`;
 
 /** Before spawning anything: a cluster whose kubeconfig was never written is not running. */
 export function clusterAbsent(cluster: ClusterHandle): ClusterProblem | undefined {

@@ -26,6 +26,8 @@ export interface ClusterHandle {
   nodes(opts?: RunOptions): Promise<string[]>;
   /** Run a command inside a node container. */
   nodeExec(node: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+  /** The argv of an interactive shell inside a node, for a terminal tab (a pty runs it). */
+  nodeShell(node: string): readonly string[];
   /** The node's address on the `kind` Docker network. */
   nodeIp(node: string, opts?: RunOptions): Promise<string>;
   /** What kube-proxy on that node says its mode is (`iptables`, `ipvs`, `nftables`). */
@@ -90,6 +92,7 @@ export function clusterHandle(mode: Mode): ClusterHandle {
     },
     nodes,
     nodeExec,
+    nodeShell: (node) => ['docker', 'exec', '-it', node, 'bash'],
     nodeIp,
     async proxyMode(node, opts) {
       const r = await nodeExec(node, ['curl', '-sS', '--max-time', '5', `${KUBE_PROXY_METRICS}/proxyMode`], opts);

@@ -38,6 +38,22 @@ async function expectNoHalfState(manager: ClusterManager, doubles: Doubles, mode
   expect(s.error?.message).toBeTruthy();
 }
 
+describe('status names the first blocker as up and doctor do', () => {
+  it('Docker before kind when both are missing', async () => {
+    const { manager } = setup('iptables', [], { without: ['docker', 'kind'] });
+    const s = await manager.status('iptables');
+    expect(s.state).toBe('absent');
+    expect(s.error?.message).toBe('Docker is not installed: `docker` was not found on PATH.');
+    expect(s.error?.fix).toMatch(/docs\.docker\.com/);
+  });
+
+  it('kind when Docker is fine', async () => {
+    const { manager } = setup('iptables', [], { without: ['kind'] });
+    const s = await manager.status('iptables');
+    expect(s.error?.message).toMatch(/`kind` was not found on PATH/);
+  });
+});
+
 describe('ensure: failure paths', () => {
   it('Docker CLI missing', async () => {
     const { d, manager } = setup('iptables', [], { without: ['docker'] });

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { CommandError } from '../exec.ts';
 import { DplabError, errorToJson } from '../errors.ts';
-import type { PreflightSystem } from '../preflight/index.ts';
+import { dockerBlocker, type PreflightSystem } from '../preflight/index.ts';
 import { actionFailure, provisionActions, type ProvisionContext } from './actions.ts';
 import { Emitter, type ClusterEvent } from './events.ts';
 import { exportKubeconfig, kindClusters, kindDelete, nodeHealth } from './kube.ts';
@@ -267,7 +267,8 @@ export class ClusterManager {
         names = await kindClusters({ timeoutMs: timeouts.quick, signal });
       } catch (err) {
         if (signal?.aborted) throw err;
-        listError = errorToJson(err);
+        // Name Docker first when it is (also) missing, as `dplab up` and `doctor` do.
+        listError = (await dockerBlocker(this.defaults.system, signal).catch(() => undefined)) ?? errorToJson(err);
       }
     }
     return Promise.all(modes.map((mode) => this.#statusOf(mode, names, listError, timeouts, signal)));

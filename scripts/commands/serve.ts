@@ -2,6 +2,30 @@ import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
 import { buildIsStale, buildSite } from '../site-build.ts';
+import { DplabError } from '../errors.ts';
+
+/** The elapsed time on the progress line ticks this often (on a terminal only). */
+const TICK_MS = 1_000;
+
+/** One line while the site builds (updated in place on a terminal), the log to a file; its tail on failure. */
+async function buildWithProgress(reason: string): Promise<void> {
+  const out = process.stdout;
+  const started = Date.now();
+  const line = (suffix: string) => `Building the course (${reason})… ${suffix}`;
+  const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
+  out.write(out.isTTY ? line(seconds()) : `${line('')}\n`);
+  const tick = out.isTTY ? setInterval(() => out.write(`\r${line(seconds())}`), TICK_MS) : undefined;
+  try {
+    await buildSite();
+    if (out.isTTY) out.write(`\r\x1b[2K${line(`done in ${seconds()}`)}\n`);
+  } catch (err) {
+    if (out.isTTY) out.write(`\r\x1b[2K${line('failed')}\n`);
+    if (err instanceof DplabError && err.details) process.stderr.write(`${err.details}\n`);
+    throw err;
+  } finally {
+    if (tick) clearInterval(tick);
+  }
+}
 import { distDir } from '../paths.ts';
 
 export const serve: Command = {
@@ -21,10 +45,7 @@ export const serve: Command = {
 
     if (values['build-if-needed']) {
       const { stale, reason } = buildIsStale();
-      if (stale) {
-        process.stdout.write(`Building the course (${reason})…\n`);
-        await buildSite();
-      }
+      if (stale) await buildWithProgress(reason);
     }
     if (!isLoopback(host)) {
       process.stderr.write(

@@ -9,11 +9,10 @@ import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab, Step } from './schema.ts';
-import { labFilePath } from './registry.ts';
-import { applySolution, prepareWorkspace } from './solve.ts';
+import { applySolution } from './solve.ts';
+import { applySetup } from './setup.ts';
 
-/** Label on every lab namespace, so `kubectl get ns -l dplab.io/lab` lists what the course created. */
-export const LAB_LABEL = 'dplab.io/lab';
+export { LAB_LABEL } from './setup.ts';
 /** Deleting a namespace waits for its pods to terminate. */
 const NAMESPACE_DELETE_TIMEOUT = '120s';
 
@@ -28,12 +27,7 @@ export interface ResetResult {
 export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<void> {
   const opts = { signal, timeoutMs: TIMEOUTS.long };
   await cluster.kubectl(['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
-  await cluster.kubectl(['create', 'namespace', lab.namespace], opts);
-  await cluster.kubectl(['label', 'namespace', lab.namespace, `${LAB_LABEL}=${lab.id}`, '--overwrite'], opts);
-  if (lab.setup.manifests.length) {
-    await cluster.kubectl(['apply', '-n', lab.namespace, ...lab.setup.manifests.flatMap((m) => ['-f', labFilePath(lab.id, m)])], opts);
-  }
-  prepareWorkspace(lab);
+  await applySetup(lab, cluster, { signal });
 }
 
 export async function resetLab(lab: Lab, mode: Mode, opts: { toStep?: Step; signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {

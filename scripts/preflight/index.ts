@@ -44,6 +44,16 @@ export async function runPreflight(opts: PreflightOptions): Promise<PreflightRep
   return { findings, ok: findings.every((f) => f.status !== 'fail'), docker: docker.info, ciliumInstaller: cilium?.installer };
 }
 
+/**
+ * Docker comes before kind, everywhere a blocker is named (`dplab up`, `doctor`, `status`, the
+ * cluster panel): when listing clusters failed, this says whether Docker is the first reason.
+ */
+export async function dockerBlocker(system = realSystem, signal?: AbortSignal): Promise<{ message: string; fix?: string } | undefined> {
+  const { findings } = await checkDocker(system, signal);
+  const failed = findings.find((f) => f.status === 'fail');
+  return failed ? { message: failed.detail, fix: failed.fix } : undefined;
+}
+
 /** The error provisioning stops with: the first failure as the headline, the rest as details. */
 export function preflightError(report: PreflightReport): DplabError | undefined {
   const failed = report.findings.filter((f) => f.status === 'fail');

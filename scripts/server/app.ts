@@ -14,6 +14,7 @@ import { runnerServices, type RunnerServices } from '../runner/services.ts';
 import { attachTerminal } from './terminal-socket.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../errors.ts';
+import { nodeShellFor } from './node-shell.ts';
 
 export const TERMINAL_PATH = '/api/terminal';
 
@@ -21,8 +22,11 @@ export interface RunnerOptions {
   token: string;
   /** Names besides loopback that this runner answers to (the --host it was bound to). */
   extraHosts?: readonly string[];
-  /** Lab terminals print a notice when their cluster is not ready (from the cluster service's status). */
-  terminalNotice?: boolean;
+  /**
+   * Lab terminals print a notice when their cluster is not ready: `true` reads it from the cluster
+   * service's status; a function replaces that reading (tests use one to delay the notice).
+   */
+  terminalNotice?: boolean | ((mode: Mode) => Promise<string | null>);
   /** The services the routes run on; tests replace the parts they play. */
   services?: Partial<RunnerServices>;
   /** The event stream's keep-alive interval (tests shorten it). */
@@ -68,7 +72,12 @@ export function createRunner(opts: RunnerOptions): Runner {
   // The composition root: every route and the terminal notice run on these services.
   const services = runnerServices(opts.services);
   const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs });
-  const notice = opts.terminalNotice ? (mode: Mode) => terminalNotice(mode, services.clusters) : undefined;
+  const notice =
+    typeof opts.terminalNotice === 'function'
+      ? opts.terminalNotice
+      : opts.terminalNotice
+        ? (mode: Mode) => terminalNotice(mode, services.clusters)
+        : undefined;
   const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_LIMITS.maxPayloadBytes });
   let open = 0;
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
@@ -155,10 +164,21 @@ export function createRunner(opts: RunnerOptions): Runner {
       }
       const mode = modeParam && isMode(modeParam) ? modeParam : null;
       const size = sizeFromQuery(url.searchParams);
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        open++;
-        attachTerminal(ws, { ...size, mode, notice, onSessionEnd: () => open-- });
-      });
+      const accept = (nodeShell?: readonly string[]) =>
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          open++;
+          attachTerminal(ws, { ...size, mode, nodeShell, notice, onSessionEnd: () => open-- });
+        });
+      const node = url.searchParams.get('node');
+      if (node === null || node === '') {
+        accept();
+        return true;
+      }
+      // A node shell: the name must be one of the mode's cluster's nodes, never a free-form argv.
+      void nodeShellFor(mode, node).then(
+        (argv) => accept(argv),
+        (err: DplabError) => refuseUpgrade(socket, err.status ?? 400, err.message),
+      );
       return true;
     },
     async close() {

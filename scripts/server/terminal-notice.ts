@@ -1,6 +1,8 @@
 /**
  * What a lab terminal says before the prompt when its cluster is not ready, from the cluster
- * manager's status, so the learner knows why kubectl will fail.
+ * manager's status, so the learner knows why kubectl will fail. Every page with a terminal
+ * shows the cluster's Start button in its top bar, and `dplab` is on the terminal's PATH, so
+ * both fixes named here exist where the notice is read.
  */
 import type { Mode } from '../clusters/modes.ts';
 import type { ClusterService } from '../runner/services.ts';
@@ -16,15 +18,15 @@ export async function terminalNotice(mode: Mode, manager: Pick<ClusterService, '
       case 'ready':
         return null;
       case 'provisioning':
-        return `The ${mode} cluster is starting (see the cluster panel). kubectl will work once it is ready.`;
+        return `The ${mode} cluster is starting (its progress is in the bar at the top). kubectl will work once it is ready.`;
       case 'broken':
-        return `The ${mode} cluster is not healthy${s.error ? `: ${s.error.message}` : '.'} Recreate it from the cluster panel, or run \`dplab down ${mode}\` then \`dplab up ${mode}\`.`;
+        return `The ${mode} cluster is not healthy${s.error ? `: ${s.error.message}` : '.'} Press Start in the bar at the top, or run \`dplab down ${mode}\` then \`dplab up ${mode}\` here.`;
       default:
         return s.error && !s.progress
           ? `The ${mode} cluster cannot be checked: ${s.error.message}${s.error.fix ? ` ${s.error.fix}` : ''}`
-          : `The ${mode} cluster is not running. Start it from the cluster panel or run \`dplab up ${mode}\`.`;
+          : `The ${mode} cluster is not running. Press Start in the bar at the top, or run \`dplab up ${mode}\` here.`;
     }
   } catch (err) {
-    return `The ${mode} cluster's state is unknown (${err instanceof Error ? err.message : String(err)}). Run \`dplab status\`.`;
+    return `The ${mode} cluster's state is unknown (${err instanceof Error ? err.message : String(err)}). Run \`dplab status\` here.`;
   }
 }

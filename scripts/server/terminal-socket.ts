@@ -6,15 +6,18 @@ import type { WebSocket } from 'ws';
 import type { Mode } from '../clusters/modes.ts';
 import { parseClientMessage, type ServerMessage } from '../terminals/protocol.ts';
 import { FlowController } from '../terminals/flow.ts';
-import { startTerminal } from '../terminals/session.ts';
+import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
+
+/**
+ * How long a lab shell's first output waits for the cluster notice, so the notice comes before
+ * the prompt instead of landing in the middle of what the learner is typing.
+ */
+export const NOTICE_WAIT_MS = 4_000;
 
 /** Close codes the client can tell apart. */
 export const CLOSE = { normal: 1000, launchFailed: 1011 } as const;
 
-export interface TerminalSocketOptions {
-  cols: number;
-  rows: number;
-  mode: Mode | null;
+export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
   notice?: (mode: Mode) => Promise<string | null>;
   onSessionEnd?: () => void;
@@ -42,17 +45,36 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   };
 
   send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode });
-  if (opts.mode && opts.notice) {
-    opts
-      .notice(opts.mode)
-      .then((message) => message && send(ws, { type: 'notice', message }))
-      .catch(() => undefined);
-  }
-
-  session.onData((chunk) => {
+  const forward = (chunk: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     ws.send(chunk, { binary: true });
     flow.onSent(chunk.length);
+  };
+  // Output is held until the notice is known (or NOTICE_WAIT_MS passed), then flushed after it.
+  let held: Buffer[] | null = null;
+  if (opts.mode && opts.notice && !opts.nodeShell) {
+    held = [];
+    const release = () => {
+      const chunks = held;
+      held = null;
+      chunks?.forEach(forward);
+    };
+    const timer = setTimeout(release, NOTICE_WAIT_MS);
+    opts
+      .notice(opts.mode)
+      .then((message) => {
+        if (message) send(ws, { type: 'notice', message: held ? message : `\r\n${message}` });
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        clearTimeout(timer);
+        release();
+      });
+  }
+
+  session.onData((chunk) => {
+    if (held) held.push(chunk);
+    else forward(chunk);
   });
   session.onExit(({ code, signal }) => {
     send(ws, { type: 'exit', code, signal });

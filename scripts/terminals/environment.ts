@@ -1,11 +1,12 @@
 /**
  * The environment a lab shell starts with: KUBECONFIG of the lab's cluster (never the user's
- * ~/.kube/config) and a prompt that shows the mode, layered over the user's own shell setup.
+ * ~/.kube/config), `dplab` on PATH (messages in the page tell learners to run it), and a short
+ * prompt with the mode and the folder, layered over the user's own shell setup.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { basename, delimiter, join } from 'node:path';
 import { kubeconfigPath, clusterName, type Mode } from '../clusters/modes.ts';
-import { stateDir, workspaceDir } from '../paths.ts';
+import { projectRoot, stateDir, workspaceDir } from '../paths.ts';
 
 export interface ShellLaunch {
   file: string;
@@ -20,30 +21,47 @@ export function userShell(): string {
 }
 
 function promptTag(mode: Mode | null): string {
-  return mode ? `(dplab:${mode}) ` : '(dplab) ';
+  return mode ? `(${mode})` : '(dplab)';
+}
+
+/**
+ * The folder with the `dplab` shim put first on every runner terminal's PATH: it runs this
+ * checkout's CLI with the runner's own Node, so it works without `npm link`.
+ */
+export function shimDir(): string {
+  const dir = join(stateDir(), 'bin');
+  mkdirSync(dir, { recursive: true });
+  const shim = join(dir, 'dplab');
+  writeFileSync(shim, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(join(projectRoot, 'scripts', 'dplab.mjs'))} "$@"\n`);
+  chmodSync(shim, 0o755);
+  return dir;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /**
  * Small rc files that source the user's own (unless DPLAB_SHELL_NORC=1: a clean shell, which
- * the tests use so a slow or locked ~/.bashrc cannot stall them) and then prefix the prompt.
+ * the tests use so a slow or locked ~/.bashrc cannot stall them) and then set a short prompt:
+ * the mode and the current folder's name, never the absolute path (it wrapped every command).
  */
-function writeRcFiles(mode: Mode | null): { bashrc: string; zdotdir: string } {
+function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir: string } {
   const dir = join(stateDir(), 'shell', mode ?? 'none');
   mkdirSync(dir, { recursive: true });
   const tag = promptTag(mode);
   const own = process.env.DPLAB_SHELL_NORC !== '1';
+  // A ~/.bashrc that rebuilds PATH must not hide dplab.
+  const path = `case ":$PATH:" in *":${bin}:"*) ;; *) PATH=${shellQuote(bin)}:"$PATH" ;; esac\n`;
   const bashrc = join(dir, 'bashrc');
-  writeFileSync(bashrc, `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}PS1=${JSON.stringify(tag)}"\${PS1:-\\w \\$ }"\n`);
+  writeFileSync(bashrc, `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n`);
   const zdotdir = join(dir, 'zsh');
   mkdirSync(zdotdir, { recursive: true });
-  writeFileSync(join(zdotdir, '.zshrc'), `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}PROMPT=${JSON.stringify(tag)}"\${PROMPT:-%~ %# }"\n`);
+  writeFileSync(join(zdotdir, '.zshrc'), `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}PROMPT='%F{cyan}${tag}%f %1~ %# '\n`);
   return { bashrc, zdotdir };
 }
 
-export function shellLaunch(mode: Mode | null): ShellLaunch {
-  const cwd = workspaceDir();
-  mkdirSync(cwd, { recursive: true });
-  const file = userShell();
+function baseEnv(mode: Mode | null, bin: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   // The runner's own secrets and dev-server variables are not the learner's business.
@@ -51,6 +69,7 @@ export function shellLaunch(mode: Mode | null): ShellLaunch {
   env.TERM = 'xterm-256color';
   env.COLORTERM = 'truecolor';
   env.DPLAB = '1';
+  env.PATH = [bin, env.PATH].filter(Boolean).join(delimiter);
   if (mode) {
     env.KUBECONFIG = kubeconfigPath(mode);
     env.DPLAB_MODE = mode;
@@ -59,10 +78,27 @@ export function shellLaunch(mode: Mode | null): ShellLaunch {
     // A shell without a lab must not act on whatever cluster ~/.kube/config points at by accident.
     delete env.KUBECONFIG;
   }
-  const { bashrc, zdotdir } = writeRcFiles(mode);
+  return env;
+}
+
+/** A shell inside a cluster node: the argv comes from the cluster handle (docker exec under kind). */
+export function nodeShellLaunch(mode: Mode, argv: readonly string[]): ShellLaunch {
+  const cwd = workspaceDir();
+  mkdirSync(cwd, { recursive: true });
+  const [file, ...args] = argv;
+  return { file: file!, args, cwd, env: baseEnv(mode, shimDir()) };
+}
+
+export function shellLaunch(mode: Mode | null): ShellLaunch {
+  const cwd = workspaceDir();
+  mkdirSync(cwd, { recursive: true });
+  const file = userShell();
+  const bin = shimDir();
+  const env = baseEnv(mode, bin);
+  const { bashrc, zdotdir } = writeRcFiles(mode, bin);
   const name = basename(file);
   if (name === 'bash') return { file, args: ['--rcfile', bashrc, '-i'], cwd, env };
   if (name === 'zsh') return { file, args: ['-i'], cwd, env: { ...env, ZDOTDIR: zdotdir } };
-  env.PS1 = `${promptTag(mode)}$ `;
+  env.PS1 = `${promptTag(mode)} $ `;
   return { file, args: ['-i'], cwd, env };
 }

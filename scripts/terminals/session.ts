@@ -4,7 +4,7 @@
  */
 import * as pty from '@lydell/node-pty';
 import type { Mode } from '../clusters/modes.ts';
-import { shellLaunch } from './environment.ts';
+import { nodeShellLaunch, shellLaunch } from './environment.ts';
 import { endSession } from './process-tree.ts';
 
 export interface TerminalSession {
@@ -21,8 +21,16 @@ export interface TerminalSession {
   dispose(): Promise<void>;
 }
 
-export function startTerminal(opts: { cols: number; rows: number; mode: Mode | null }): { ok: true; session: TerminalSession } | { ok: false; error: string } {
-  const launch = shellLaunch(opts.mode);
+export interface TerminalTarget {
+  cols: number;
+  rows: number;
+  mode: Mode | null;
+  /** A shell inside a node: the argv from the cluster handle (`docker exec -it <node> bash` under kind). */
+  nodeShell?: readonly string[];
+}
+
+export function startTerminal(opts: TerminalTarget): { ok: true; session: TerminalSession } | { ok: false; error: string } {
+  const launch = opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell) : shellLaunch(opts.mode);
   let proc: pty.IPty;
   try {
     proc = pty.spawn(launch.file, launch.args, {

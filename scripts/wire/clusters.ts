@@ -73,3 +73,7 @@ export const clusterEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('info'), mode: modeSchema, runId: z.string(), message: z.string(), at: z.number() }),
 ]);
 export type ClusterEvent = z.infer<typeof clusterEventSchema>;
+
+/** GET /api/clusters/:mode/nodes: the nodes a lab page offers as terminal tabs (none unless ready). */
+export const clusterNodesSchema = z.object({ mode: modeSchema, nodes: z.array(z.string()) });
+export type ClusterNodes = z.infer<typeof clusterNodesSchema>;

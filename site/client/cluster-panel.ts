@@ -16,6 +16,9 @@ import {
 } from '../../scripts/wire/clusters.ts';
 import type { ErrorJson } from '../../scripts/wire/errors.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
+import { announceClusterState } from './cluster-state-event.ts';
+import { richText } from './rich-text.ts';
+import { el } from './dom.ts';
 
 const EVENTS_URL = '/api/clusters/events';
 /** Elapsed-time labels tick once a second, only while an action runs. */
@@ -30,12 +33,6 @@ const STATE_LABEL: Record<ClusterStatus['state'], string> = {
 
 const ICON: Record<ActionProgress['state'], string> = { pending: '○', running: '', done: '✓', failed: '✗', skipped: '–' };
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  e.append(...children);
-  return e;
-}
 
 function elapsed(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
@@ -45,6 +42,8 @@ function elapsed(ms: number): string {
 export class ClusterPanel extends HTMLElement {
   #status?: ClusterStatus;
   #offline?: string;
+  /** Why the runner cannot be used: not there at all, or there but this page has no token. */
+  #offlineReason: 'offline' | 'unauthorised' = 'offline';
   #busy = false;
   #source?: EventSource;
   #tick?: number;
@@ -77,6 +76,7 @@ export class ClusterPanel extends HTMLElement {
       this.#listen();
     } catch (err) {
       this.#offline = err instanceof RunnerUnavailable ? err.message : `The runner answered with an error: ${(err as Error).message}`;
+      this.#offlineReason = err instanceof RunnerUnavailable ? err.reason : 'offline';
     }
     this.#render();
   }
@@ -170,12 +170,13 @@ export class ClusterPanel extends HTMLElement {
     const s = this.#status;
     const state = this.#offline ? 'offline' : (s?.state ?? 'loading');
     this.dataset.state = state;
+    announceClusterState(this.mode, state);
 
-    const head = el('div', { class: 'dplab-cp-head' }, el('strong', {}, title), el('span', { class: 'dplab-cp-badge', 'data-state': state }, this.#offline ? 'Runner not reachable' : s ? STATE_LABEL[s.state] : 'Checking…'));
+    const head = el('div', { class: 'dplab-cp-head' }, el('strong', {}, title), el('span', { class: 'dplab-cp-badge', 'data-state': state }, this.#offline ? (this.#offlineReason === 'unauthorised' ? 'Not signed in' : 'Runner not reachable') : s ? STATE_LABEL[s.state] : 'Checking…'));
     const parts: Node[] = [head];
 
     if (this.#offline) {
-      parts.push(el('p', { class: 'dplab-cp-offline' }, this.#offline));
+      parts.push(el('p', { class: 'dplab-cp-offline' }, richText(this.#offline)));
       const retry = el('button', { type: 'button', class: 'dplab-cp-button' }, 'Check again');
       retry.addEventListener('click', () => void this.#load());
       parts.push(el('div', { class: 'dplab-cp-actions' }, retry));
@@ -205,8 +206,8 @@ export class ClusterPanel extends HTMLElement {
     parts.push(live);
 
     if (s.error) {
-      const box = el('div', { class: 'dplab-cp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), s.error.message));
-      if (s.error.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), s.error.fix));
+      const box = el('div', { class: 'dplab-cp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), richText(s.error.message)));
+      if (s.error.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), richText(s.error.fix)));
       if (s.error.details) box.append(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, s.error.details)));
       parts.push(box);
     }
@@ -218,8 +219,8 @@ export class ClusterPanel extends HTMLElement {
       b.addEventListener('click', () => void this.#act(method));
       buttons.append(b);
     };
-    if (s.state === 'absent') button(s.error ? 'Retry' : 'Start', 'POST', 'primary');
-    if (s.state === 'broken') button('Retry', 'POST', 'primary');
+    // Always "Start": messages on the page and in the terminal name this button.
+    if (s.state === 'absent' || s.state === 'broken') button('Start', 'POST', 'primary');
     if (s.state !== 'absent') button('Delete', 'DELETE');
     parts.push(buttons);
     body.replaceChildren(...parts);

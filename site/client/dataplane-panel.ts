@@ -8,6 +8,7 @@ import { clusterListSchema, type ClusterStatus } from '../../scripts/wire/cluste
 import { explainResponseSchema, fixtureListSchema, isServiceRef, type FixtureInfo } from '../../scripts/wire/explain.ts';
 import { el, renderError, renderResult, summaryOf, type ShownError } from './dataplane-result.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
+import { onPageModeChange, pageMode } from './page-mode.ts';
 
 const DEFAULT_SERVICE = 'default/web';
 const FIRST_WORKER = '';
@@ -69,12 +70,27 @@ export class DataplanePanel extends HTMLElement {
     });
     this.#runner = el('p', { class: 'dp-runner', hidden: '' });
     const sources = (this.getAttribute('sources') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const follow = this.hasAttribute('follow-page-mode') && this.modes.includes(pageMode());
+    if (follow) sources[0] = `live:${pageMode()}`;
     this.#columns = [0, 1].map((i) => this.#column(i, sources[i] ?? sources[0] ?? ''));
+    if (this.hasAttribute('follow-page-mode')) onPageModeChange(({ mode }) => this.#follow(mode));
     this.#grid.append(...this.#columns.map((c) => c.root));
     this.replaceChildren(form, this.#runner, this.#status, this.#grid);
     this.#layout();
     this.setAttribute('data-ready', '');
     void this.#init();
+  }
+
+  /** The page switched clusters: the first column reads that one from now on. */
+  #follow(mode: string): void {
+    const col = this.#columns[0];
+    if (!col || !this.modes.includes(mode)) return;
+    col.controller?.abort();
+    col.source.dataset.initial = `live:${mode}`;
+    col.source.value = `live:${mode}`;
+    this.#fillNodes(col);
+    col.root.dataset.state = 'idle';
+    col.result.replaceChildren(el('p', { class: 'dp-muted' }, `Press “Show the dataplane” to read the ${mode} cluster.`));
   }
 
   disconnectedCallback(): void {
@@ -132,7 +148,8 @@ export class DataplanePanel extends HTMLElement {
 
   #offline(err: unknown): void {
     const text = err instanceof RunnerUnavailable ? err.message : `The runner answered with an error: ${(err as Error).message}`;
-    this.#runner.replaceChildren(el('strong', {}, 'Runner not reachable. '), text);
+    const head = err instanceof RunnerUnavailable && err.reason === 'unauthorised' ? 'Not signed in. ' : 'Runner not reachable. ';
+    this.#runner.replaceChildren(el('strong', {}, head), text);
     this.#runner.hidden = false;
   }
 
@@ -203,7 +220,7 @@ export class DataplanePanel extends HTMLElement {
       col.root.dataset.state = 'error';
       const e = err as ShownError;
       if (err instanceof RunnerUnavailable) this.#offline(err);
-      const extra = kind === 'live' && (e.status === 409 || e.status === 503) ? 'On a lab page, the cluster panel can start it too; or pick a bundled fixture as the source.' : undefined;
+      const extra = kind === 'live' && (e.status === 409 || e.status === 503) ? (document.querySelector('dplab-cluster-panel') ? 'Press Start in the bar at the top of this page, or pick a bundled fixture as the source.' : 'Start it on a lab page or on the Clusters page (/clusters/), or pick a bundled fixture as the source.') : undefined;
       renderError(col.result, { message: e.message, fix: e.fix, details: e.details }, extra);
       this.#status.textContent = `Could not show ${service}: ${e.message}`;
     } finally {

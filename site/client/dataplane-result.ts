@@ -5,16 +5,14 @@
  */
 import type { ExplainResponse, JsonFrontend } from '../../scripts/wire/explain.ts';
 import { renderMermaid } from './mermaid-element.ts';
+import { showDiagram } from './diagram-view.ts';
+import { richText } from './rich-text.ts';
+import { el } from './dom.ts';
 
 /** Same rounding as the diagram and `dplab explain`, so the three agree. */
 const PERCENT_DIGITS = 1;
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  e.append(...children);
-  return e;
-}
+export { el } from './dom.ts';
 
 export function percent(share: number): string {
   return `${(share * 100).toFixed(PERCENT_DIGITS)}%`;
@@ -58,7 +56,8 @@ function sharesTable(r: ExplainResponse): HTMLTableElement {
 
 /** Fills `target` with the answer; the diagram arrives when mermaid has loaded. */
 export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<void> {
-  const diagram = el('div', { class: 'dp-diagram', role: 'img', 'aria-label': `Path of ${r.service} through ${r.format}` }, el('p', { class: 'dp-muted' }, 'Drawing the diagram…'));
+  const label = `Path of ${r.service} through ${r.format}`;
+  const diagram = el('div', { class: 'dp-diagram' }, el('p', { class: 'dp-muted' }, 'Drawing the diagram…'));
   const counts = Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ');
   target.replaceChildren(
     el('p', { class: 'dp-summary' }, el('strong', {}, summaryOf(r))),
@@ -69,7 +68,7 @@ export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<v
   );
   return renderMermaid(r.mermaid).then(
     (svg) => {
-      diagram.innerHTML = svg;
+      showDiagram(diagram, svg, label);
       diagram.dataset.rendered = '';
     },
     (err: unknown) => {
@@ -86,9 +85,9 @@ export interface ShownError {
 }
 
 export function renderError(target: HTMLElement, e: ShownError, extraFix?: string): void {
-  const box = el('div', { class: 'dp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), e.message));
-  if (e.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), e.fix));
-  if (extraFix) box.append(el('p', {}, extraFix));
+  const box = el('div', { class: 'dp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), richText(e.message)));
+  if (e.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), richText(e.fix)));
+  if (extraFix) box.append(el('p', {}, richText(extraFix)));
   if (e.details) box.append(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, e.details)));
   target.replaceChildren(box);
 }

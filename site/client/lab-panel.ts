@@ -8,8 +8,21 @@ import { loadLocal, loadRemote, merge, saveLocal, saveRemote, type LabProgress }
 import { checkResultSchema } from '../../scripts/wire/checks.ts';
 import { isMode } from '../../scripts/wire/modes.ts';
 import { acceptedSchema } from '../../scripts/wire/session.ts';
+import { setupResultSchema } from '../../scripts/wire/setup.ts';
 import { showNote, showResult } from './lab/result-view.ts';
 import { mountScaleChart, type ScaleChart } from './lab/scale-chart.ts';
+import { onPageModeChange, pageMode, setPageMode } from './page-mode.ts';
+import { lastClusterState, onClusterState } from './cluster-state-event.ts';
+import { richText } from './rich-text.ts';
+
+/** What a failed action's message is headed with, so a refused solve never reads "Could not check." */
+const FAILED: Record<string, string> = {
+  check: 'Could not check:',
+  solve: 'Could not apply the solution:',
+  'reset-step': 'Could not reset to this step:',
+  'reset-lab': 'Could not reset the lab:',
+};
+
 
 const ICON: Record<string, string> = { todo: '○', pass: '✓', fail: '✗', error: '!' };
 const STATUS_TEXT: Record<string, string> = { todo: 'not done', pass: 'done', fail: 'not done yet', error: 'could not be checked' };
@@ -31,17 +44,53 @@ class LabElement extends HTMLElement {
     this.progress = loadLocal(this.labId);
     this.chart = mountScaleChart(this.querySelector<HTMLElement>('[data-scale-chart]'), this.labId);
     this.addEventListener('click', (ev) => this.onClick(ev));
-    this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) => this.setMode((ev.target as HTMLSelectElement).value));
+    this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) => setPageMode((ev.target as HTMLSelectElement).value));
+    onPageModeChange(({ mode }) => this.modeChanged(mode));
+    // Setup by itself: at once (the workspace files), and whenever this mode's cluster becomes ready.
+    onClusterState(({ mode, state }) => {
+      if (mode === this.mode && state === 'ready') void this.setup();
+    });
     this.render();
+    void this.setup();
     void loadRemote(this.labId).then((remote) => {
+      const hadMode = this.progress.mode;
       this.progress = merge(this.progress, remote);
       saveLocal(this.labId, this.progress);
+      // The runner remembers the mode of a learner who cleared the browser's storage.
+      if (!hadMode && this.progress.mode && this.progress.mode !== this.mode) setPageMode(this.progress.mode);
       this.render();
     });
   }
 
+  /** The page's one mode (site/client/page-mode.ts): the terminal uses the same. */
   get mode(): string {
-    return this.progress.mode && this.modes.includes(this.progress.mode) ? this.progress.mode : this.modes[0];
+    return pageMode() || this.modes[0];
+  }
+
+  private setupRun = 0;
+
+  /** Ask the runner to set the lab up on this mode's cluster (idempotent) and show it as a progress step. */
+  private async setup(): Promise<void> {
+    const mode = this.mode;
+    const run = ++this.setupRun;
+    const box = this.querySelector<HTMLElement>('.dplab-setup');
+    const show = (state: string, icon: string, text: string, fix?: string) => {
+      if (!box || run !== this.setupRun) return;
+      box.dataset.state = state;
+      box.querySelector('.dplab-setup-icon')!.textContent = icon;
+      const t = box.querySelector<HTMLElement>('.dplab-setup-text')!;
+      t.replaceChildren(richText(text));
+      if (fix) t.append(' ', richText(fix));
+    };
+    show('running', '…', lastClusterState(mode) === 'ready' ? `Lab setup: applying on ${mode}…` : 'Lab setup: writing your files…');
+    try {
+      const r = await api(`/api/labs/${enc(this.labId)}/setup`, setupResultSchema, { method: 'POST', body: { mode } });
+      if (r.cluster === 'no-cluster') show('waiting', '○', `Lab setup: files ready; namespace \`${r.namespace}\` follows when the ${mode} cluster is ready`);
+      else show('done', '✓', `Lab set up on ${mode}: namespace \`${r.namespace}\`${r.files ? `, ${r.files} files` : ''}`);
+    } catch (err) {
+      if (err instanceof RunnerUnavailable) show('failed', '!', `Lab setup: ${err.message}`);
+      else show('failed', '!', `Could not set the lab up: ${(err as Error).message}`, (err as { fix?: string }).fix);
+    }
   }
 
   private persist(): void {
@@ -49,14 +98,15 @@ class LabElement extends HTMLElement {
     void saveRemote(this.labId, this.progress);
   }
 
-  private setMode(mode: string): void {
+  /** The page switched clusters (terminals reconnect by themselves): results of the old one no longer apply. */
+  private modeChanged(mode: string): void {
     if (!this.modes.includes(mode) || !isMode(mode)) return;
     this.progress.mode = mode;
     this.lastStatus.clear();
     this.querySelectorAll<HTMLElement>('.dplab-result').forEach((r) => r.replaceChildren());
-    document.querySelectorAll('dplab-terminal').forEach((t) => t.setAttribute('mode', mode));
     this.persist();
     this.render();
+    void this.setup();
   }
 
   private render(): void {
@@ -146,7 +196,7 @@ class LabElement extends HTMLElement {
 
   private async check(stepEl: HTMLElement, step: string, button: HTMLButtonElement): Promise<void> {
     const region = stepEl.querySelector<HTMLElement>('.dplab-result')!;
-    await this.busy(stepEl, button, 'Checking…', region, async () => {
+    await this.busy(stepEl, button, 'Checking…', region, FAILED.check, async () => {
       const r = await api(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, checkResultSchema, { method: 'POST', body: { mode: this.mode } });
       showResult(region, r);
       this.chart?.add(this.mode, r.figures);
@@ -163,7 +213,7 @@ class LabElement extends HTMLElement {
 
   private async act(scope: HTMLElement, button: HTMLButtonElement, path: string, busyText: string, after: () => Promise<void> | void): Promise<void> {
     const region = (scope.classList.contains('dplab-step') ? scope.querySelector<HTMLElement>('.dplab-result') : this.querySelector<HTMLElement>('.dplab-runner-notice'))!;
-    await this.busy(scope, button, busyText, region, async () => {
+    await this.busy(scope, button, busyText, region, FAILED[button.dataset.action ?? ''] ?? 'Could not do that:', async () => {
       await api(path, acceptedSchema, { method: 'POST', body: { mode: this.mode } });
       if (region.classList.contains('dplab-runner-notice')) region.hidden = true;
       else region.replaceChildren();
@@ -172,7 +222,7 @@ class LabElement extends HTMLElement {
   }
 
   /** aria-busy and a disabled button while the runner works; problems land in the region, never in a dead end. */
-  private async busy(scope: HTMLElement, button: HTMLButtonElement, text: string, region: HTMLElement, work: () => Promise<void>): Promise<void> {
+  private async busy(scope: HTMLElement, button: HTMLButtonElement, text: string, region: HTMLElement, failed: string, work: () => Promise<void>): Promise<void> {
     const label = button.textContent;
     scope.setAttribute('aria-busy', 'true');
     button.disabled = true;
@@ -184,11 +234,11 @@ class LabElement extends HTMLElement {
       this.hideRunnerNotice();
     } catch (err) {
       if (err instanceof RunnerUnavailable) {
-        showNote(region, 'error', err.message);
+        showNote(region, 'error', err.message, undefined, failed);
         this.showRunnerNotice(err.message);
       } else {
         const e = err as Error & { fix?: string };
-        showNote(region, 'error', e.message, e.fix);
+        showNote(region, 'error', e.message, e.fix, failed);
       }
     } finally {
       scope.removeAttribute('aria-busy');
@@ -200,7 +250,7 @@ class LabElement extends HTMLElement {
   private showRunnerNotice(message: string): void {
     const n = this.querySelector<HTMLElement>('.dplab-runner-notice');
     if (!n) return;
-    n.textContent = message;
+    n.replaceChildren(richText(message));
     n.dataset.kind = 'offline';
     n.hidden = false;
   }

@@ -2,6 +2,8 @@
  * <dplab-mermaid> renders the mermaid source it contains. mermaid is imported on first use,
  * so it is a separate chunk that only diagram pages fetch.
  */
+import { showDiagram } from './diagram-view.ts';
+
 let counter = 0;
 
 function currentTheme(): 'dark' | 'default' {
@@ -11,7 +13,10 @@ function currentTheme(): 'dark' | 'default' {
 /** The one mermaid loader: SVG text for `source`, importing mermaid on first use. Throws on bad source. */
 export async function renderMermaid(source: string): Promise<string> {
   const { default: mermaid } = await import('mermaid');
-  mermaid.initialize({ startOnLoad: false, theme: currentTheme(), securityLevel: 'strict' });
+  const theme = currentTheme();
+  // mermaid's dark theme puts edge labels in grey on a grey box (contrast below 4.5:1).
+  const themeVariables = theme === 'dark' ? { edgeLabelBackground: '#1f2430', labelTextColor: '#e6edf3', textColor: '#e6edf3' } : { edgeLabelBackground: '#ffffff' };
+  mermaid.initialize({ startOnLoad: false, theme, themeVariables, securityLevel: 'strict' });
   const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
   return svg;
 }
@@ -25,8 +30,8 @@ class MermaidElement extends HTMLElement {
       const svg = await renderMermaid(source);
       const holder = document.createElement('div');
       holder.className = 'dplab-mermaid-svg';
-      holder.innerHTML = svg;
       this.append(holder);
+      showDiagram(holder, svg, this.dataset.label || 'Diagram');
       this.dataset.rendered = '';
     } catch (err) {
       // Keep the source visible and say why there is no picture.

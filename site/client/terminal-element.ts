@@ -1,12 +1,18 @@
 /**
- * <dplab-terminal mode="iptables">: an xterm.js terminal on the runner's /api/terminal socket.
+ * <dplab-terminal follow-page-mode>: an xterm.js terminal on the runner's /api/terminal socket.
+ * With `follow-page-mode` it uses the page's one mode (page-mode.ts) and reconnects when it
+ * changes; `mode="iptables"` pins one; `node="dplab-iptables-worker"` opens a shell on that node
+ * of the mode's cluster instead of on this machine.
  * xterm is imported when the element connects, so only pages with a terminal download it.
  * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
  */
 import { serverMessageSchema, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
 import { RunnerUnavailable, runnerState } from './runner-api.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
+import { onPageModeChange, pageMode } from './page-mode.ts';
 
+/** A little air between rows: at 1.0 the DOM renderer clips underscores (`snake_case` read `snake case`). */
+const LINE_HEIGHT = 1.2;
 /** Keep in step with FLOW.ackEvery in scripts/terminals/protocol.ts. */
 const ACK_EVERY = 32 * 1024;
 const THEME = {
@@ -28,13 +34,20 @@ export class TerminalElement extends HTMLElement {
   private lastAck = 0;
   private resizeObserver: ResizeObserver | null = null;
   private disposeFont: (() => void) | null = null;
+  private disposeMode: (() => void) | null = null;
 
   static get observedAttributes(): string[] {
     return ['mode'];
   }
 
   get mode(): string | null {
+    if (this.hasAttribute('follow-page-mode')) return pageMode() || null;
     return this.getAttribute('mode') || null;
+  }
+
+  /** A shell on this node of the mode's cluster, or null for the learner's shell on this machine. */
+  get node(): string | null {
+    return this.getAttribute('node') || null;
   }
 
   private setState(state: State, message?: string): void {
@@ -48,13 +61,17 @@ export class TerminalElement extends HTMLElement {
     this.setState('connecting', 'Starting the terminal…');
     const [{ Terminal }, { FitAddon }] = await Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit')]);
     const host = this.querySelector<HTMLElement>('.dplab-terminal-screen') ?? this;
-    this.term = new Terminal({ fontSize: fontSize(), theme: THEME, cursorBlink: true, scrollback: 5000, convertEol: false, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' });
+    this.term = new Terminal({ fontSize: fontSize(), theme: THEME, cursorBlink: true, lineHeight: LINE_HEIGHT, scrollback: 5000, convertEol: false, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' });
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.term.open(host);
     this.fitNow();
     this.term.onData((data) => this.send({ type: 'input', data }));
-    this.term.onResize(({ cols, rows }) => this.send({ type: 'resize', cols, rows }));
+    this.term.onResize(({ cols, rows }) => {
+      this.showSize();
+      this.send({ type: 'resize', cols, rows });
+    });
+    this.showSize();
     this.term.textarea?.addEventListener('focus', () => (active = this));
     this.resizeObserver = new ResizeObserver(() => this.fitNow());
     this.resizeObserver.observe(host);
@@ -62,7 +79,10 @@ export class TerminalElement extends HTMLElement {
       if (this.term) this.term.options.fontSize = px;
       this.fitNow();
     });
-    active ??= this;
+    if (this.hasAttribute('follow-page-mode')) {
+      this.disposeMode = onPageModeChange(({ mode }) => this.switchMode(mode));
+    }
+    if (!this.node) active ??= this;
     this.connect();
   }
 
@@ -70,6 +90,7 @@ export class TerminalElement extends HTMLElement {
     this.ws?.close();
     this.resizeObserver?.disconnect();
     this.disposeFont?.();
+    this.disposeMode?.();
     this.term?.dispose();
     this.term = null;
     if (active === this) active = null;
@@ -77,17 +98,34 @@ export class TerminalElement extends HTMLElement {
 
   attributeChangedCallback(name: string, oldValue: string | null, newValue: string | null): void {
     // A new mode means a shell with another KUBECONFIG: start over.
-    if (name === 'mode' && oldValue !== newValue && this.term) {
-      this.ws?.close();
-      this.term.reset();
-      this.connect();
-    }
+    if (name === 'mode' && oldValue !== newValue && this.term && !this.hasAttribute('follow-page-mode')) this.switchMode(newValue ?? '');
+  }
+
+  /** A shell with another KUBECONFIG: say so, then start over on the new cluster. */
+  private switchMode(mode: string): void {
+    const term = this.term;
+    if (!term) return;
+    const ws = this.ws;
+    this.ws = null;
+    ws?.close();
+    term.reset();
+    const what = mode ? `the ${mode} cluster (dplab-${mode})` : 'no cluster';
+    this.setState('connecting', `Switched to ${what}: starting a new shell…`);
+    term.write(`\x1b[36m[switched to ${what}; a new shell starts]\x1b[0m\r\n`);
+    this.connect();
   }
 
   /** Type text into the shell as if the learner had (used by click-to-run snippets). */
   type(text: string, execute: boolean): void {
     this.send({ type: 'input', data: execute ? `${text}\r` : text });
     this.term?.focus();
+  }
+
+  /** The grid size, readable from outside (tests, the status line). */
+  private showSize(): void {
+    if (!this.term) return;
+    this.dataset.cols = String(this.term.cols);
+    this.dataset.rows = String(this.term.rows);
   }
 
   private fitNow(): void {
@@ -110,6 +148,8 @@ export class TerminalElement extends HTMLElement {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const q = new URLSearchParams({ cols: String(term.cols), rows: String(term.rows) });
     if (this.mode) q.set('mode', this.mode);
+    if (this.node) q.set('node', this.node);
+    this.dataset.connectedMode = this.mode ?? '';
     const ws = new WebSocket(`${proto}//${location.host}/api/terminal?${q}`);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
@@ -187,10 +227,13 @@ export class TerminalElement extends HTMLElement {
   }
 }
 
+/** Snippets go to the learner's shell (never a node shell); its tab comes to the front. */
 document.addEventListener('dplab:type', (ev) => {
   const detail = (ev as CustomEvent<{ text: string; execute?: boolean }>).detail;
-  const target = active ?? document.querySelector<TerminalElement>('dplab-terminal');
-  if (detail && typeof detail.text === 'string') target?.type(detail.text, detail.execute !== false);
+  const target = active ?? document.querySelector<TerminalElement>('dplab-terminal:not([node])');
+  if (!target || !detail || typeof detail.text !== 'string') return;
+  target.dispatchEvent(new CustomEvent('dplab:reveal', { bubbles: true }));
+  target.type(detail.text, detail.execute !== false);
 });
 
 if (!customElements.get('dplab-terminal')) customElements.define('dplab-terminal', TerminalElement);

@@ -96,7 +96,7 @@ describe('cluster routes', () => {
 
   it('the terminal notice says what is missing, and nothing when ready', async () => {
     const m = manager;
-    expect(await terminalNotice('iptables', m)).toBe('The iptables cluster is not running. Start it from the cluster panel or run `dplab up iptables`.');
+    expect(await terminalNotice('iptables', m)).toBe('The iptables cluster is not running. Press Start in the bar at the top, or run `dplab up iptables` here.');
     manager.states.set('ipvs', status('ipvs', 'ready', { nodes: 3, readyNodes: 3 }));
     expect(await terminalNotice('ipvs', m)).toBeNull();
     manager.states.set('nftables', status('nftables', 'provisioning'));

@@ -3,6 +3,7 @@
  * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
  */
 import type { ServerResponse } from 'node:http';
+import { clusterHandle } from '../../clusters/handle.ts';
 import type { ClusterService, RunnerServices } from '../../runner/services.ts';
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
 import { unknownId } from '../../errors.ts';
@@ -81,6 +82,17 @@ export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'prefl
         // Not tied to this request: provisioning outlives it, progress goes to the event stream.
         manager.ensure(mode, { retain: body.retain === true }).catch(() => undefined);
         sendJson(res, 202, { mode, state: 'provisioning', events: '/api/clusters/events' });
+      },
+    },
+    {
+      // The node names a lab page offers as terminal tabs (only while the cluster is ready).
+      method: 'GET',
+      path: '/api/clusters/:mode/nodes',
+      async handler(_req, res, ctx) {
+        const mode = modeParam(ctx.params.mode);
+        const status = await manager.status(mode, { signal: ctx.signal });
+        if (status.state !== 'ready') return sendJson(res, 200, { mode, nodes: [] });
+        sendJson(res, 200, { mode, nodes: await clusterHandle(mode).nodes({ signal: ctx.signal }) });
       },
     },
     {

@@ -126,8 +126,30 @@ describe('lab API', { timeout: 30_000 }, () => {
     expect(doubles!.state().s2).toBe('1');
     const reset = await api('POST', '/api/labs/first-service/reset', { mode: 'iptables' });
     expect(reset.status).toBe(200);
-    expect(doubles!.commandLines().filter((l) => /namespace lab-first-service/.test(l)).map((l) => l.replace(/^kubectl --kubeconfig \S+ /, '').split(' ').slice(0, 2).join(' '))).toEqual(['delete namespace', 'create namespace', 'label namespace']);
+    expect(doubles!.commandLines().filter((l) => /namespace lab-first-service/.test(l)).map((l) => l.replace(/^kubectl --kubeconfig \S+ /, '').split(' ').slice(0, 2).join(' '))).toEqual(['delete namespace', 'create namespace', 'label namespace', 'label namespace']);
     expect(doubles!.state().s2).toBe('0');
+  });
+
+  it('sets a lab up once: files without a cluster, then namespace and manifests, then leaves it alone', async () => {
+    doubles = useDoubles(firstServiceScenario('iptables'));
+    restore = applyEnv(doubles.env);
+    const files = join(doubles.env.DPLAB_STATE_DIR, 'workspace', 'first-service');
+    const none = await api('POST', '/api/labs/first-service/setup', { mode: 'iptables' });
+    expect(none.json).toMatchObject({ cluster: 'no-cluster', files: 3, namespace: 'lab-first-service' });
+    expect(readFileSync(join(files, 'web-deployment.yaml'), 'utf8')).toContain('kind: Deployment');
+    expect(doubles.commandLines()).toEqual([]);
+
+    const kc = kubeconfigPath('iptables');
+    mkdirSync(dirname(kc), { recursive: true });
+    writeFileSync(kc, 'apiVersion: v1\nkind: Config\n');
+    const first = await api('POST', '/api/labs/first-service/setup', { mode: 'iptables' });
+    expect(first.status).toBe(200);
+    expect(first.json.cluster).toBe('applied');
+    const lines = () => doubles!.commandLines().map((l) => l.replace(/^kubectl --kubeconfig \S+ /, '').split(' ').slice(0, 2).join(' '));
+    expect(lines()).toEqual(['get namespace', 'create namespace', 'label namespace', 'label namespace']);
+    const again = await api('POST', '/api/labs/first-service/setup', { mode: 'iptables' });
+    expect(again.json.cluster).toBe('already');
+    expect(lines()).toEqual(['get namespace', 'create namespace', 'label namespace', 'label namespace', 'get namespace']);
   });
 
   it('merges progress from the browser, dropping unknown labs, steps and modes', async () => {

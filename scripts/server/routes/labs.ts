@@ -10,6 +10,7 @@ import { runCheck } from '../../labs/engine.ts';
 import { clearPasses, mergeProgress, readProgress, recordPass } from '../../labs/progress.ts';
 import { loadLabs, requireLab, requireMode, requireStep } from '../../labs/registry.ts';
 import { resetLab } from '../../labs/reset.ts';
+import { ensureLabSetup } from '../../labs/setup.ts';
 import { applySolution } from '../../labs/solve.ts';
 import { labDetail, labSummary } from '../../labs/view.ts';
 import { sendJson, type Route, type RouteContext } from '../router.ts';
@@ -53,6 +54,17 @@ export const labRoutes: Route[] = [
     path: '/api/labs/:lab',
     handler(_req, res, ctx) {
       sendJson(res, 200, labDetail(requireLab(ctx.params.lab)));
+    },
+  },
+  {
+    // The page asks on open and when the cluster becomes ready: files always, the cluster's part once.
+    method: 'POST',
+    path: '/api/labs/:lab/setup',
+    async handler(_req, res, ctx) {
+      const lab = requireLab(ctx.params.lab);
+      const mode = requireMode(lab, modeFrom(ctx.body));
+      if (busy.has(`${lab.id}/${mode}`)) throw new DplabError(`${lab.id} on ${mode} is busy with a solve or reset; its setup is part of that.`, { status: 409 });
+      sendJson(res, 200, await ensureLabSetup(lab, mode, { signal: ctx.signal }));
     },
   },
   {

@@ -1,30 +1,21 @@
 /** Renders a check result (or an API problem) into a step's result region, as DOM, never as HTML strings. */
 import type { CheckResult as WireCheckResult } from '../../../scripts/wire/checks.ts';
+import { richText } from '../rich-text.ts';
 
 /** The part of a check result (scripts/wire/checks.ts) this view shows; notes fill in the same fields. */
 export type CheckResult = Pick<WireCheckResult, 'status' | 'message' | 'facts' | 'fix' | 'details'>;
 
 const HEADLINE: Record<CheckResult['status'], string> = { pass: 'Done.', fail: 'Not yet.', error: 'Could not check.' };
 
-/** `code` spans in our messages become <code>; everything else is text. */
-export function richText(text: string): DocumentFragment {
-  const frag = document.createDocumentFragment();
-  text.split(/(`[^`]+`)/).forEach((part) => {
-    if (part.startsWith('`') && part.endsWith('`') && part.length > 1) {
-      const c = document.createElement('code');
-      c.textContent = part.slice(1, -1);
-      frag.append(c);
-    } else if (part) frag.append(part);
-  });
-  return frag;
-}
+export { richText } from '../rich-text.ts';
 
-export function showResult(region: HTMLElement, r: CheckResult): void {
+/** `headline` replaces the check's own ("Could not apply the solution:") when the problem came from another action. */
+export function showResult(region: HTMLElement, r: CheckResult, headline?: string): void {
   region.replaceChildren();
   region.dataset.status = r.status;
   const p = document.createElement('p');
   const strong = document.createElement('strong');
-  strong.textContent = `${HEADLINE[r.status]} `;
+  strong.textContent = `${headline ?? HEADLINE[r.status]} `;
   p.append(strong, richText(r.message));
   region.append(p);
   if (r.fix) {
@@ -66,11 +57,11 @@ export function showResult(region: HTMLElement, r: CheckResult): void {
 }
 
 /** A message that is not a check result: busy, runner offline, a solve's outcome. */
-export function showNote(region: HTMLElement, status: CheckResult['status'] | 'busy', message: string, fix?: string): void {
+export function showNote(region: HTMLElement, status: CheckResult['status'] | 'busy', message: string, fix?: string, headline?: string): void {
   if (status === 'busy') {
     region.replaceChildren(message);
     region.dataset.status = 'busy';
     return;
   }
-  showResult(region, { status, message, facts: [], fix });
+  showResult(region, { status, message, facts: [], fix }, headline);
 }

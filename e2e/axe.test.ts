@@ -1,0 +1,74 @@
+/**
+ * axe-core on every page of the built course, in the light and the dark theme, signed in (the
+ * live panels render what a learner sees): no critical and no serious violation anywhere.
+ * axe is injected with addScriptTag into a context that bypasses the pages' CSP for it alone.
+ */
+import { readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative, sep } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { distDir } from '../scripts/paths.ts';
+import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+/** Mermaid draws after load; the live panels ask the runner once. */
+const SETTLE_MS = 1200;
+
+function pages(dir = distDir): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) out.push(...pages(path));
+    else if (entry === 'index.html') out.push(`/${relative(distDir, dir).split(sep).join('/')}${dir === distDir ? '' : '/'}`);
+  }
+  return out.sort();
+}
+
+interface Found {
+  page: string;
+  theme: string;
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+describe.skipIf(!hasChromium)('accessibility with axe-core (skipped: /usr/bin/chromium is not installed)', () => {
+  let course: Course;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    course = await startCourse();
+    browser = await launchBrowser({ bypassCSP: true });
+    await openSignedIn(browser.page, course, '/');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await course?.close();
+  });
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`every page in the ${theme} theme: 0 critical, 0 serious`, { timeout: 240_000 }, async () => {
+      const { page } = browser;
+      await page.evaluate((t) => localStorage.setItem('starlight-theme', t), theme);
+      const list = pages();
+      expect(list.length).toBeGreaterThan(20);
+      const found: Found[] = [];
+      for (const path of list) {
+        await page.goto(`${course.origin}${path}`, { waitUntil: 'load' });
+        expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
+        await page.waitForTimeout(SETTLE_MS);
+        await page.waitForFunction(() => [...document.querySelectorAll('dplab-mermaid')].every((m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed')), undefined, { timeout: 20_000 }).catch(() => undefined);
+        await page.addScriptTag({ path: AXE });
+        const violations = await page.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+          const r = await axe.run(document, { resultTypes: ['violations'] });
+          return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')) }));
+        });
+        for (const v of violations) if (v.impact === 'critical' || v.impact === 'serious') found.push({ page: path, theme, ...v });
+      }
+      const summary = found.map((f) => `${f.page} [${f.theme}] ${f.impact} ${f.id}: ${f.help} — ${f.targets.join(' | ')}`);
+      expect(summary).toEqual([]);
+    });
+  }
+});

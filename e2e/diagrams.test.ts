@@ -1,0 +1,111 @@
+/**
+ * Diagrams as a reader sees them at 1280×800: on every lesson and on the explorer, each drawn
+ * diagram's labels are at least 12 px on screen, nothing is cut off (what is wider than the
+ * page scrolls inside its own box, which the keyboard can reach), and full screen opens it alone.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { screenshot } from './workspace-view.ts';
+
+const LESSONS = ['services', 'iptables', 'ipvs', 'nftables', 'cilium', 'traffic-paths', 'affinity-topology-headless', 'l7-policy-hubble', 'comparing', 'debugging-migrating'];
+
+interface Measured {
+  minLabelPx: number;
+  labels: number;
+  viewRight: number;
+  contentRight: number;
+  scrolls: boolean;
+  fits: boolean;
+  focusable: boolean;
+}
+
+/** Every drawn diagram under `root`: its smallest label on screen, and whether all of it can be seen. */
+async function measure(page: Page, root: string): Promise<Measured[]> {
+  return page.evaluate((root) => {
+    return [...document.querySelectorAll<HTMLElement>(`${root} .dplab-diagram-view`)].map((view) => {
+      const svg = view.querySelector('svg')!;
+      const vb = svg.viewBox.baseVal;
+      const scale = svg.getBoundingClientRect().width / vb.width;
+      const labels = [...svg.querySelectorAll<HTMLElement>('.nodeLabel, .edgeLabel, text')].filter((l) => (l.textContent ?? '').trim());
+      const sizes = labels.map((l) => parseFloat(getComputedStyle(l).fontSize) * scale);
+      const box = view.getBoundingClientRect();
+      return {
+        minLabelPx: Math.min(...sizes),
+        labels: labels.length,
+        viewRight: box.right,
+        contentRight: document.documentElement.clientWidth,
+        scrolls: getComputedStyle(view).overflowX === 'auto',
+        fits: view.scrollWidth <= view.clientWidth + 1,
+        focusable: view.tabIndex >= 0,
+      };
+    });
+  }, root);
+}
+
+describe.skipIf(!hasChromium)('diagrams are readable (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+  let course: Course;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    course = await startCourse();
+    browser = await launchBrowser();
+    await browser.page.setViewportSize({ width: 1280, height: 800 });
+    await openSignedIn(browser.page, course, '/');
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await course?.close();
+  });
+
+  it('lesson diagrams: labels ≥ 12 px, nothing cut off', async () => {
+    const { page } = browser;
+    let diagrams = 0;
+    for (const lesson of LESSONS) {
+      await page.goto(`${course.origin}/lessons/${lesson}/`);
+      const count = await page.locator('dplab-mermaid').count();
+      await expect.poll(() => page.locator('dplab-mermaid[data-rendered]').count(), { timeout: 20_000 }).toBe(count);
+      for (const d of await measure(page, 'dplab-mermaid')) {
+        diagrams++;
+        expect(d.labels, `${lesson}: labels found`).toBeGreaterThan(0);
+        expect(d.minLabelPx, `${lesson}: smallest label`).toBeGreaterThanOrEqual(12);
+        expect(d.viewRight, `${lesson}: diagram inside the page`).toBeLessThanOrEqual(d.contentRight);
+        if (!d.fits) expect(d.scrolls && d.focusable, `${lesson}: a wide diagram scrolls in its own box`).toBe(true);
+      }
+    }
+    expect(diagrams).toBeGreaterThan(5);
+    await page.goto(`${course.origin}/lessons/iptables/`);
+    await page.locator('dplab-mermaid[data-rendered]').first().waitFor();
+    await page.locator('dplab-mermaid[data-rendered]').first().scrollIntoViewIfNeeded();
+    await screenshot(page, 'lesson-iptables-diagram');
+  });
+
+  it('full screen shows a diagram alone, and Close returns', async () => {
+    const { page } = browser;
+    await page.goto(`${course.origin}/lessons/services/`);
+    await page.locator('dplab-mermaid[data-rendered]').first().waitFor({ timeout: 20_000 });
+    await page.locator('dplab-mermaid .dplab-diagram-button', { hasText: 'Full screen' }).first().click();
+    const dialog = page.locator('dialog.dplab-diagram-dialog[open]');
+    await dialog.waitFor();
+    const [d] = await measure(page, 'dialog.dplab-diagram-dialog');
+    expect(d.minLabelPx).toBeGreaterThanOrEqual(12);
+    await screenshot(page, 'lesson-services-full-screen');
+    await dialog.getByRole('button', { name: 'Close' }).click();
+    expect(await page.locator('dialog.dplab-diagram-dialog').count()).toBe(0);
+  });
+
+  it('explorer diagrams side by side: labels ≥ 12 px, not cut off on the right', async () => {
+    const { page } = browser;
+    await page.goto(`${course.origin}/explorer/`);
+    await expect.poll(() => page.locator('dplab-dataplane .dp-diagram[data-rendered]').count(), { timeout: 20_000 }).toBe(2);
+    const measured = await measure(page, 'dplab-dataplane');
+    expect(measured).toHaveLength(2);
+    for (const d of measured) {
+      expect(d.minLabelPx).toBeGreaterThanOrEqual(12);
+      expect(d.viewRight).toBeLessThanOrEqual(d.contentRight);
+      if (!d.fits) expect(d.scrolls && d.focusable).toBe(true);
+    }
+    await page.locator('dplab-dataplane .dp-diagram').first().scrollIntoViewIfNeeded();
+    await screenshot(page, 'explorer-diagrams');
+  });
+});

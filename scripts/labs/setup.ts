@@ -1,0 +1,64 @@
+/**
+ * A lab's setup on its cluster: the namespace (labelled as the course's), the setup manifests,
+ * and the workspace files. `ensureLabSetup` is what the lab page asks for when it opens and
+ * whenever the cluster becomes ready: it applies the setup once and then leaves the namespace
+ * alone (a second apply would undo what the learner changed), marked by a label set last.
+ * The workspace files are written even without a cluster, so reading them works at once.
+ */
+import { TIMEOUTS } from '../exec.ts';
+import { DplabError } from '../errors.ts';
+import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
+import type { Lab } from './schema.ts';
+import { labFilePath } from './registry.ts';
+import { prepareWorkspace } from './solve.ts';
+
+/** Label on every lab namespace, so `kubectl get ns -l dplab.io/lab` lists what the course created. */
+export const LAB_LABEL = 'dplab.io/lab';
+/** Set once the whole setup went through; its absence means "apply the setup". */
+export const SETUP_LABEL = 'dplab.io/setup';
+
+import type { SetupResult } from '../wire/setup.ts';
+export type { SetupResult };
+
+/** Namespace, label, manifests, then the marker: an interrupted setup is applied again next time. */
+export async function applySetup(lab: Lab, cluster: ClusterHandle, opts: { signal?: AbortSignal; exists?: boolean } = {}): Promise<void> {
+  const run = { signal: opts.signal, timeoutMs: TIMEOUTS.long };
+  if (!opts.exists) await cluster.kubectl(['create', 'namespace', lab.namespace], run);
+  await cluster.kubectl(['label', 'namespace', lab.namespace, `${LAB_LABEL}=${lab.id}`, '--overwrite'], run);
+  if (lab.setup.manifests.length) {
+    await cluster.kubectl(['apply', '-n', lab.namespace, ...lab.setup.manifests.flatMap((m) => ['-f', labFilePath(lab.id, m)])], run);
+  }
+  prepareWorkspace(lab);
+  await cluster.kubectl(['label', 'namespace', lab.namespace, `${SETUP_LABEL}=${lab.id}`, '--overwrite'], run);
+}
+
+/** Concurrent callers (two tabs, a reload) share one run per lab and mode. */
+const inFlight = new Map<string, Promise<SetupResult>>();
+
+export function ensureLabSetup(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<SetupResult> {
+  const key = `${lab.id}/${mode}`;
+  const running = inFlight.get(key);
+  if (running) return running;
+  const work = ensure(lab, mode, opts).finally(() => inFlight.delete(key));
+  inFlight.set(key, work);
+  return work;
+}
+
+async function ensure(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle }): Promise<SetupResult> {
+  const workspace = prepareWorkspace(lab);
+  const base = { lab: lab.id, mode, workspace, files: lab.setup.workspace.length, namespace: lab.namespace };
+  const cluster = opts.cluster ?? clusterHandle(mode);
+  if (clusterAbsent(cluster)) return { ...base, cluster: 'no-cluster' };
+  try {
+    const r = await cluster.kubectl(['get', 'namespace', lab.namespace, '--ignore-not-found', '-o', 'json'], { signal: opts.signal, timeoutMs: TIMEOUTS.normal });
+    const labels = r.stdout.trim() ? ((JSON.parse(r.stdout) as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}) : undefined;
+    if (labels?.[SETUP_LABEL] === lab.id) return { ...base, cluster: 'already' };
+    await applySetup(lab, cluster, { signal: opts.signal, exists: labels !== undefined });
+    return { ...base, cluster: 'applied' };
+  } catch (err) {
+    const p = describeClusterError(err, mode, `setting up ${lab.id}`, false);
+    throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });
+  }
+}

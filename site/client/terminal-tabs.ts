@@ -1,0 +1,143 @@
+/**
+ * <dplab-terminal-tabs>: tabs for the learner's shell, a shell on each node of the page's
+ * cluster, and the dataplane view. Node tabs appear when the cluster is ready (the cluster
+ * status says so with a `dplab:cluster` event) and are dropped when the page's mode changes:
+ * every tab follows the one mode. A node shell starts when its tab is first opened.
+ */
+import { api } from './runner-api.ts';
+import { clusterNodesSchema } from '../../scripts/wire/clusters.ts';
+import { lastClusterState, onClusterState } from './cluster-state-event.ts';
+import { onPageModeChange, pageMode } from './page-mode.ts';
+
+class TerminalTabs extends HTMLElement {
+  private list!: HTMLElement;
+  /** The mode whose nodes the node tabs show ("" when none). */
+  private nodesOf = '';
+  private loading: AbortController | null = null;
+
+  connectedCallback(): void {
+    if (this.list) return;
+    this.list = this.querySelector<HTMLElement>('[role="tablist"]')!;
+    this.list.addEventListener('click', (ev) => {
+      const tab = (ev.target as HTMLElement).closest<HTMLElement>('[role="tab"]');
+      if (tab) this.select(tab);
+    });
+    this.list.addEventListener('keydown', (ev) => this.onKey(ev));
+    this.addEventListener('dplab:reveal', (ev) => {
+      const panel = (ev.target as HTMLElement).closest<HTMLElement>('[role="tabpanel"]');
+      const tab = panel && this.list.querySelector<HTMLElement>(`[aria-controls="${CSS.escape(panel.id)}"]`);
+      if (tab) this.select(tab);
+    });
+    if (!this.hasAttribute('data-nodes')) return;
+    const follow = (mode: string, state: string | undefined) => {
+      if (mode !== pageMode()) return;
+      if (state === 'ready') void this.loadNodes(mode);
+      else this.dropNodes();
+    };
+    onPageModeChange(({ mode }) => {
+      this.dropNodes();
+      follow(mode, lastClusterState(mode));
+    });
+    onClusterState(({ mode, state }) => follow(mode, state));
+    follow(pageMode(), lastClusterState(pageMode()));
+  }
+
+  private tabs(): HTMLElement[] {
+    return [...this.list.querySelectorAll<HTMLElement>('[role="tab"]')];
+  }
+
+  select(tab: HTMLElement): void {
+    for (const t of this.tabs()) {
+      const on = t === tab;
+      t.setAttribute('aria-selected', String(on));
+      t.tabIndex = on ? 0 : -1;
+      const panel = document.getElementById(t.getAttribute('aria-controls') ?? '');
+      if (panel) panel.hidden = !on;
+    }
+    const panel = document.getElementById(tab.getAttribute('aria-controls') ?? '');
+    if (panel && tab.dataset.node && !panel.querySelector('dplab-terminal')) panel.append(nodeTerminal(tab.dataset.mode!, tab.dataset.node));
+    panel?.querySelector<HTMLElement>('dplab-terminal textarea')?.focus();
+  }
+
+  private onKey(ev: KeyboardEvent): void {
+    const tabs = this.tabs();
+    const i = tabs.indexOf(ev.target as HTMLElement);
+    if (i < 0) return;
+    let next: number;
+    if (ev.key === 'ArrowRight') next = (i + 1) % tabs.length;
+    else if (ev.key === 'ArrowLeft') next = (i + tabs.length - 1) % tabs.length;
+    else if (ev.key === 'Home') next = 0;
+    else if (ev.key === 'End') next = tabs.length - 1;
+    else return;
+    ev.preventDefault();
+    this.select(tabs[next]);
+    tabs[next].focus();
+  }
+
+  private async loadNodes(mode: string): Promise<void> {
+    if (this.nodesOf === mode) return;
+    this.loading?.abort();
+    const controller = (this.loading = new AbortController());
+    try {
+      const { nodes } = await api(`/api/clusters/${encodeURIComponent(mode)}/nodes`, clusterNodesSchema, { signal: controller.signal });
+      if (controller.signal.aborted || mode !== pageMode()) return;
+      this.dropNodes();
+      this.nodesOf = mode;
+      const before = this.list.querySelector('[data-tab="dataplane"]');
+      nodes.forEach((node, i) => {
+        const id = `dplab-tt-node-${i}`;
+        const tab = document.createElement('button');
+        Object.assign(tab, { type: 'button', id: `${id}-tab`, tabIndex: -1, textContent: shortName(node, mode) });
+        tab.setAttribute('role', 'tab');
+        tab.setAttribute('aria-selected', 'false');
+        tab.setAttribute('aria-controls', id);
+        tab.title = `A shell on node ${node}`;
+        Object.assign(tab.dataset, { tab: 'node', node, mode });
+        this.list.insertBefore(tab, before);
+        const panel = document.createElement('div');
+        Object.assign(panel, { id, className: 'dplab-tt-panel', hidden: true });
+        panel.setAttribute('role', 'tabpanel');
+        panel.setAttribute('aria-labelledby', tab.id);
+        this.append(panel);
+      });
+    } catch {
+      // No node list (runner away, cluster gone): the learner's shell is still there.
+    }
+  }
+
+  /** A mode change or a cluster that is no longer ready: node shells go, the learner's shell stays. */
+  private dropNodes(): void {
+    this.loading?.abort();
+    this.nodesOf = '';
+    const wasOpen = this.list.querySelector('[data-tab="node"][aria-selected="true"]');
+    for (const tab of this.list.querySelectorAll<HTMLElement>('[data-tab="node"]')) {
+      document.getElementById(tab.getAttribute('aria-controls') ?? '')?.remove();
+      tab.remove();
+    }
+    if (wasOpen) this.select(this.list.querySelector<HTMLElement>('[data-tab="shell"]')!);
+  }
+}
+
+function shortName(node: string, mode: string): string {
+  return node.startsWith(`dplab-${mode}-`) ? node.slice(`dplab-${mode}-`.length) : node;
+}
+
+/** The same markup Terminal.astro renders, for a shell on one node. */
+function nodeTerminal(mode: string, node: string): HTMLElement {
+  const t = document.createElement('dplab-terminal');
+  t.setAttribute('mode', mode);
+  t.setAttribute('node', node);
+  t.setAttribute('role', 'region');
+  t.setAttribute('aria-label', `Shell on node ${node}`);
+  t.className = 'not-content';
+  t.dataset.state = 'idle';
+  const status = document.createElement('p');
+  status.className = 'dplab-terminal-status';
+  status.setAttribute('aria-live', 'polite');
+  const screen = document.createElement('div');
+  screen.className = 'dplab-terminal-screen';
+  t.append(status, screen);
+  return t;
+}
+
+if (!customElements.get('dplab-terminal-tabs')) customElements.define('dplab-terminal-tabs', TerminalTabs);
