@@ -24,6 +24,9 @@ export default defineConfig({
         { label: 'Labs', items: loadLabs().map((lab) => ({ label: lab.title, link: `/labs/${lab.id}/` })) },
       ],
       customCss: ['./site/styles/course.css'],
+      // First thing on every page: the runner token moves from the link's #fragment into this
+      // origin's storage (site/public/dplab-token.js; see site/client/runner-auth.ts).
+      head: [{ tag: 'script', attrs: { src: '/dplab-token.js' } }],
       lastUpdated: false,
       pagination: true,
     }),

@@ -18,6 +18,9 @@
  * FLOW.highWatermark it pauses the pty (the shell blocks on write, so `yes` cannot flood the
  * page); below FLOW.lowWatermark it resumes. Keystrokes keep flowing the other way, so Ctrl-C
  * reaches the shell at once.
+ *
+ * Input: a paste is sent as several input messages (splitInput); the server queues them for the
+ * pty and writes as fast as the shell reads (terminals/pty-input.ts), never blocking.
  */
 
 export const TERMINAL_LIMITS = {
@@ -29,7 +32,25 @@ export const TERMINAL_LIMITS = {
   maxInputChars: 256 * 1024,
   /** Largest WebSocket message the server accepts at all. */
   maxPayloadBytes: 1024 * 1024,
+  /** Clients split a paste into input messages of at most this many characters. */
+  inputChunkChars: 32 * 1024,
+  /** Input queued for a shell that does not read it; beyond this, input is refused with an error frame. */
+  maxQueuedInputBytes: 16 * 1024 * 1024,
 } as const;
+
+/** Splits terminal input into message-sized pieces, never between the halves of a surrogate pair. */
+export function splitInput(data: string, max: number = TERMINAL_LIMITS.inputChunkChars): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < data.length) {
+    let end = Math.min(i + max, data.length);
+    const last = data.charCodeAt(end - 1);
+    if (end < data.length && last >= 0xd800 && last <= 0xdbff) end--;
+    out.push(data.slice(i, end));
+    i = end;
+  }
+  return out;
+}
 
 export const FLOW = {
   highWatermark: 512 * 1024,

@@ -6,6 +6,7 @@ import * as pty from '@lydell/node-pty';
 import type { Mode } from '../clusters/modes.ts';
 import { shellLaunch } from './environment.ts';
 import { endSession } from './process-tree.ts';
+import { PtyInput } from './pty-input.ts';
 
 export interface TerminalSession {
   readonly pid: number;
@@ -13,7 +14,12 @@ export interface TerminalSession {
   readonly cwd: string;
   onData(listener: (chunk: Buffer) => void): void;
   onExit(listener: (e: { code: number; signal: number | null }) => void): void;
+  /** Queues input for the pty; never blocks (see pty-input.ts). */
   write(data: string): void;
+  /** Input bytes accepted but not yet taken by the pty. */
+  readonly inputQueued: number;
+  /** Called whenever queued input has all reached the pty. */
+  onInputDrain(listener: () => void): void;
   resize(cols: number, rows: number): void;
   pause(): void;
   resume(): void;
@@ -39,8 +45,13 @@ export function startTerminal(opts: { cols: number; rows: number; mode: Mode | n
   }
   let exited = false;
   let disposed: Promise<void> | null = null;
+  const drainListeners: Array<() => void> = [];
+  // The master fd (Unix); node-pty's own write is the fallback where there is none.
+  const fd = (proc as unknown as { fd?: unknown }).fd;
+  const input = typeof fd === 'number' ? new PtyInput(fd, { onDrain: () => drainListeners.forEach((l) => l()) }) : null;
   proc.onExit(() => {
     exited = true;
+    input?.close();
   });
   const session: TerminalSession = {
     pid: proc.pid,
@@ -53,7 +64,15 @@ export function startTerminal(opts: { cols: number; rows: number; mode: Mode | n
       proc.onExit(({ exitCode, signal }) => listener({ code: exitCode, signal: signal ?? null }));
     },
     write: (data) => {
-      if (!exited) proc.write(data);
+      if (exited) return;
+      if (input) input.write(data);
+      else proc.write(data);
+    },
+    get inputQueued() {
+      return input?.queued ?? 0;
+    },
+    onInputDrain: (listener) => {
+      drainListeners.push(listener);
     },
     resize: (cols, rows) => {
       if (!exited) proc.resize(cols, rows);
@@ -61,6 +80,7 @@ export function startTerminal(opts: { cols: number; rows: number; mode: Mode | n
     pause: () => proc.pause(),
     resume: () => proc.resume(),
     dispose: () => {
+      input?.close();
       disposed ??= endSession(proc.pid);
       return disposed;
     },

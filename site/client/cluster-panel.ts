@@ -6,6 +6,7 @@
 import type { ClusterEvent } from '../../scripts/clusters/events.ts';
 import type { ActionProgress, ClusterStatus, ErrorJson, Progress } from '../../scripts/clusters/status-types.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
+import { openRunnerEvents } from './runner-events.ts';
 
 const EVENTS_URL = '/api/clusters/events';
 /** Elapsed-time labels tick once a second, only while an action runs. */
@@ -36,7 +37,7 @@ export class ClusterPanel extends HTMLElement {
   #status?: ClusterStatus;
   #offline?: string;
   #busy = false;
-  #source?: EventSource;
+  #source?: { close(): void };
   #tick?: number;
   #body!: HTMLDivElement;
   /** Kept across renders so screen readers hear changes, not a new region each time. */
@@ -73,34 +74,33 @@ export class ClusterPanel extends HTMLElement {
 
   #listen(): void {
     if (this.#source) return;
-    const source = new EventSource(EVENTS_URL, { withCredentials: true });
-    this.#source = source;
-    const on = (type: string, fn: (data: any) => void) =>
-      source.addEventListener(type, (e) => {
+    const handlers: Record<string, (data: any) => void> = {
+      snapshot: (d: { clusters: ClusterStatus[] }) => {
+        const mine = d.clusters.find((c) => c.mode === this.mode);
+        if (mine) this.#update(mine);
+      },
+      status: (e: Extract<ClusterEvent, { type: 'status' }>) => e.mode === this.mode && this.#update(e.status),
+      action: (e: Extract<ClusterEvent, { type: 'action' }>) => e.mode === this.mode && this.#applyAction(e),
+      info: (e: Extract<ClusterEvent, { type: 'info' }>) => {
+        if (e.mode !== this.mode || !this.#status?.progress) return;
+        this.#status.progress.notes.push(e.message);
+        this.#render();
+      },
+    };
+    this.#source = openRunnerEvents(EVENTS_URL, {
+      onEvent: (type, data) => {
         try {
-          fn(JSON.parse((e as MessageEvent<string>).data));
+          handlers[type]?.(JSON.parse(data));
         } catch {
           // A malformed frame is ignored; the next status event repairs the view.
         }
-      });
-    on('snapshot', (d: { clusters: ClusterStatus[] }) => {
-      const mine = d.clusters.find((c) => c.mode === this.mode);
-      if (mine) this.#update(mine);
-    });
-    on('status', (e: Extract<ClusterEvent, { type: 'status' }>) => e.mode === this.mode && this.#update(e.status));
-    on('action', (e: Extract<ClusterEvent, { type: 'action' }>) => e.mode === this.mode && this.#applyAction(e));
-    on('info', (e: Extract<ClusterEvent, { type: 'info' }>) => {
-      if (e.mode !== this.mode || !this.#status?.progress) return;
-      this.#status.progress.notes.push(e.message);
-      this.#render();
-    });
-    // EventSource reconnects by itself; when it gives up (runner stopped), say so.
-    source.addEventListener('error', () => {
-      if (source.readyState === EventSource.CLOSED) {
+      },
+      // The stream reconnects by itself; when it gives up (runner stopped), say so.
+      onGiveUp: (reason) => {
         this.#source = undefined;
-        this.#offline = new RunnerUnavailable('offline').message;
+        this.#offline = new RunnerUnavailable(reason).message;
         this.#render();
-      }
+      },
     });
   }
 

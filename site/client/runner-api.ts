@@ -1,7 +1,9 @@
 /**
  * Small helpers every browser component uses to talk to the runner on the same origin.
- * The token lives in an HttpOnly cookie, so the page never sees it.
+ * The token travels only through runner-auth.ts (bearer header, socket subprotocol).
  */
+import { runnerFetch } from './runner-auth.ts';
+
 export interface ApiError {
   message: string;
   fix?: string;
@@ -13,7 +15,7 @@ export class RunnerUnavailable extends Error {
     super(
       reason === 'offline'
         ? 'The local runner is not reachable. Start it with `npm start` in the project folder and open the link it prints.'
-        : 'This page has no valid runner token. Open the link the runner printed (http://127.0.0.1:…/?token=…).',
+        : 'This page has no valid runner token. Open the link the runner printed (http://127.0.0.1:…/#token=…).',
     );
   }
 }
@@ -21,9 +23,8 @@ export class RunnerUnavailable extends Error {
 export async function api<T>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await runnerFetch(path, {
       method: init.method ?? 'GET',
-      credentials: 'same-origin',
       headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       signal: init.signal,

@@ -4,7 +4,9 @@
  * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
  */
 import { RunnerUnavailable, runnerState } from './runner-api.ts';
+import { openRunnerSocket } from './runner-auth.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
+import { splitInput } from '../../scripts/terminals/protocol.ts';
 
 /** Keep in step with FLOW.ackEvery in scripts/terminals/protocol.ts. */
 const ACK_EVERY = 32 * 1024;
@@ -52,7 +54,8 @@ export class TerminalElement extends HTMLElement {
     this.term.loadAddon(this.fit);
     this.term.open(host);
     this.fitNow();
-    this.term.onData((data) => this.send({ type: 'input', data }));
+    // A paste can be megabytes: send it as message-sized pieces; the runner queues them in order.
+    this.term.onData((data) => splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece })));
     this.term.onResize(({ cols, rows }) => this.send({ type: 'resize', cols, rows }));
     this.term.textarea?.addEventListener('focus', () => (active = this));
     this.resizeObserver = new ResizeObserver(() => this.fitNow());
@@ -85,7 +88,7 @@ export class TerminalElement extends HTMLElement {
 
   /** Type text into the shell as if the learner had (used by click-to-run snippets). */
   type(text: string, execute: boolean): void {
-    this.send({ type: 'input', data: execute ? `${text}\r` : text });
+    splitInput(execute ? `${text}\r` : text).forEach((piece) => this.send({ type: 'input', data: piece }));
     this.term?.focus();
   }
 
@@ -106,14 +109,14 @@ export class TerminalElement extends HTMLElement {
     if (!term) return;
     this.rendered = 0;
     this.lastAck = 0;
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const q = new URLSearchParams({ cols: String(term.cols), rows: String(term.rows) });
     if (this.mode) q.set('mode', this.mode);
-    const ws = new WebSocket(`${proto}//${location.host}/api/terminal?${q}`);
+    const ws = openRunnerSocket(`/api/terminal?${q}`);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     let opened = false;
     let firstOutput = true;
+    let lastError = '';
     ws.onopen = () => {
       opened = true;
       // A slow ~/.bashrc (pyenv, nvm) can keep the prompt away for a while: say what is going on.
@@ -137,11 +140,20 @@ export class TerminalElement extends HTMLElement {
         });
         return;
       }
-      this.control(JSON.parse(String(ev.data)));
+      const msg = JSON.parse(String(ev.data));
+      if (msg.type === 'error') lastError = String(msg.message);
+      this.control(msg);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       if (this.dataset.state === 'exited') return;
+      // 1013 Try Again Later: the runner's terminal limit; its error frame said why.
+      if (ev.code === 1013) {
+        this.setState('unavailable', lastError || 'The runner has too many terminals open. Close one and try again.');
+        term.write('\x1b[2m[press Enter to try again]\x1b[0m\r\n');
+        this.offerRestart();
+        return;
+      }
       if (!opened) {
         void this.explainRefusal();
         return;

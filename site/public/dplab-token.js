@@ -1,0 +1,25 @@
+// Dataplane Lab: the runner's link carries its token in the fragment (#token=…), which the
+// browser never sends anywhere. Keep it in this origin's own storage and take it out of the
+// address bar before anything else runs. Read by site/client/runner-auth.ts (same key).
+(function () {
+  var match = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+  if (!match) return;
+  var token = decodeURIComponent(match[1]);
+  try {
+    localStorage.setItem('dplab.token', token);
+  } catch (e) {
+    try {
+      sessionStorage.setItem('dplab.token', token);
+    } catch (e2) {
+      // no storage at all: the page will say it has no token
+    }
+  }
+  var rest = location.hash
+    .slice(1)
+    .split('&')
+    .filter(function (part) {
+      return part.indexOf('token=') !== 0;
+    })
+    .join('&');
+  history.replaceState(history.state, '', location.pathname + location.search + (rest ? '#' + rest : ''));
+})();
