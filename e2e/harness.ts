@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../scripts/server/http.ts';
+import { startServer, type RunningServer, type ServeOptions } from '../scripts/server/http.ts';
 import { distDir } from '../scripts/paths.ts';
 import { kubeconfigPath, type Mode } from '../scripts/clusters/modes.ts';
 import { applyEnv, useDoubles, type Doubles, type Scenario } from '../test/fixtures/doubles.ts';
@@ -34,8 +34,8 @@ export interface Course {
   close(): Promise<void>;
 }
 
-export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`): Promise<Course> {
-  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir });
+export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`, opts: Pick<ServeOptions, 'maxTerminals'> = {}): Promise<Course> {
+  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, ...opts });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
 }
 
@@ -59,9 +59,17 @@ export async function launchBrowser(): Promise<Browser> {
   };
 }
 
-/** Open a page of the course signed in, the way a learner does: through the printed link. */
+/**
+ * Open a page of the course signed in, the way a learner does: through the printed link, whose
+ * token is in the fragment; the page keeps it in its origin's storage for later pages.
+ */
 export async function openSignedIn(page: Page, course: Course, path: string): Promise<void> {
-  await page.goto(`${course.origin}${path}${path.includes('?') ? '&' : '?'}token=${course.token}`);
+  await page.goto(`${course.origin}${path}#token=${course.token}`);
+}
+
+/** fetch() from inside the page with the stored token, as the page's own code does. */
+export function fetchStatusInPage(page: Page, path: string): Promise<number> {
+  return page.evaluate(async (p) => (await fetch(p, { headers: { authorization: `Bearer ${localStorage.getItem('dplab.token')}` } })).status, path);
 }
 
 /** The runner over the cluster test doubles, with Chromium: what every browser test of a lab or cluster page starts from. */

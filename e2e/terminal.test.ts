@@ -3,7 +3,7 @@
  * lesson's diagram is drawn, and a real shell answers in the page's terminal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { fetchStatusInPage, hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
 describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium is not installed)', () => {
   let course: Course;
@@ -22,8 +22,10 @@ describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium
     const { page } = browser;
     await openSignedIn(page, course, '/');
     expect(new URL(page.url()).search).toBe('');
-    const session = await page.evaluate(async () => (await fetch('/api/session')).status);
-    expect(session).toBe(200);
+    expect(new URL(page.url()).hash).toBe('');
+    expect(await fetchStatusInPage(page, '/api/session')).toBe(200);
+    // Nothing the browser sends by itself carries the token.
+    expect(await page.evaluate(async () => (await fetch('/api/session')).status)).toBe(401);
   });
 
   it('a lesson draws its mermaid diagram in the browser', async () => {

@@ -187,3 +187,30 @@ describe('wrong-token guesses', () => {
     expect((await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
   });
 });
+
+describe('HOST=0.0.0.0 and --allow-host', () => {
+  it('prints a link that answers, and answers to allowed names only', async () => {
+    const site = mkdtempSync(join(tmpdir(), 'dplab-site-'));
+    writeFileSync(join(site, 'index.html'), '<h1>wild</h1>');
+    const wild = await startServer({ host: '0.0.0.0', port: 0, portExplicit: true, token: TOKEN, siteDir: site, allowHosts: ['lab.example'] });
+    try {
+      const link = new URL(wild.url);
+      expect(link.hostname).not.toBe('0.0.0.0');
+      expect(link.hash).toBe(`#token=${TOKEN}`);
+      const page = await httpTo(link.origin, '/');
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('wild');
+      const withToken = await httpTo(link.origin, '/api/session', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(withToken.status).toBe(200);
+      const loop = `http://127.0.0.1:${wild.port}`;
+      expect((await httpTo(loop, '/', { headers: { host: `lab.example:${wild.port}` } })).status).toBe(200);
+      expect((await httpTo(loop, '/', { headers: { host: `other.example:${wild.port}` } })).status).toBe(403);
+      expect((await httpTo(loop, '/', { headers: { host: `0.0.0.0:${wild.port}` } })).status).toBe(403);
+    } finally {
+      await wild.close();
+    }
+  });
+  it('refuses a DPLAB_TOKEN under 128 bits', async () => {
+    await expect(startServer({ port: 0, portExplicit: true, token: 'short', siteDir: outside })).rejects.toThrow(/too short/);
+  });
+});
