@@ -8,6 +8,7 @@ import { WebSocketServer } from 'ws';
 import { isMode, type Mode } from '../clusters/modes.ts';
 import { allowedHosts, gate, requestToken, tokensEqual, TERMINAL_SUBPROTOCOL, weakTokenReason, type GateInput, type GateResult } from './security.ts';
 import { GuessLimiter } from './guess-limit.ts';
+import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
 import { ROUTES } from './routes/index.ts';
 import { attachTerminal, refuseTerminal } from './terminal-socket.ts';
@@ -59,7 +60,7 @@ function tokenPage(res: ServerResponse): void {
 <p>Each time the runner starts it prints a fresh link. Open the line that starts with
 <code>Dataplane Lab: http://127.0.0.1:…/#token=…</code> in the terminal where you ran <code>npm start</code>.</p>
 <p>To keep one token across restarts, start it with <code>DPLAB_TOKEN=&lt;your token&gt; npm start</code>.</p></body>`;
-  res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...pageHeaders() });
   res.end(html);
 }
 
@@ -129,7 +130,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       }
       // Pages: refuse foreign Host names (DNS rebinding).
       if (!gate({ method: 'GET', host: req.headers.host, origin: undefined, token: undefined, isUpgrade: false, needsToken: false }, token, hostsFor(req)).ok) {
-        res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
+        res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
         res.end('This runner only answers to its own loopback address.\n');
         return;
       }

@@ -19,14 +19,22 @@ const PORT_ATTEMPTS = 10;
  * Upgraded sockets (terminals) and streams we answer (events) are not requests in flight, so
  * they are not cut. Node checks these every `checkEveryMs`.
  */
-export const HTTP_LIMITS = {
+export interface HttpLimits {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  checkEveryMs: number;
+  maxConnections: number;
+}
+
+export const HTTP_LIMITS: Readonly<HttpLimits> = {
   headersMs: 10_000,
   requestMs: 30_000,
   keepAliveMs: 5_000,
   checkEveryMs: 1_000,
   /** Sockets at once; a browser needs a handful per tab. */
   maxConnections: 256,
-} as const;
+};
 
 export interface ServeOptions {
   host?: string;
@@ -41,7 +49,7 @@ export interface ServeOptions {
   allowHosts?: readonly string[];
   maxTerminals?: number;
   /** Tests shorten these. */
-  limits?: Partial<typeof HTTP_LIMITS>;
+  limits?: Partial<HttpLimits>;
 }
 
 export interface RunningServer {
