@@ -85,10 +85,12 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     await page.goto(`${other.origin}/typed`);
     await page.waitForLoadState('load');
     expect(other.seen.map((s) => s.url)).toEqual(expect.arrayContaining(['/from-link', '/typed', '/pixel.png']));
+    expect(other.seen.find((s) => s.url === '/from-link')?.headers.referer).toBeUndefined();
     for (const s of other.seen) {
       expect(s.headers.cookie, s.url).toBeUndefined();
       expect(s.headers.authorization, s.url).toBeUndefined();
-      expect(s.headers.referer, s.url).toBeUndefined();
+      // The other app's own pages may refer to each other; nothing refers to the runner.
+      expect(s.headers.referer ?? '', s.url).not.toContain(course.origin);
       expect(JSON.stringify(s)).not.toContain(course.token);
     }
   });
@@ -116,6 +118,8 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     expect(inside).toBe(0);
     expect(frame?.url() ?? '').not.toMatch(/\/terminal\/$/);
     expect(course.server.runner.openTerminals).toBe(before);
+    // Chromium says why: the runner's policy forbids being framed.
+    expect(console.join('\n')).toMatch(/frame-ancestors/);
     await page.screenshot({ path: join(tmpdir(), 'dplab-e2e-framed.png') }).catch(() => undefined);
     await page.close();
   });
@@ -149,6 +153,14 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     await page.keyboard.type('iptables');
     await page.waitForSelector('.pagefind-ui__result', { timeout: 15_000 });
     expect(problems).toEqual([]);
+    // The watch above does see a violation when there is one: an injected inline script.
+    await page.evaluate(() => {
+      const s = document.createElement('script');
+      s.textContent = 'window.injected = 1';
+      document.body.append(s);
+    });
+    await expect.poll(() => problems.length).toBeGreaterThan(0);
+    expect(await page.evaluate(() => (window as unknown as { injected?: number }).injected)).toBeUndefined();
     await page.close();
   });
 

@@ -178,7 +178,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       wss.handleUpgrade(req, socket, head, (ws) => {
         // Past the gate, so the page can be told why in words (an HTTP refusal it cannot read).
         if (open >= maxTerminals) {
-          refuseTerminal(ws, `This runner already has ${open} terminals open (the limit is ${maxTerminals}). Close a terminal tab, or start the runner with --max-terminals N.`);
+          refuseTerminal(ws, `This runner already has ${open} terminal${open === 1 ? "" : "s"} open (the limit is ${maxTerminals}). Close a terminal tab, or start the runner with --max-terminals N.`);
           return;
         }
         open++;
