@@ -64,6 +64,8 @@ export async function launchBrowser(): Promise<Browser> {
  * token is in the fragment; the page keeps it in its origin's storage for later pages.
  */
 export async function openSignedIn(page: Page, course: Course, path: string): Promise<void> {
+  // From the same page, a link that differs only after `#` would not load the page again.
+  if (new URL(page.url()).pathname === path) await page.goto('about:blank');
   await page.goto(`${course.origin}${path}#token=${course.token}`);
 }
 

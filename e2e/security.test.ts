@@ -105,6 +105,18 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     await page.close();
   });
 
+  it('a link opened over the page itself (only the fragment changes) still signs in', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${course.origin}/terminal/`);
+    await page.evaluate(() => localStorage.clear());
+    await page.reload();
+    await page.waitForSelector('dplab-terminal[data-state="unavailable"]', { timeout: 20_000 });
+    await page.evaluate((t) => (location.hash = `token=${t}`), course.token);
+    await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
+    expect(page.url()).toBe(`${course.origin}/terminal/`);
+    await page.close();
+  });
+
   it('a page on another port that frames /terminal/ gets nothing, and no shell starts', async () => {
     const page = await browser.context.newPage();
     const console: string[] = [];

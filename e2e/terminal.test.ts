@@ -70,8 +70,10 @@ describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium
 
   it('without the token the page says how to sign in', async () => {
     const { context } = browser;
-    await context.clearCookies();
     const page = await context.newPage();
+    // Signed out: the token the earlier tests stored in this origin's storage is gone.
+    await page.goto(`${course.origin}/404`);
+    await page.evaluate(() => localStorage.clear());
     await page.goto(`${course.origin}/terminal/`);
     await page.waitForSelector('dplab-terminal[data-state="unavailable"]', { timeout: 20_000 });
     expect(await page.locator('dplab-terminal .dplab-terminal-status').textContent()).toContain('token');
