@@ -63,6 +63,31 @@ describe('the token travels only by header or subprotocol', () => {
   });
 });
 
+describe('a paste in flight', () => {
+  it('Ctrl-C drops the rest of a queued paste and gives the prompt back', async () => {
+    await untilNoTerminals();
+    const shell = mustOpen(await openShell(server.port, { ...pageHeaders(), authorization: `Bearer ${TOKEN}` }));
+    shell.autoAck = true;
+    await shell.waitFor('"type":"ready"');
+    // At bash's prompt a megabyte heredoc takes many seconds to read; nobody wants to wait that out.
+    try {
+      shell.type(`cat > /dev/null <<'EOF'\r${'a line of a pasted manifest\r'.repeat(40_000)}EOF\r`);
+      await new Promise((r) => setTimeout(r, 300));
+      shell.type('\x03');
+      await shell.waitFor('Paste stopped', 5_000);
+      // What the pty had already taken (a few KiB) still reaches the shell; a second Ctrl-C
+      // clears that line, as it would for the learner.
+      await new Promise((r) => setTimeout(r, 500));
+      shell.type('\x03');
+      await new Promise((r) => setTimeout(r, 300));
+      shell.type('echo STOPPED-$((5+5))\r');
+      await shell.waitFor('STOPPED-10', 10_000);
+    } finally {
+      shell.close();
+    }
+  });
+});
+
 describe('static files: only regular files inside the build root', () => {
   it.each(['/.dplab-build', '/.git/config', '/%2egit/config', '/inside/../.dplab-build'])('no dotfile: %s', async (path) => {
     const r = await http(path);

@@ -84,6 +84,11 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
         send(ws, { type: 'error', message: `Input refused: ${session.inputQueued} bytes are still waiting for the shell to read them.` });
         return;
       }
+      // Ctrl-C while a paste is still queued: the learner wants it stopped, not finished first.
+      if (msg.data === '\x03' && session.inputQueued > 0) {
+        const dropped = session.discardInput();
+        send(ws, { type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
+      }
       session.write(msg.data);
     }
     else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);

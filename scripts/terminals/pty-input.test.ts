@@ -31,8 +31,7 @@ describe('PtyInput', () => {
   it('writes what fits, queues the rest, and delivers it all in order as the pty drains', () => {
     vi.useFakeTimers();
     const pty = fakePty(1000);
-    const drained = vi.fn();
-    const input = new PtyInput(3, { writeSome: pty.writeSome, onDrain: drained });
+    const input = new PtyInput(3, { writeSome: pty.writeSome });
     const text = Array.from({ length: 5000 }, (_, i) => `${i}\r`).join('');
     input.write(text);
     expect(Buffer.concat(pty.got).length).toBe(1000);
@@ -42,7 +41,6 @@ describe('PtyInput', () => {
       vi.advanceTimersByTime(PTY_INPUT.maxRetryMs);
     }
     expect(Buffer.concat(pty.got).toString()).toBe(text);
-    expect(drained).toHaveBeenCalled();
   });
 
   it('backs off while the pty stays full instead of retrying every turn', () => {
@@ -79,6 +77,18 @@ describe('PtyInput', () => {
       vi.advanceTimersByTime(PTY_INPUT.maxRetryMs);
     }
     expect(Buffer.concat(pty.got).toString('utf8')).toBe(text);
+  });
+
+  it('discard() drops what is queued and says how much', () => {
+    vi.useFakeTimers();
+    const pty = fakePty(4);
+    const input = new PtyInput(3, { writeSome: pty.writeSome });
+    input.write('abcdefgh');
+    expect(input.discard()).toBe(4);
+    input.write('\x03');
+    pty.drain(10);
+    vi.advanceTimersByTime(PTY_INPUT.maxRetryMs);
+    expect(Buffer.concat(pty.got).toString()).toBe('abcd\x03');
   });
 
   it('stops on EIO (the shell is gone) and after close()', () => {

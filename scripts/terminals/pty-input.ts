@@ -21,8 +21,6 @@ export const PTY_INPUT = {
 } as const;
 
 export interface PtyInputOptions {
-  /** Called when the queue empties after having held bytes. */
-  onDrain?: () => void;
   /** Writes what fits; the default is fs.writeSync on the (non-blocking) fd. */
   writeSome?: (fd: number, buf: Buffer) => number;
 }
@@ -37,7 +35,7 @@ export class PtyInput {
 
   constructor(
     private readonly fd: number,
-    private readonly opts: PtyInputOptions = {},
+    opts: PtyInputOptions = {},
   ) {
     this.writeSome = opts.writeSome ?? ((f, b) => writeSync(f, b));
   }
@@ -53,6 +51,14 @@ export class PtyInput {
     this.queue.push(buf);
     this.queuedBytes += buf.length;
     if (!this.timer) this.flush();
+  }
+
+  /** Drops what is still queued (Ctrl-C during a paste); returns how many bytes were dropped. */
+  discard(): number {
+    const dropped = this.queuedBytes;
+    this.queue.length = 0;
+    this.queuedBytes = 0;
+    return dropped;
   }
 
   /** Drops what is queued; later writes are ignored. Safe to call twice. */
@@ -92,7 +98,6 @@ export class PtyInput {
     }
     if (this.closed) return;
     if (this.queue.length > 0) this.schedule(0);
-    else this.opts.onDrain?.();
   }
 
   private schedule(ms: number): void {

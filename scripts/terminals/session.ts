@@ -18,8 +18,8 @@ export interface TerminalSession {
   write(data: string): void;
   /** Input bytes accepted but not yet taken by the pty. */
   readonly inputQueued: number;
-  /** Called whenever queued input has all reached the pty. */
-  onInputDrain(listener: () => void): void;
+  /** Drops input not yet taken by the pty; returns the bytes dropped. */
+  discardInput(): number;
   resize(cols: number, rows: number): void;
   pause(): void;
   resume(): void;
@@ -45,10 +45,9 @@ export function startTerminal(opts: { cols: number; rows: number; mode: Mode | n
   }
   let exited = false;
   let disposed: Promise<void> | null = null;
-  const drainListeners: Array<() => void> = [];
   // The master fd (Unix); node-pty's own write is the fallback where there is none.
   const fd = (proc as unknown as { fd?: unknown }).fd;
-  const input = typeof fd === 'number' ? new PtyInput(fd, { onDrain: () => drainListeners.forEach((l) => l()) }) : null;
+  const input = typeof fd === 'number' ? new PtyInput(fd) : null;
   proc.onExit(() => {
     exited = true;
     input?.close();
@@ -71,9 +70,7 @@ export function startTerminal(opts: { cols: number; rows: number; mode: Mode | n
     get inputQueued() {
       return input?.queued ?? 0;
     },
-    onInputDrain: (listener) => {
-      drainListeners.push(listener);
-    },
+    discardInput: () => input?.discard() ?? 0,
     resize: (cols, rows) => {
       if (!exited) proc.resize(cols, rows);
     },
