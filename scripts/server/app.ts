@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { isMode, type Mode } from '../clusters/modes.ts';
-import { allowedHosts, gate, requestToken, tokensEqual, TERMINAL_SUBPROTOCOL, weakTokenReason, type GateInput, type GateResult } from './security.ts';
+import { allowedHosts, gate, hostAllowed, requestToken, tokensEqual, TERMINAL_SUBPROTOCOL, weakTokenReason, type GateInput, type GateResult } from './security.ts';
 import { GuessLimiter } from './guess-limit.ts';
 import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
@@ -53,6 +53,10 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
   );
 }
 
+function onHold(seconds: number): string {
+  return `Too many wrong tokens; try again in ${seconds} s.`;
+}
+
 function tokenPage(res: ServerResponse): void {
   const html = `<!doctype html><meta charset="utf-8"><title>Dataplane Lab: wrong token</title>
 <body style="font-family:system-ui;max-width:40rem;margin:4rem auto;line-height:1.5">
@@ -78,11 +82,13 @@ export function createRunner(opts: RunnerOptions): Runner {
   /** The gate, plus the guess limit: a request that carries a token while guessing is on hold gets 429. */
   function authorize(req: IncomingMessage, input: Omit<GateInput, 'host' | 'origin' | 'token'>): GateResult {
     const given = requestToken(req);
-    if (input.needsToken && given !== undefined) {
+    const hosts = hostsFor(req);
+    // A foreign Host is refused (403) before anything else, on hold or not.
+    if (input.needsToken && given !== undefined && hostAllowed(req.headers.host, hosts)) {
       const wait = guesses.blockedFor();
-      if (wait > 0) return { ok: false, status: 429, message: `Too many wrong tokens; try again in ${wait} s.`, retryAfterSeconds: wait };
+      if (wait > 0) return { ok: false, status: 429, message: onHold(wait), retryAfterSeconds: wait };
     }
-    const verdict = gate({ ...input, host: req.headers.host, origin: req.headers.origin, token: given }, token, hostsFor(req));
+    const verdict = gate({ ...input, host: req.headers.host, origin: req.headers.origin, token: given }, token, hosts);
     if (!verdict.ok && verdict.status === 401 && given !== undefined) guesses.wrongGuess();
     return verdict;
   }
@@ -141,7 +147,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         const wait = guesses.blockedFor();
         if (wait > 0) {
           res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(wait) });
-          res.end(`Too many wrong tokens; try again in ${wait} s.\n`);
+          res.end(`${onHold(wait)}\n`);
           return;
         }
         if (!tokensEqual(given, token)) {
