@@ -174,7 +174,8 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     await expect.poll(() => problems.length).toBeGreaterThan(0);
     expect(await page.evaluate(() => (window as unknown as { injected?: number }).injected)).toBeUndefined();
     await page.close();
-  });
+    // Every page of the course, on a machine that may be busy.
+  }, 180_000);
 
   it('one terminal over the cap says so in the page', async () => {
     const capped = await startCourse(`e2e-cap-${process.pid}-${Date.now()}`, { maxTerminals: 1 });
