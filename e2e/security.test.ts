@@ -162,8 +162,10 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
     await page.goto(`${course.origin}/`);
     await page.locator('button[data-open-modal]').first().click();
-    await page.keyboard.type('iptables');
-    await page.waitForSelector('.pagefind-ui__result', { timeout: 15_000 });
+    const search = page.locator('dialog[open] input[type="search"], dialog[open] input.pagefind-ui__search-input').first();
+    await search.waitFor({ timeout: 20_000 });
+    await search.fill('iptables');
+    await page.waitForSelector('.pagefind-ui__result', { timeout: 30_000 });
     expect(problems).toEqual([]);
     // The watch above does see a violation when there is one: an injected inline script.
     await page.evaluate(() => {

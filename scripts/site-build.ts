@@ -37,6 +37,8 @@ export function buildIsStale(): { stale: boolean; reason: string } {
 
 export async function buildSite(): Promise<void> {
   const astroBin = join(projectRoot, 'node_modules', 'astro', 'astro.js');
-  await run(process.execPath, [astroBin, 'build'], { cwd: projectRoot, timeoutMs: TIMEOUTS.provision, inheritOutput: true });
+  // A production build whoever calls: under vitest NODE_ENV is "test", and Starlight then
+  // leaves the site search out of the pages (the browser tier would test another site).
+  await run(process.execPath, [astroBin, 'build'], { cwd: projectRoot, timeoutMs: TIMEOUTS.provision, inheritOutput: true, env: { NODE_ENV: 'production' } });
   writeFileSync(STAMP, `${new Date().toISOString()}\n`);
 }
