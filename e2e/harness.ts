@@ -2,6 +2,7 @@
  * Shared set-up for browser tests: the real runner serving the built course on a free
  * loopback port, and Debian's Chromium driven by playwright-core.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -34,7 +35,8 @@ export interface Course {
   close(): Promise<void>;
 }
 
-export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`, opts: Pick<ServeOptions, 'maxTerminals'> = {}): Promise<Course> {
+/** A fresh random token per course, as strong as the runner's own (it refuses weaker ones). */
+export async function startCourse(token = `e2e-${randomBytes(16).toString('hex')}`, opts: Pick<ServeOptions, 'maxTerminals'> = {}): Promise<Course> {
   const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, ...opts });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
 }

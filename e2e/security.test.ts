@@ -180,7 +180,7 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
   }, 180_000);
 
   it('one terminal over the cap says so in the page', async () => {
-    const capped = await startCourse(`e2e-cap-${process.pid}-${Date.now()}`, { maxTerminals: 1 });
+    const capped = await startCourse(undefined, { maxTerminals: 1 });
     const first = await browser.context.newPage();
     const second = await browser.context.newPage();
     try {
