@@ -25,6 +25,9 @@ export default defineConfig({
       ],
       customCss: ['./site/styles/course.css'],
       components: { Search: './site/components/overrides/Search.astro' },
+      // First thing on every page: the runner token moves from the link's #fragment into this
+      // origin's storage (site/public/dplab-token.js; see site/client/runner-auth.ts).
+      head: [{ tag: 'script', attrs: { src: '/dplab-token.js' } }],
       lastUpdated: false,
       pagination: true,
     }),

@@ -39,6 +39,14 @@ export default tseslint.config(
     },
   },
   {
+    // Served as-is to the browser (site/public): browser globals.
+    files: ['site/public/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: { location: 'readonly', history: 'readonly', localStorage: 'readonly', sessionStorage: 'readonly', addEventListener: 'readonly' },
+    },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },

@@ -2,11 +2,12 @@
  * Shared set-up for browser tests: the real runner serving the built course on a free
  * loopback port, and Debian's Chromium driven by playwright-core.
  */
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { startServer, type RunningServer } from '../scripts/server/http.ts';
+import { startServer, type RunningServer, type ServeOptions } from '../scripts/server/http.ts';
 import { distDir } from '../scripts/paths.ts';
 import { kubeconfigPath, type Mode } from '../scripts/clusters/modes.ts';
 import { applyEnv, useDoubles, type Doubles, type Scenario } from '../test/fixtures/doubles.ts';
@@ -34,9 +35,10 @@ export interface Course {
   close(): Promise<void>;
 }
 
-export async function startCourse(token = `e2e-${process.pid}-${Date.now()}`): Promise<Course> {
+/** A fresh random token per course, as strong as the runner's own (it refuses weaker ones). */
+export async function startCourse(token = `e2e-${randomBytes(16).toString('hex')}`, opts: Pick<ServeOptions, 'maxTerminals'> = {}): Promise<Course> {
   // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
-  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true });
+  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true, ...opts });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
 }
 
@@ -61,9 +63,19 @@ export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise
   };
 }
 
-/** Open a page of the course signed in, the way a learner does: through the printed link. */
+/**
+ * Open a page of the course signed in, the way a learner does: through the printed link, whose
+ * token is in the fragment; the page keeps it in its origin's storage for later pages.
+ */
 export async function openSignedIn(page: Page, course: Course, path: string): Promise<void> {
-  await page.goto(`${course.origin}${path}${path.includes('?') ? '&' : '?'}token=${course.token}`);
+  // From the same page, a link that differs only after `#` would not load the page again.
+  if (new URL(page.url()).pathname === path) await page.goto('about:blank');
+  await page.goto(`${course.origin}${path}#token=${course.token}`);
+}
+
+/** fetch() from inside the page with the stored token, as the page's own code does. */
+export function fetchStatusInPage(page: Page, path: string): Promise<number> {
+  return page.evaluate(async (p) => (await fetch(p, { headers: { authorization: `Bearer ${localStorage.getItem('dplab.token')}` } })).status, path);
 }
 
 /** The runner over the cluster test doubles, with Chromium: what every browser test of a lab or cluster page starts from. */

@@ -15,7 +15,7 @@ const PAGES = [
 const course = await startCourse();
 const browser = await launchBrowser();
 try {
-  await browser.page.goto(`${course.origin}/?token=${course.token}`);
+  await browser.page.goto(`${course.origin}/#token=${course.token}`);
   console.log('page                    JS files   JS bytes (decoded)   xterm  mermaid');
   for (const [name, path] of PAGES) {
     const page = await browser.context.newPage();

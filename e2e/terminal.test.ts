@@ -3,7 +3,7 @@
  * lesson's diagram is drawn, and a real shell answers in the page's terminal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { fetchStatusInPage, hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
 describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium is not installed)', () => {
   let course: Course;
@@ -22,8 +22,10 @@ describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium
     const { page } = browser;
     await openSignedIn(page, course, '/');
     expect(new URL(page.url()).search).toBe('');
-    const session = await page.evaluate(async () => (await fetch('/api/session')).status);
-    expect(session).toBe(200);
+    expect(new URL(page.url()).hash).toBe('');
+    expect(await fetchStatusInPage(page, '/api/session')).toBe(200);
+    // Nothing the browser sends by itself carries the token.
+    expect(await page.evaluate(async () => (await fetch('/api/session')).status)).toBe(401);
   });
 
   it('a lesson draws its mermaid diagram in the browser', async () => {
@@ -68,8 +70,10 @@ describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium
 
   it('without the token the page says how to sign in', async () => {
     const { context } = browser;
-    await context.clearCookies();
     const page = await context.newPage();
+    // Signed out: the token the earlier tests stored in this origin's storage is gone.
+    await page.goto(`${course.origin}/404`);
+    await page.evaluate(() => localStorage.clear());
     await page.goto(`${course.origin}/terminal/`);
     await page.waitForSelector('dplab-terminal[data-state="unavailable"]', { timeout: 20_000 });
     expect(await page.locator('dplab-terminal .dplab-terminal-status').textContent()).toContain('token');

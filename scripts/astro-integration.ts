@@ -1,6 +1,6 @@
 /**
  * Mounts the runner inside `astro dev`: the same module `dplab serve` uses, attached to Vite's
- * server. It claims only /api/* and the `?token=` exchange; other requests and upgrades (Vite's
+ * server. It claims only /api/* and old `?token=` links; other requests and upgrades (Vite's
  * HMR socket) pass through untouched. Imports are static: Astro loads this file through a
  * Vite module runner that is closed by the time the hooks run, so a dynamic import would fail.
  */
@@ -22,7 +22,7 @@ export default function dplabRunner(): AstroIntegration {
         });
       },
       'astro:server:start'({ address }) {
-        if (runner) console.log(`Dataplane Lab: http://127.0.0.1:${address.port}/?token=${runner.token}`);
+        if (runner) console.log(`Dataplane Lab: http://127.0.0.1:${address.port}/#token=${runner.token}`);
       },
       async 'astro:server:done'() {
         await runner?.close();

@@ -53,7 +53,9 @@ export async function buildSite(): Promise<{ log: string; durationMs: number }> 
   const log = buildLogPath();
   mkdirSync(dirname(log), { recursive: true });
   try {
-    const r = await run(process.execPath, [astroBin, 'build'], { cwd: projectRoot, timeoutMs: TIMEOUTS.provision });
+    // A production build whoever calls: under vitest NODE_ENV is "test", and Starlight then
+    // leaves the site search out of the pages (the browser tier would test another site).
+    const r = await run(process.execPath, [astroBin, 'build'], { cwd: projectRoot, timeoutMs: TIMEOUTS.provision, env: { NODE_ENV: 'production' } });
     writeFileSync(log, `${r.stdout}${r.stderr}`);
     writeFileSync(STAMP, `${new Date().toISOString()}\n`);
     return { log, durationMs: r.durationMs };

@@ -31,13 +31,26 @@ import { distDir } from '../paths.ts';
 export const serve: Command = {
   name: 'serve',
   summary: 'Serve the course, the runner API and the terminals on 127.0.0.1.',
-  usage: 'dplab serve [--host H] [--port P] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN)',
+  usage:
+    'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
   async run(argv) {
     const { values } = parseFlags(this, argv, {
       host: { type: 'string' },
       port: { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'max-terminals': { type: 'string' },
       'build-if-needed': { type: 'boolean' },
     }, false);
+    const allowHosts = [...(values['allow-host'] ?? []), ...(process.env.DPLAB_ALLOW_HOSTS ?? '').split(',')].map((h) => h.trim()).filter(Boolean);
+    for (const h of allowHosts) {
+      // A name, an IPv4 or a bare IPv6 address: the Host header is matched as `name:port`.
+      if (!/^[A-Za-z0-9.-]+$|^[0-9A-Fa-f:]+$/.test(h)) throw usageError(this, `--allow-host takes a host name or address without port or scheme, got "${h}".`);
+    }
+    const maxText = values['max-terminals'] ?? process.env.DPLAB_MAX_TERMINALS;
+    const maxTerminals = maxText === undefined ? undefined : Number(maxText);
+    if (maxTerminals !== undefined && (!Number.isInteger(maxTerminals) || maxTerminals < 1 || maxTerminals > 1000)) {
+      throw usageError(this, `max-terminals must be an integer 1–1000, got "${maxText}".`);
+    }
     const host = values.host ?? process.env.HOST ?? DEFAULT_HOST;
     const portText = values.port ?? process.env.PORT;
     const port = portText === undefined ? DEFAULT_PORT : Number(portText);
@@ -59,6 +72,8 @@ export const serve: Command = {
       token: process.env.DPLAB_TOKEN || undefined,
       siteDir: distDir,
       terminalNotice: true,
+      allowHosts,
+      maxTerminals,
     });
     process.stdout.write(`Dataplane Lab: ${running.url}\n`);
     await new Promise<void>((resolve) => {

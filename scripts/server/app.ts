@@ -6,12 +6,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { isMode, type Mode } from '../clusters/modes.ts';
-import { allowedHosts, gate, requestToken, tokenCookie, tokensEqual } from './security.ts';
+import { allowedHosts, gate, hostAllowed, requestToken, tokensEqual, TERMINAL_SUBPROTOCOL, weakTokenReason, type GateInput, type GateResult } from './security.ts';
+import { GuessLimiter } from './guess-limit.ts';
+import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
 import { apiRoutes } from './routes/index.ts';
 import { terminalNotice } from './terminal-notice.ts';
 import { runnerServices, type RunnerServices } from '../runner/services.ts';
-import { attachTerminal } from './terminal-socket.ts';
+import { attachTerminal, refuseTerminal } from './terminal-socket.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../errors.ts';
 import { nodeShellFor } from './node-shell.ts';
@@ -31,11 +33,16 @@ export interface RunnerOptions {
   services?: Partial<RunnerServices>;
   /** The event stream's keep-alive interval (tests shorten it). */
   sseHeartbeatMs?: number;
+  /** Most shells open at once (DEFAULT_MAX_TERMINALS); one more socket is told so and closed. */
+  maxTerminals?: number;
 }
+
+/** A classroom laptop runs a few tabs with a terminal or two each; 100 shells is an attack. */
+export const DEFAULT_MAX_TERMINALS = 16;
 
 export interface Runner {
   readonly token: string;
-  /** Connect-style handler: API routes and the `?token=` exchange; anything else goes to `next`. */
+  /** Connect-style handler: API routes and old `?token=` links; anything else goes to `next`. */
   handle(req: IncomingMessage, res: ServerResponse, next: () => void): void;
   /** Takes the upgrade when it is ours (returns true), leaves other upgrades (Vite HMR) alone. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
@@ -49,11 +56,15 @@ function localPort(req: IncomingMessage): number {
 }
 
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : 'Bad Request';
+  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : status === 429 ? 'Too Many Requests' : 'Bad Request';
   const body = `${message}\n`;
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+function onHold(seconds: number): string {
+  return `Too many wrong tokens; try again in ${seconds} s.`;
 }
 
 function tokenPage(res: ServerResponse): void {
@@ -61,14 +72,17 @@ function tokenPage(res: ServerResponse): void {
 <body style="font-family:system-ui;max-width:40rem;margin:4rem auto;line-height:1.5">
 <h1>This link's token does not match the running runner</h1>
 <p>Each time the runner starts it prints a fresh link. Open the line that starts with
-<code>Dataplane Lab: http://127.0.0.1:…/?token=…</code> in the terminal where you ran <code>npm start</code>.</p>
+<code>Dataplane Lab: http://127.0.0.1:…/#token=…</code> in the terminal where you ran <code>npm start</code>.</p>
 <p>To keep one token across restarts, start it with <code>DPLAB_TOKEN=&lt;your token&gt; npm start</code>.</p></body>`;
-  res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...pageHeaders() });
   res.end(html);
 }
 
 export function createRunner(opts: RunnerOptions): Runner {
   const { token } = opts;
+  const weak = weakTokenReason(token);
+  if (weak) throw new DplabError(weak, { fix: 'Leave DPLAB_TOKEN unset for a fresh random token, or set a long one: DPLAB_TOKEN=$(openssl rand -hex 16)', status: 400 });
+  const maxTerminals = opts.maxTerminals ?? DEFAULT_MAX_TERMINALS;
   // The composition root: every route and the terminal notice run on these services.
   const services = runnerServices(opts.services);
   const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs });
@@ -78,20 +92,35 @@ export function createRunner(opts: RunnerOptions): Runner {
       : opts.terminalNotice
         ? (mode: Mode) => terminalNotice(mode, services.clusters)
         : undefined;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_LIMITS.maxPayloadBytes });
+  // Answer with our protocol only: the client's second subprotocol is the token, never echoed.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_LIMITS.maxPayloadBytes, handleProtocols: (offered) => (offered.has(TERMINAL_SUBPROTOCOL) ? TERMINAL_SUBPROTOCOL : false) });
+  const guesses = new GuessLimiter();
   let open = 0;
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
+
+  /** The gate, plus the guess limit: a request that carries a token while guessing is on hold gets 429. */
+  function authorize(req: IncomingMessage, input: Omit<GateInput, 'host' | 'origin' | 'token'>): GateResult {
+    const given = requestToken(req);
+    const hosts = hostsFor(req);
+    // A foreign Host is refused (403) before anything else, on hold or not.
+    if (input.needsToken && given !== undefined && hostAllowed(req.headers.host, hosts)) {
+      const wait = guesses.blockedFor();
+      if (wait > 0) return { ok: false, status: 429, message: onHold(wait), retryAfterSeconds: wait };
+    }
+    const verdict = gate({ ...input, host: req.headers.host, origin: req.headers.origin, token: given }, token, hosts);
+    if (!verdict.ok && verdict.status === 401 && given !== undefined) guesses.wrongGuess();
+    return verdict;
+  }
 
   async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
     const found = matchRoute(routes, method, url.pathname);
     const route = found && 'route' in found ? found.route : null;
-    const verdict = gate(
-      { method, host: req.headers.host, origin: req.headers.origin, token: requestToken(req, localPort(req)), isUpgrade: false, needsToken: !route?.public },
-      token,
-      hostsFor(req),
-    );
-    if (!verdict.ok) return sendJson(res, verdict.status, { error: { message: verdict.message } });
+    const verdict = authorize(req, { method, isUpgrade: false, needsToken: !route?.public });
+    if (!verdict.ok) {
+      if (verdict.retryAfterSeconds) res.setHeader('retry-after', String(verdict.retryAfterSeconds));
+      return sendJson(res, verdict.status, { error: { message: verdict.message } });
+    }
     if (!found) return sendJson(res, 404, { error: { message: `No API route ${method} ${url.pathname}.` } });
     if (!('route' in found)) {
       res.setHeader('allow', found.allowed.join(', '));
@@ -124,17 +153,28 @@ export function createRunner(opts: RunnerOptions): Runner {
         void api(req, res, url);
         return;
       }
-      // Pages: refuse foreign Host names (DNS rebinding) and exchange ?token= for the cookie.
+      // Pages: refuse foreign Host names (DNS rebinding).
       if (!gate({ method: 'GET', host: req.headers.host, origin: undefined, token: undefined, isUpgrade: false, needsToken: false }, token, hostsFor(req)).ok) {
-        res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
+        res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
         res.end('This runner only answers to its own loopback address.\n');
         return;
       }
+      // Old `?token=` links keep working: moved into the fragment, which the browser keeps to
+      // itself, and no cookie. The token was in this one request line to us; never again.
       const given = url.searchParams.get('token');
       if (given !== null && (req.method === 'GET' || req.method === 'HEAD')) {
-        if (!tokensEqual(given, token)) return tokenPage(res);
+        const wait = guesses.blockedFor();
+        if (wait > 0) {
+          res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(wait) });
+          res.end(`${onHold(wait)}\n`);
+          return;
+        }
+        if (!tokensEqual(given, token)) {
+          guesses.wrongGuess();
+          return tokenPage(res);
+        }
         url.searchParams.delete('token');
-        res.writeHead(302, { 'set-cookie': tokenCookie(localPort(req), token), location: `${url.pathname}${url.search}${url.hash}`, 'cache-control': 'no-store' });
+        res.writeHead(302, { location: `${url.pathname}${url.search}#token=${token}`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
         res.end();
         return;
       }
@@ -148,11 +188,7 @@ export function createRunner(opts: RunnerOptions): Runner {
         return false;
       }
       if (url.pathname !== TERMINAL_PATH) return false;
-      const verdict = gate(
-        { method: 'GET', host: req.headers.host, origin: req.headers.origin, token: requestToken(req, localPort(req)), isUpgrade: true, needsToken: true },
-        token,
-        hostsFor(req),
-      );
+      const verdict = authorize(req, { method: 'GET', isUpgrade: true, needsToken: true });
       if (!verdict.ok) {
         refuseUpgrade(socket, verdict.status, verdict.message);
         return true;
@@ -166,6 +202,11 @@ export function createRunner(opts: RunnerOptions): Runner {
       const size = sizeFromQuery(url.searchParams);
       const accept = (nodeShell?: readonly string[]) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
+          // Past the gate, so the page can be told why in words (an HTTP refusal it cannot read).
+          if (open >= maxTerminals) {
+            refuseTerminal(ws, `This runner already has ${open} terminal${open === 1 ? '' : 's'} open (the limit is ${maxTerminals}). Close a terminal tab, or start the runner with --max-terminals N.`);
+            return;
+          }
           open++;
           attachTerminal(ws, { ...size, mode, nodeShell, notice, onSessionEnd: () => open-- });
         });

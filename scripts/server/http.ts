@@ -2,6 +2,7 @@
  * `dplab serve`: one Node HTTP server for the built site, the API and the terminal socket.
  */
 import { createServer, type Server } from 'node:http';
+import { networkInterfaces } from 'node:os';
 import { createRunner, type Runner, type RunnerOptions } from './app.ts';
 import { createStaticHandler } from './static.ts';
 import { generateToken } from './security.ts';
@@ -12,6 +13,29 @@ export const DEFAULT_HOST = '127.0.0.1';
 /** When the default port is taken (and none was asked for), try the next few. */
 const PORT_ATTEMPTS = 10;
 
+/**
+ * Slow clients are cut off: a connection must finish its headers within `headersMs` and its
+ * whole request within `requestMs`, and may sit idle between requests for `keepAliveMs`.
+ * Upgraded sockets (terminals) and streams we answer (events) are not requests in flight, so
+ * they are not cut. Node checks these every `checkEveryMs`.
+ */
+export interface HttpLimits {
+  headersMs: number;
+  requestMs: number;
+  keepAliveMs: number;
+  checkEveryMs: number;
+  maxConnections: number;
+}
+
+export const HTTP_LIMITS: Readonly<HttpLimits> = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  keepAliveMs: 5_000,
+  checkEveryMs: 1_000,
+  /** Sockets at once; a browser needs a handful per tab. */
+  maxConnections: 256,
+};
+
 export interface ServeOptions {
   host?: string;
   /** 0 picks a free port. */
@@ -21,6 +45,11 @@ export interface ServeOptions {
   token?: string;
   siteDir: string;
   terminalNotice?: RunnerOptions['terminalNotice'];
+  /** Host names besides loopback and the bound address that pages and the API answer to (--allow-host). */
+  allowHosts?: readonly string[];
+  maxTerminals?: number;
+  /** Tests shorten these. */
+  limits?: Partial<HttpLimits>;
 }
 
 export interface RunningServer {
@@ -28,13 +57,24 @@ export interface RunningServer {
   runner: Runner;
   host: string;
   port: number;
-  /** The link to open: `http://127.0.0.1:<port>/?token=<token>`. */
+  /** The link to open: `http://127.0.0.1:<port>/#token=<token>` (the token stays in the browser). */
   url: string;
   close(): Promise<void>;
 }
 
 export function isLoopback(host: string): boolean {
   return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+export function isWildcard(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]';
+}
+
+/** This machine's own non-loopback addresses: what a wildcard bind answers on. */
+export function interfaceAddresses(): string[] {
+  const out: string[] = [];
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (!a.internal) out.push(a.address);
+  return out;
 }
 
 function listen(server: Server, port: number, host: string): Promise<number> {
@@ -57,9 +97,16 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const host = opts.host ?? DEFAULT_HOST;
   const token = opts.token ?? generateToken();
-  const runner = createRunner({ token, extraHosts: isLoopback(host) ? [] : [host], terminalNotice: opts.terminalNotice });
+  // A wildcard bind answers on every interface; its addresses are ours, so they are allowed.
+  const bound = isLoopback(host) ? [] : isWildcard(host) ? interfaceAddresses() : [host];
+  const runner = createRunner({ token, extraHosts: [...bound, ...(opts.allowHosts ?? [])], terminalNotice: opts.terminalNotice, maxTerminals: opts.maxTerminals });
   const serveStatic = createStaticHandler(opts.siteDir);
-  const server = createServer((req, res) => runner.handle(req, res, () => serveStatic(req, res)));
+  const limits = { ...HTTP_LIMITS, ...opts.limits };
+  const server = createServer(
+    { headersTimeout: limits.headersMs, requestTimeout: limits.requestMs, keepAliveTimeout: limits.keepAliveMs, connectionsCheckingInterval: limits.checkEveryMs },
+    (req, res) => runner.handle(req, res, () => void serveStatic(req, res)),
+  );
+  server.maxConnections = limits.maxConnections;
   server.on('upgrade', (req, socket, head) => {
     if (!runner.handleUpgrade(req, socket, head)) socket.destroy();
   });
@@ -88,13 +135,15 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       throw err;
     }
   }
-  const shownHost = isLoopback(host) ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  // 0.0.0.0 is not an address a browser can be sent to: show a real one (or loopback).
+  const reachable = isWildcard(host) ? (bound.find((a) => !a.includes(':')) ?? '127.0.0.1') : host;
+  const shownHost = isLoopback(reachable) ? '127.0.0.1' : reachable.includes(':') ? `[${reachable}]` : reachable;
   return {
     server,
     runner,
     host,
     port,
-    url: `http://${shownHost}:${port}/?token=${token}`,
+    url: `http://${shownHost}:${port}/#token=${token}`,
     async close() {
       await runner.close();
       server.closeAllConnections();

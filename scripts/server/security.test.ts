@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { allowedHosts, cookieName, gate, generateToken, hostAllowed, originAllowed, parseCookies, requestToken, tokenCookie, tokensEqual } from './security.ts';
+import { allowedHosts, gate, generateToken, hostAllowed, originAllowed, requestToken, tokensEqual, weakTokenReason } from './security.ts';
+import { GuessLimiter } from './guess-limit.ts';
 
 const PORT = 4321;
 const hosts = allowedHosts(PORT);
@@ -20,15 +21,42 @@ describe('token', () => {
     expect(tokensEqual(undefined, 'abc')).toBe(false);
     expect(tokensEqual('ABC', 'abc')).toBe(false);
   });
-  it('reads bearer first, then the port-scoped cookie', () => {
-    expect(requestToken({ headers: { authorization: 'Bearer xyz', cookie: `${cookieName(PORT)}=abc` } }, PORT)).toBe('xyz');
-    expect(requestToken({ headers: { cookie: `other=1; ${cookieName(PORT)}=abc` } }, PORT)).toBe('abc');
-    expect(requestToken({ headers: { cookie: `${cookieName(9999)}=abc` } }, PORT)).toBeUndefined();
-    expect(requestToken({ headers: { authorization: 'Basic xyz' } }, PORT)).toBeUndefined();
+  it('reads the bearer header or the token subprotocol, never a cookie or the query', () => {
+    expect(requestToken({ headers: { authorization: 'Bearer xyz' } })).toBe('xyz');
+    expect(requestToken({ headers: { 'sec-websocket-protocol': 'dplab.v1, dplab.token.abc' } })).toBe('abc');
+    expect(requestToken({ headers: { authorization: 'Bearer xyz', 'sec-websocket-protocol': 'dplab.token.abc' } })).toBe('xyz');
+    expect(requestToken({ headers: { cookie: 'dplab_token_4321=abc' } })).toBeUndefined();
+    expect(requestToken({ headers: { 'sec-websocket-protocol': 'dplab.v1' } })).toBeUndefined();
+    expect(requestToken({ headers: { authorization: 'Basic xyz' } })).toBeUndefined();
   });
-  it('sets an HttpOnly SameSite=Strict cookie', () => {
-    expect(tokenCookie(PORT, 'abc')).toBe('dplab_token_4321=abc; HttpOnly; SameSite=Strict; Path=/');
-    expect(parseCookies('a=1; b = 2;bad; =x').get('b')).toBe('2');
+  it('refuses a chosen token under 128 bits, accepts generated and long ones', () => {
+    expect(weakTokenReason('x')).toMatch(/too short/);
+    expect(weakTokenReason('0123456789abcdef0123456789abcde')).toMatch(/too short/); // 31 hex digits: 124 bits
+    expect(weakTokenReason('0123456789abcdef0123456789abcdef')).toBeNull(); // 32 hex digits
+    expect(weakTokenReason('A'.repeat(21) + '_')).toBeNull(); // 22 base64url characters: 132 bits
+    expect(weakTokenReason('Abc_-'.repeat(4))).toMatch(/too short/);
+    expect(weakTokenReason('has space '.repeat(4))).toMatch(/only use/);
+    expect(weakTokenReason(generateToken())).toBeNull();
+  });
+});
+
+describe('wrong-token guesses', () => {
+  it('allows a burst, then holds every token check, then lets one through per leak period', () => {
+    let t = 0;
+    const g = new GuessLimiter(3, 500, () => t);
+    for (let i = 0; i < 3; i++) {
+      expect(g.blockedFor()).toBe(0);
+      g.wrongGuess();
+    }
+    expect(g.blockedFor()).toBeGreaterThan(0);
+    t += 499;
+    expect(g.blockedFor()).toBeGreaterThan(0);
+    t += 2;
+    expect(g.blockedFor()).toBe(0);
+    g.wrongGuess();
+    expect(g.blockedFor()).toBeGreaterThan(0);
+    t += 10_000;
+    expect(g.blockedFor()).toBe(0);
   });
 });
 

@@ -1,13 +1,12 @@
 /**
  * The runner hands out a shell, so every request proves three things: it comes with our token
- * (cookie or bearer), it is addressed to our own loopback name and port (no DNS rebinding),
+ * (bearer header, or subprotocol on the terminal socket), it is addressed to our own loopback name and port (no DNS rebinding),
  * and, for WebSocket upgrades and state-changing requests, it comes from our own page (Origin).
  */
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 export const TOKEN_BYTES = 24;
-const COOKIE_PREFIX = 'dplab_token_';
 
 export function generateToken(): string {
   return randomBytes(TOKEN_BYTES).toString('base64url');
@@ -21,34 +20,55 @@ export function tokensEqual(given: string | undefined | null, expected: string):
   return timingSafeEqual(a, b);
 }
 
-/** Cookies are not port-scoped, so the name carries the port: two runners do not clobber each other. */
-export function cookieName(port: number): string {
-  return `${COOKIE_PREFIX}${port}`;
+/**
+ * How a WebSocket upgrade carries the token: as a second subprotocol next to the real one.
+ * A browser's WebSocket cannot set headers, and the alternative, a first frame, would mean
+ * accepting the upgrade before we know who is asking; with the subprotocol the gate refuses
+ * before any upgrade, exactly as for the API. The server answers with TERMINAL_SUBPROTOCOL
+ * only, so the token is never echoed back. Base64url and hex tokens are valid protocol tokens.
+ */
+export const TERMINAL_SUBPROTOCOL = 'dplab.v1';
+export const TOKEN_SUBPROTOCOL_PREFIX = 'dplab.token.';
+
+function subprotocols(header: string | string[] | undefined): string[] {
+  const text = Array.isArray(header) ? header.join(',') : header ?? '';
+  return text.split(',').map((p) => p.trim()).filter(Boolean);
 }
 
-export function tokenCookie(port: number, token: string): string {
-  return `${cookieName(port)}=${token}; HttpOnly; SameSite=Strict; Path=/`;
-}
-
-export function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) continue;
-    out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return out;
-}
-
-/** The token a request carries: `Authorization: Bearer …` first, else our cookie. */
-export function requestToken(req: Pick<IncomingMessage, 'headers'>, port: number): string | undefined {
+/**
+ * The token a request carries: `Authorization: Bearer …`, or on an upgrade the
+ * `dplab.token.…` subprotocol. Never a cookie, never the query string: the token must not
+ * travel anywhere the browser would send it on its own.
+ */
+export function requestToken(req: Pick<IncomingMessage, 'headers'>): string | undefined {
   const auth = req.headers.authorization;
   if (typeof auth === 'string') {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
     if (m) return m[1];
   }
-  return parseCookies(req.headers.cookie).get(cookieName(port));
+  const proto = subprotocols(req.headers['sec-websocket-protocol']).find((p) => p.startsWith(TOKEN_SUBPROTOCOL_PREFIX));
+  return proto?.slice(TOKEN_SUBPROTOCOL_PREFIX.length);
+}
+
+/** Roughly how many bits a token of this length and alphabet carries. */
+export function tokenBits(token: string): number {
+  const perChar = /^[0-9a-f]*$/i.test(token) ? 4 : /^[A-Za-z0-9_-]*$/.test(token) ? 6 : 6.5;
+  return Math.floor(token.length * perChar);
+}
+
+export const MIN_TOKEN_BITS = 128;
+
+/**
+ * A chosen DPLAB_TOKEN must be as strong as a generated one. We refuse, not warn: a warning
+ * scrolls away, and a short token is a shell for anyone on this machine who guesses it.
+ */
+export function weakTokenReason(token: string): string | null {
+  if (!/^[A-Za-z0-9._~-]+$/.test(token)) return 'DPLAB_TOKEN may only use letters, digits and . _ ~ - (it travels in a URL fragment and a WebSocket subprotocol).';
+  const bits = tokenBits(token);
+  if (bits < MIN_TOKEN_BITS) {
+    return `DPLAB_TOKEN is too short: about ${bits} bits, at least ${MIN_TOKEN_BITS} are needed (22+ base64url characters or 32+ hex digits).`;
+  }
+  return null;
 }
 
 const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
@@ -72,7 +92,7 @@ export function originAllowed(originHeader: string | undefined, hostHeader: stri
   return originHeader === `http://${hostHeader!.toLowerCase()}`;
 }
 
-export type GateResult = { ok: true } | { ok: false; status: 401 | 403; message: string };
+export type GateResult = { ok: true } | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
 
 export interface GateInput {
   method: string;
@@ -95,7 +115,7 @@ export function gate(input: GateInput, expectedToken: string, allowed: Set<strin
     return { ok: false, status: 403, message: `Cross-origin request refused (Origin "${input.origin ?? 'missing'}").` };
   }
   if (input.needsToken && !tokensEqual(input.token, expectedToken)) {
-    return { ok: false, status: 401, message: 'Missing or wrong token. Open the course with the URL the runner printed (…/?token=…).' };
+    return { ok: false, status: 401, message: 'Missing or wrong token. Open the course with the link the runner printed (http://127.0.0.1:…/#token=…).' };
   }
   return { ok: true };
 }

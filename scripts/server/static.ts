@@ -1,10 +1,13 @@
 /**
  * Serves the built site (dist/) for `dplab serve`. Paths are resolved inside the folder and
- * nothing outside it is ever read.
+ * nothing outside it is ever read; every response carries the page policy (CSP, no framing).
  */
-import { createReadStream, statSync, type Stats } from 'node:fs';
+import { createReadStream, realpathSync, statSync, type Stats } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
+import { inlineScriptHashes, pageHeaders } from './page-policy.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -26,16 +29,22 @@ const TYPES: Record<string, string> = {
   '.pf_index': 'application/octet-stream',
 };
 
-function fileAt(path: string): Stats | null {
+/** A regular file whose real path (symlinks resolved) lies inside the real root, or null. */
+function regularFileInside(realRoot: string, path: string): string | null {
   try {
-    const st = statSync(path);
-    return st.isFile() ? st : null;
+    const real = realpathSync(path);
+    if (real !== realRoot && !real.startsWith(realRoot + sep)) return null;
+    return statSync(real).isFile() ? real : null;
   } catch {
     return null;
   }
 }
 
-/** Map a URL path to a file in `root` (`/x/` → `/x/index.html`, `/x` → `/x/index.html` or `/x.html`). */
+/**
+ * Map a URL path to a file in `root` (`/x/` → `/x/index.html`, `/x` → `/x/index.html` or `/x.html`).
+ * Only regular files inside the build folder: no path out, no symlink out, no dotfile
+ * (`/.dplab-build`, `/.git/…`: any segment that starts with a dot).
+ */
 export function resolveStatic(root: string, pathname: string): string | null {
   let decoded: string;
   try {
@@ -44,18 +53,40 @@ export function resolveStatic(root: string, pathname: string): string | null {
     return null;
   }
   if (decoded.includes('\0')) return null;
-  const base = resolve(root);
-  const target = resolve(base, `.${decoded}`);
-  if (target !== base && !target.startsWith(base + sep)) return null;
+  if (decoded.split(/[/\\]/).some((segment) => segment.startsWith('.'))) return null;
+  let realRoot: string;
+  try {
+    realRoot = realpathSync(resolve(root));
+  } catch {
+    return null;
+  }
+  const target = resolve(realRoot, `.${decoded}`);
+  if (target !== realRoot && !target.startsWith(realRoot + sep)) return null;
   const candidates = decoded.endsWith('/') ? [join(target, 'index.html')] : [target, join(target, 'index.html'), `${target}.html`];
-  return candidates.find((c) => fileAt(c)) ?? null;
+  for (const c of candidates) {
+    const file = regularFileInside(realRoot, c);
+    if (file) return file;
+  }
+  return null;
+}
+
+/** Inline-script hashes per page, read once per version of the file. */
+const pageCache = new Map<string, { mtimeMs: number; size: number; body: Buffer; hashes: string[] }>();
+
+async function readPage(file: string, st: Stats): Promise<{ body: Buffer; hashes: string[] }> {
+  const hit = pageCache.get(file);
+  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit;
+  const body = await readFile(file);
+  const entry = { mtimeMs: st.mtimeMs, size: st.size, body, hashes: inlineScriptHashes(body.toString('utf8')) };
+  pageCache.set(file, entry);
+  return entry;
 }
 
 export function createStaticHandler(root: string) {
-  return function serveStatic(req: IncomingMessage, res: ServerResponse): void {
+  return async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' });
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
       res.end('Method not allowed\n');
       return;
     }
@@ -66,24 +97,37 @@ export function createStaticHandler(root: string) {
       status = 404;
       file = resolveStatic(root, '/404.html');
       if (!file) {
-        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+        res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
         res.end('Not found\n');
         return;
       }
     }
-    const st = statSync(file);
+    let st: Stats;
+    let page: { body: Buffer; hashes: string[] } | null = null;
+    try {
+      st = await stat(file);
+      if (extname(file) === '.html') page = await readPage(file, st);
+    } catch {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
+      res.end('Not found\n');
+      return;
+    }
     res.writeHead(status, {
       'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
-      'content-length': st.size,
+      'content-length': page ? page.body.length : st.size,
       // Hashed assets never change; pages do whenever the course is rebuilt.
       'cache-control': pathname.startsWith('/_astro/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-      'x-content-type-options': 'nosniff',
-      'referrer-policy': 'no-referrer',
+      ...pageHeaders(page?.hashes ?? []),
     });
     if (method === 'HEAD') {
       res.end();
       return;
     }
-    createReadStream(file).on('error', () => res.destroy()).pipe(res);
+    if (page) {
+      res.end(page.body);
+      return;
+    }
+    // pipeline destroys the file stream when the client goes away mid-download: no fd left open.
+    pipeline(createReadStream(file), res).catch(() => undefined);
   };
 }

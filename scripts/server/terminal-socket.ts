@@ -4,7 +4,7 @@
  */
 import type { WebSocket } from 'ws';
 import type { Mode } from '../clusters/modes.ts';
-import { parseClientMessage, type ServerMessage } from '../terminals/protocol.ts';
+import { parseClientMessage, TERMINAL_LIMITS, type ServerMessage } from '../terminals/protocol.ts';
 import { FlowController } from '../terminals/flow.ts';
 import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
 
@@ -15,7 +15,13 @@ import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
 export const NOTICE_WAIT_MS = 4_000;
 
 /** Close codes the client can tell apart. */
-export const CLOSE = { normal: 1000, launchFailed: 1011 } as const;
+export const CLOSE = { normal: 1000, launchFailed: 1011, tryAgainLater: 1013 } as const;
+
+/** Too many shells: say so in an error frame, then close with 1013 (Try Again Later); no shell starts. */
+export function refuseTerminal(ws: WebSocket, message: string): void {
+  send(ws, { type: 'error', message });
+  ws.close(CLOSE.tryAgainLater, 'too many terminals');
+}
 
 export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
@@ -93,7 +99,20 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
       return;
     }
     const msg = parsed.value;
-    if (msg.type === 'input') session.write(msg.data);
+    if (msg.type === 'input') {
+      // The queue only grows past the limit when the shell stops reading for good (a program
+      // that ignores stdin) while input keeps coming: refuse it aloud instead of holding it all.
+      if (session.inputQueued + msg.data.length > TERMINAL_LIMITS.maxQueuedInputBytes) {
+        send(ws, { type: 'error', message: `Input refused: ${session.inputQueued} bytes are still waiting for the shell to read them.` });
+        return;
+      }
+      // Ctrl-C while a paste is still queued: the learner wants it stopped, not finished first.
+      if (msg.data === '\x03' && session.inputQueued > 0) {
+        const dropped = session.discardInput();
+        send(ws, { type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
+      }
+      session.write(msg.data);
+    }
     else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);
     else flow.onAck(msg.bytes);
   });

@@ -50,16 +50,29 @@ function signalGroups(groups: number[], signal: NodeJS.Signals): void {
   }
 }
 
-/** SIGHUP every group of the session now, SIGKILL whatever is left after the grace period. */
+/** How often a closing session is looked at to see whether everything in it has gone. */
+const GONE_POLL_MS = 50;
+
+/**
+ * SIGHUP every group of the session now, SIGKILL whatever is left after the grace period.
+ * Resolves as soon as every group has gone (a shell that obeys SIGHUP ends in milliseconds),
+ * so the runner's count of open shells is right when it matters, for the terminal cap.
+ */
 export function endSession(sid: number, graceMs = KILL_GRACE_MS): Promise<void> {
   const groups = sessionGroups(sid);
   signalGroups(groups, 'SIGHUP');
   signalGroups(groups, 'SIGCONT');
   return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signalGroups([...new Set([...groups, ...sessionGroups(sid)])].filter(groupAlive), 'SIGKILL');
-      resolve();
-    }, graceMs);
-    timer.unref();
+    const started = Date.now();
+    const look = () => {
+      const left = [...new Set([...groups, ...sessionGroups(sid)])].filter(groupAlive);
+      if (left.length === 0) return resolve();
+      if (Date.now() - started >= graceMs) {
+        signalGroups(left, 'SIGKILL');
+        return resolve();
+      }
+      setTimeout(look, GONE_POLL_MS).unref();
+    };
+    setTimeout(look, GONE_POLL_MS).unref();
   });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseClientMessage, sizeFromQuery, TERMINAL_LIMITS } from './protocol.ts';
+import { parseClientMessage, sizeFromQuery, splitInput, TERMINAL_LIMITS } from './protocol.ts';
 
 describe('client message validation', () => {
   it('accepts the three message types', () => {
@@ -35,4 +35,21 @@ describe('client message validation', () => {
     expect(sizeFromQuery(new URLSearchParams('cols=99999&rows=30'))).toEqual({ cols: 80, rows: 24 });
     expect(sizeFromQuery(new URLSearchParams(''))).toEqual({ cols: 80, rows: 24 });
   });
+});
+
+describe('splitInput', () => {
+  it('splits a paste into message-sized pieces that join back to it', () => {
+    const text = 'line of a manifest\r'.repeat(10_000);
+    const pieces = splitInput(text, 1000);
+    expect(pieces.every((p) => p.length <= 1000)).toBe(true);
+    expect(pieces.join('')).toBe(text);
+  });
+  it('never cuts a surrogate pair in two', () => {
+    const text = `${'a'.repeat(999)}🚀${'b'.repeat(10)}`;
+    const pieces = splitInput(text, 1000);
+    expect(pieces[0]).toBe('a'.repeat(999));
+    expect(pieces.join('')).toBe(text);
+    expect(pieces.every((p) => Buffer.from(p, 'utf8').toString('utf8') === p)).toBe(true);
+  });
+  it('leaves short input as one message', () => expect(splitInput('ls\r')).toEqual(['ls\r']));
 });

@@ -18,7 +18,12 @@
  * FLOW.highWatermark it pauses the pty (the shell blocks on write, so `yes` cannot flood the
  * page); below FLOW.lowWatermark it resumes. Keystrokes keep flowing the other way, so Ctrl-C
  * reaches the shell at once.
+ *
+ * Input: a paste is sent as several input messages (splitInput); the server queues them for the
+ * pty and writes as fast as the shell reads (terminals/pty-input.ts), never blocking.
  */
+import { INPUT_CHUNK_CHARS, type ClientMessage, type ServerMessage } from '../wire/terminal.ts';
+export { splitInput } from '../wire/terminal.ts';
 
 export const TERMINAL_LIMITS = {
   minCols: 2,
@@ -29,6 +34,10 @@ export const TERMINAL_LIMITS = {
   maxInputChars: 256 * 1024,
   /** Largest WebSocket message the server accepts at all. */
   maxPayloadBytes: 1024 * 1024,
+  /** Clients split a paste into input messages of at most this many characters (scripts/wire/terminal.ts). */
+  inputChunkChars: INPUT_CHUNK_CHARS,
+  /** Input queued for a shell that does not read it; beyond this, input is refused with an error frame. */
+  maxQueuedInputBytes: 16 * 1024 * 1024,
 } as const;
 
 export const FLOW = {
@@ -38,7 +47,6 @@ export const FLOW = {
   ackEvery: 32 * 1024,
 } as const;
 
-import type { ClientMessage, ServerMessage } from '../wire/terminal.ts';
 
 /** The frame types are wire types, shared with the browser (scripts/wire/terminal.ts). */
 export type { ClientMessage, ServerMessage };

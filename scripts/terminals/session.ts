@@ -6,6 +6,7 @@ import * as pty from '@lydell/node-pty';
 import type { Mode } from '../clusters/modes.ts';
 import { nodeShellLaunch, shellLaunch } from './environment.ts';
 import { endSession } from './process-tree.ts';
+import { PtyInput } from './pty-input.ts';
 
 export interface TerminalSession {
   readonly pid: number;
@@ -13,7 +14,12 @@ export interface TerminalSession {
   readonly cwd: string;
   onData(listener: (chunk: Buffer) => void): void;
   onExit(listener: (e: { code: number; signal: number | null }) => void): void;
+  /** Queues input for the pty; never blocks (see pty-input.ts). */
   write(data: string): void;
+  /** Input bytes accepted but not yet taken by the pty. */
+  readonly inputQueued: number;
+  /** Drops input not yet taken by the pty; returns the bytes dropped. */
+  discardInput(): number;
   resize(cols: number, rows: number): void;
   pause(): void;
   resume(): void;
@@ -47,8 +53,12 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
   }
   let exited = false;
   let disposed: Promise<void> | null = null;
+  // The master fd (Unix); node-pty's own write is the fallback where there is none.
+  const fd = (proc as unknown as { fd?: unknown }).fd;
+  const input = typeof fd === 'number' ? new PtyInput(fd) : null;
   proc.onExit(() => {
     exited = true;
+    input?.close();
   });
   const session: TerminalSession = {
     pid: proc.pid,
@@ -61,14 +71,21 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
       proc.onExit(({ exitCode, signal }) => listener({ code: exitCode, signal: signal ?? null }));
     },
     write: (data) => {
-      if (!exited) proc.write(data);
+      if (exited) return;
+      if (input) input.write(data);
+      else proc.write(data);
     },
+    get inputQueued() {
+      return input?.queued ?? 0;
+    },
+    discardInput: () => input?.discard() ?? 0,
     resize: (cols, rows) => {
       if (!exited) proc.resize(cols, rows);
     },
     pause: () => proc.pause(),
     resume: () => proc.resume(),
     dispose: () => {
+      input?.close();
       disposed ??= endSession(proc.pid);
       return disposed;
     },

@@ -14,3 +14,20 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('exit'), code: z.number(), signal: z.number().nullable() }),
 ]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
+
+/** Clients split a paste into input messages of at most this many characters. */
+export const INPUT_CHUNK_CHARS = 32 * 1024;
+
+/** Splits terminal input into message-sized pieces, never between the halves of a surrogate pair. */
+export function splitInput(data: string, max: number = INPUT_CHUNK_CHARS): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < data.length) {
+    let end = Math.min(i + max, data.length);
+    const last = data.charCodeAt(end - 1);
+    if (end < data.length && last >= 0xd800 && last <= 0xdbff) end--;
+    out.push(data.slice(i, end));
+    i = end;
+  }
+  return out;
+}

@@ -19,6 +19,7 @@ import { api, RunnerUnavailable } from './runner-api.ts';
 import { announceClusterState } from './cluster-state-event.ts';
 import { richText } from './rich-text.ts';
 import { el } from './dom.ts';
+import { openRunnerEvents } from './runner-events.ts';
 
 const EVENTS_URL = '/api/clusters/events';
 /** Elapsed-time labels tick once a second, only while an action runs. */
@@ -45,7 +46,7 @@ export class ClusterPanel extends HTMLElement {
   /** Why the runner cannot be used: not there at all, or there but this page has no token. */
   #offlineReason: 'offline' | 'unauthorised' = 'offline';
   #busy = false;
-  #source?: EventSource;
+  #source?: { close(): void };
   #tick?: number;
   #body!: HTMLDivElement;
   /** Kept across renders so screen readers hear changes, not a new region each time. */
@@ -83,19 +84,11 @@ export class ClusterPanel extends HTMLElement {
 
   #listen(): void {
     if (this.#source) return;
-    const source = new EventSource(EVENTS_URL, { withCredentials: true });
-    this.#source = source;
-    const on = <S extends z.ZodTypeAny>(type: string, schema: S, fn: (data: z.output<S>) => void) =>
-      source.addEventListener(type, (e) => {
-        let data: z.output<S>;
-        try {
-          data = schema.parse(JSON.parse((e as MessageEvent<string>).data));
-        } catch {
-          // A malformed frame is ignored; the next status event repairs the view.
-          return;
-        }
-        fn(data);
-      });
+    // Each event's data is validated against its wire schema before the view sees it.
+    const handlers: Record<string, (data: unknown) => void> = {};
+    const on = <S extends z.ZodTypeAny>(type: string, schema: S, fn: (data: z.output<S>) => void) => {
+      handlers[type] = (raw) => fn(schema.parse(raw));
+    };
     on('snapshot', clusterListSchema, (d) => {
       const mine = d.clusters.find((c) => c.mode === this.mode);
       if (mine) this.#update(mine);
@@ -107,13 +100,21 @@ export class ClusterPanel extends HTMLElement {
       this.#status.progress.notes.push(e.message);
       this.#render();
     });
-    // EventSource reconnects by itself; when it gives up (runner stopped), say so.
-    source.addEventListener('error', () => {
-      if (source.readyState === EventSource.CLOSED) {
+    this.#source = openRunnerEvents(EVENTS_URL, {
+      onEvent: (type, data) => {
+        try {
+          handlers[type]?.(JSON.parse(data));
+        } catch {
+          // A malformed frame is ignored; the next status event repairs the view.
+        }
+      },
+      // The stream reconnects by itself; when it gives up (runner stopped), say so.
+      onGiveUp: (reason) => {
         this.#source = undefined;
-        this.#offline = new RunnerUnavailable('offline').message;
+        this.#offline = new RunnerUnavailable(reason).message;
+        this.#offlineReason = reason;
         this.#render();
-      }
+      },
     });
   }
 

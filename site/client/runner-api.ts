@@ -1,11 +1,12 @@
 /**
  * Small helpers every browser component uses to talk to the runner on the same origin.
- * The token lives in an HttpOnly cookie, so the page never sees it.
+ * The token travels only through runner-auth.ts (bearer header, socket subprotocol).
  */
 import type { z } from 'zod';
 import { errorBodySchema, type ErrorJson } from '../../scripts/wire/errors.ts';
 import { sessionSchema } from '../../scripts/wire/session.ts';
 import { describeIssues } from '../../scripts/wire/validate.ts';
+import { runnerFetch } from './runner-auth.ts';
 
 export type ApiError = ErrorJson;
 
@@ -14,7 +15,7 @@ export class RunnerUnavailable extends Error {
     super(
       reason === 'offline'
         ? 'The local runner is not reachable. Start it with `npm start` in the project folder and open the link it prints.'
-        : 'This page has no valid runner token. Open the link the runner printed (http://127.0.0.1:…/?token=…).',
+        : 'This page has no valid runner token. Open the link the runner printed (http://127.0.0.1:…/#token=…).',
     );
   }
 }
@@ -34,9 +35,8 @@ export async function api<S extends z.ZodTypeAny>(
 ): Promise<z.output<S>> {
   let res: Response;
   try {
-    res = await fetch(path, {
+    res = await runnerFetch(path, {
       method: init.method ?? 'GET',
-      credentials: 'same-origin',
       headers: init.body === undefined ? {} : { 'content-type': 'application/json' },
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       signal: init.signal,

@@ -6,8 +6,9 @@
  * xterm is imported when the element connects, so only pages with a terminal download it.
  * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
  */
-import { serverMessageSchema, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
+import { serverMessageSchema, splitInput, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
 import { RunnerUnavailable, runnerState } from './runner-api.ts';
+import { openRunnerSocket } from './runner-auth.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 
@@ -66,7 +67,8 @@ export class TerminalElement extends HTMLElement {
     this.term.loadAddon(this.fit);
     this.term.open(host);
     this.fitNow();
-    this.term.onData((data) => this.send({ type: 'input', data }));
+    // A paste can be megabytes: send it as message-sized pieces; the runner queues them in order.
+    this.term.onData((data) => splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece })));
     this.term.onResize(({ cols, rows }) => {
       this.showSize();
       this.send({ type: 'resize', cols, rows });
@@ -117,7 +119,7 @@ export class TerminalElement extends HTMLElement {
 
   /** Type text into the shell as if the learner had (used by click-to-run snippets). */
   type(text: string, execute: boolean): void {
-    this.send({ type: 'input', data: execute ? `${text}\r` : text });
+    splitInput(execute ? `${text}\r` : text).forEach((piece) => this.send({ type: 'input', data: piece }));
     this.term?.focus();
   }
 
@@ -145,16 +147,16 @@ export class TerminalElement extends HTMLElement {
     if (!term) return;
     this.rendered = 0;
     this.lastAck = 0;
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
     const q = new URLSearchParams({ cols: String(term.cols), rows: String(term.rows) });
     if (this.mode) q.set('mode', this.mode);
     if (this.node) q.set('node', this.node);
     this.dataset.connectedMode = this.mode ?? '';
-    const ws = new WebSocket(`${proto}//${location.host}/api/terminal?${q}`);
+    const ws = openRunnerSocket(`/api/terminal?${q}`);
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     let opened = false;
     let firstOutput = true;
+    let lastError = '';
     ws.onopen = () => {
       opened = true;
       // A slow ~/.bashrc (pyenv, nvm) can keep the prompt away for a while: say what is going on.
@@ -180,11 +182,20 @@ export class TerminalElement extends HTMLElement {
       }
       const msg = serverMessageSchema.safeParse(JSON.parse(String(ev.data)));
       // A control frame of another shape (a newer runner) is skipped; the byte stream goes on.
-      if (msg.success) this.control(msg.data);
+      if (!msg.success) return;
+      if (msg.data.type === 'error') lastError = String(msg.data.message);
+      this.control(msg.data);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       if (this.dataset.state === 'exited') return;
+      // 1013 Try Again Later: the runner's terminal limit; its error frame said why.
+      if (ev.code === 1013) {
+        this.setState('unavailable', lastError || 'The runner has too many terminals open. Close one and try again.');
+        term.write('\x1b[2m[press Enter to try again]\x1b[0m\r\n');
+        this.offerRestart();
+        return;
+      }
       if (!opened) {
         void this.explainRefusal();
         return;

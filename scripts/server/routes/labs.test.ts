@@ -11,7 +11,7 @@ import { kubeconfigPath } from '../../clusters/modes.ts';
 import { firstServiceScenario } from '../../../test/fixtures/first-service-scenario.ts';
 import { startServer, type RunningServer } from '../http.ts';
 
-const TOKEN = 'labs-api-test-token';
+const TOKEN = 'labs-api-test-token-0123456789';
 let server: RunningServer;
 let origin: string;
 let siteDir: string;

@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from './command.ts';
+import { parseFlags, usageError } from './command.ts';
+import { projectRoot } from '../paths.ts';
+
+const BENCH_DIR = join(projectRoot, 'scripts', 'bench');
+
+/** The benchmarks: every scripts/bench/<name>.ts. */
+export function benchNames(): string[] {
+  return readdirSync(BENCH_DIR)
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .map((f) => f.slice(0, -3))
+    .sort();
+}
+
+/** Each benchmark runs as its own Node process (under tsx), so one cannot skew the next. */
+function runBench(name: string, args: string[]): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, `${name}.ts`), ...args], { cwd: projectRoot, stdio: 'inherit' });
+    child.on('exit', (code) => resolve(code ?? 1));
+    child.on('error', () => resolve(1));
+  });
+}
+
+export const bench: Command = {
+  name: 'bench',
+  summary: 'Run the benchmarks (all, or the one named); they print figures beside a peer and a limit',
+  usage: 'dplab bench [<name> [args…]]   (names: the files in scripts/bench/)',
+  async run(argv) {
+    const { positionals } = parseFlags(this, argv, {}, true);
+    const names = benchNames();
+    const [name, ...args] = positionals;
+    if (name !== undefined && !names.includes(name)) throw usageError(this, `no benchmark "${name}"; there are: ${names.join(', ')}.`);
+    let worst = 0;
+    for (const n of name ? [name] : names) {
+      process.stdout.write(`\n== ${n} ==\n`);
+      worst = Math.max(worst, await runBench(n, name ? args : []));
+    }
+    return worst;
+  },
+};

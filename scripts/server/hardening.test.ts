@@ -1,0 +1,241 @@
+/**
+ * The findings of issue 10, attacked over real sockets against a real runner: the token only
+ * by header or subprotocol, the static server's reach (symlinks, dotfiles), page headers, the
+ * shell cap, wrong-token guesses, slow clients and the connection limit.
+ */
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type RunningServer } from './http.ts';
+import { http as httpTo, mustOpen, openShell } from '../../test/fixtures/terminal-client.ts';
+import { GUESS_LIMIT } from './guess-limit.ts';
+
+const TOKEN = 'hardening-token-0123456789abcdef';
+const MAX_TERMINALS = 2;
+const LIMITS = { headersMs: 1_000, requestMs: 2_000, keepAliveMs: 1_000, checkEveryMs: 200, maxConnections: 40 };
+let server: RunningServer;
+let origin: string;
+let outside: string;
+
+beforeAll(async () => {
+  process.env.DPLAB_STATE_DIR = mkdtempSync(join(tmpdir(), 'dplab-state-'));
+  const site = mkdtempSync(join(tmpdir(), 'dplab-site-'));
+  outside = mkdtempSync(join(tmpdir(), 'dplab-outside-'));
+  writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE-SECRET');
+  mkdirSync(join(outside, 'dir'));
+  writeFileSync(join(outside, 'dir', 'index.html'), 'OUTSIDE-DIR');
+  writeFileSync(join(site, 'index.html'), '<!doctype html><script>console.log("inline")</script><script type="module" src="/x.js"></script><h1>course</h1>');
+  writeFileSync(join(site, '404.html'), '<h1>not here</h1>');
+  writeFileSync(join(site, '.dplab-build'), 'BUILD-STAMP');
+  mkdirSync(join(site, '.git'));
+  writeFileSync(join(site, '.git', 'config'), 'GIT-CONFIG');
+  mkdirSync(join(site, 'inside'));
+  writeFileSync(join(site, 'inside', 'page.txt'), 'INSIDE');
+  symlinkSync(join(outside, 'secret.txt'), join(site, 'leak.txt'));
+  symlinkSync(join(outside, 'dir'), join(site, 'leakdir'));
+  symlinkSync(join(site, 'inside', 'page.txt'), join(site, 'alias.txt'));
+  server = await startServer({ port: 0, portExplicit: true, token: TOKEN, siteDir: site, maxTerminals: MAX_TERMINALS, limits: LIMITS });
+  origin = `http://127.0.0.1:${server.port}`;
+});
+afterAll(async () => {
+  await server.close();
+});
+
+const http = (path: string, opts: Parameters<typeof httpTo>[2] = {}) => httpTo(origin, path, opts);
+const pageHeaders = () => ({ origin, host: `127.0.0.1:${server.port}` });
+
+describe('the token travels only by header or subprotocol', () => {
+  it('a socket with the token subprotocol opens, and the server answers dplab.v1 only', async () => {
+    const shell = mustOpen(await openShell(server.port, pageHeaders(), undefined, ['dplab.v1', `dplab.token.${TOKEN}`]));
+    expect(shell.ws.protocol).toBe('dplab.v1');
+    await shell.waitFor('"type":"ready"');
+    shell.close();
+  });
+  it('a wrong subprotocol token, or a token in the query, starts no shell', async () => {
+    const before = server.runner.openTerminals;
+    const wrong = await openShell(server.port, pageHeaders(), undefined, ['dplab.v1', 'dplab.token.nope']);
+    expect('refused' in wrong && wrong.refused).toBe(401);
+    const query = await openShell(server.port, pageHeaders(), `cols=80&rows=24&token=${TOKEN}`, ['dplab.v1']);
+    expect('refused' in query && query.refused).toBe(401);
+    expect(server.runner.openTerminals).toBe(before);
+  });
+});
+
+describe('a paste in flight', () => {
+  it('Ctrl-C drops the rest of a queued paste and gives the prompt back', async () => {
+    await untilNoTerminals();
+    const shell = mustOpen(await openShell(server.port, { ...pageHeaders(), authorization: `Bearer ${TOKEN}` }));
+    shell.autoAck = true;
+    await shell.waitFor('"type":"ready"');
+    // At bash's prompt a megabyte heredoc takes many seconds to read; nobody wants to wait that out.
+    try {
+      shell.type(`cat > /dev/null <<'EOF'\r${'a line of a pasted manifest\r'.repeat(40_000)}EOF\r`);
+      await new Promise((r) => setTimeout(r, 300));
+      shell.type('\x03');
+      await shell.waitFor('Paste stopped', 5_000);
+      // What the pty had already taken (a few KiB) still reaches the shell; a second Ctrl-C
+      // clears that line, as it would for the learner.
+      await new Promise((r) => setTimeout(r, 500));
+      shell.type('\x03');
+      await new Promise((r) => setTimeout(r, 300));
+      shell.type('echo STOPPED-$((5+5))\r');
+      await shell.waitFor('STOPPED-10', 10_000);
+    } finally {
+      shell.close();
+    }
+  });
+});
+
+describe('static files: only regular files inside the build root', () => {
+  it.each(['/.dplab-build', '/.git/config', '/%2egit/config', '/inside/../.dplab-build'])('no dotfile: %s', async (path) => {
+    const r = await http(path);
+    expect(r.status).toBe(404);
+    expect(r.body).not.toMatch(/BUILD-STAMP|GIT-CONFIG/);
+  });
+  it('no symlink out of the root, to a file or a folder', async () => {
+    for (const path of ['/leak.txt', '/leakdir/', '/leakdir/index.html', '/leakdir']) {
+      const r = await http(path);
+      expect(r.status, path).toBe(404);
+      expect(r.body).not.toMatch(/OUTSIDE/);
+    }
+  });
+  it('a symlink that stays inside is served', async () => {
+    expect((await http('/alias.txt')).body).toBe('INSIDE');
+  });
+});
+
+describe('page headers', () => {
+  it('every page carries a CSP without framing, with the hash of its inline script, and X-Frame-Options', async () => {
+    for (const path of ['/', '/nope/', '/inside/page.txt']) {
+      const r = await http(path);
+      const csp = String(r.headers['content-security-policy']);
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp).toMatch(/script-src 'self'/);
+      expect(csp).toContain("connect-src 'self'");
+      expect(csp).not.toContain('unsafe-inline\' \'sha');
+      expect(r.headers['x-frame-options']).toBe('DENY');
+    }
+    const home = String((await http('/')).headers['content-security-policy']);
+    // sha256 of `console.log("inline")`, the page's one inline script.
+    expect(home).toContain("'sha256-");
+    expect(home.match(/'sha256-/g)).toHaveLength(1);
+  });
+});
+
+describe('shell cap', () => {
+  it('one terminal over the cap is told why, closed with 1013, and starts no shell', async () => {
+    const good = { ...pageHeaders(), authorization: `Bearer ${TOKEN}` };
+    // Shells of earlier tests count until their processes are gone.
+    await untilNoTerminals();
+    const shells = [];
+    for (let i = 0; i < MAX_TERMINALS; i++) {
+      const s = mustOpen(await openShell(server.port, good));
+      await s.waitFor('"type":"ready"');
+      shells.push(s);
+    }
+    expect(server.runner.openTerminals).toBe(MAX_TERMINALS);
+    const extra = mustOpen(await openShell(server.port, good));
+    const closed = await new Promise<number>((resolve) => extra.ws.on('close', (code) => resolve(code)));
+    expect(closed).toBe(1013);
+    expect(extra.control).toEqual([{ type: 'error', message: expect.stringContaining(`the limit is ${MAX_TERMINALS}`) }]);
+    expect(server.runner.openTerminals).toBe(MAX_TERMINALS);
+    for (const s of shells) s.close();
+    await untilNoTerminals();
+    expect(server.runner.openTerminals).toBe(0);
+  });
+});
+
+async function untilNoTerminals(): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (server.runner.openTerminals > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}
+
+describe('slow clients are cut off', () => {
+  function rawConnection(): Promise<{ socket: Socket; closed: Promise<number> }> {
+    return new Promise((resolve, reject) => {
+      const t0 = Date.now();
+      const socket = connect(server.port, '127.0.0.1', () => resolve({ socket, closed: new Promise((r) => socket.on('close', () => r(Date.now() - t0))) }));
+      socket.on('error', () => undefined);
+      socket.once('error', reject);
+      // Read (and drop) whatever the server says, so its FIN is seen.
+      socket.resume();
+    });
+  }
+  it('a connection that sends nothing is closed by the server', async () => {
+    const { closed } = await rawConnection();
+    const ms = await closed;
+    expect(ms).toBeLessThan(LIMITS.headersMs + LIMITS.checkEveryMs + 1500);
+  });
+  it('a client that trickles its headers is closed by the server', async () => {
+    const { socket, closed } = await rawConnection();
+    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n`);
+    const trickle = setInterval(() => socket.writable && socket.write('X-Slow: a\r\n'), 100);
+    const ms = await closed;
+    clearInterval(trickle);
+    expect(ms).toBeLessThan(LIMITS.headersMs + LIMITS.checkEveryMs + 1500);
+  });
+  it('an open terminal is not a slow client: it outlives the request timeout', async () => {
+    const shell = mustOpen(await openShell(server.port, { ...pageHeaders(), authorization: `Bearer ${TOKEN}` }));
+    await shell.waitFor('"type":"ready"');
+    await new Promise((r) => setTimeout(r, LIMITS.requestMs + LIMITS.checkEveryMs * 3));
+    shell.type('echo ALIVE-$((3*3))\r');
+    await shell.waitFor('ALIVE-9');
+    shell.close();
+  });
+  it('beyond the connection limit new sockets are dropped, and the runner answers again afterwards', async () => {
+    const held = await Promise.all(Array.from({ length: LIMITS.maxConnections }, () => rawConnection()));
+    const extra = await rawConnection();
+    const extraMs = await extra.closed;
+    expect(extraMs).toBeLessThan(500);
+    held.forEach((h) => h.socket.destroy());
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await http('/api/health')).status).toBe(200);
+  });
+});
+
+describe('wrong-token guesses', () => {
+  // Last: it leaves the runner on hold for a moment.
+  it('a burst of wrong tokens earns 429 with Retry-After, for the right token too, then clears', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < GUESS_LIMIT.burst + 3; i++) statuses.push((await http('/api/session', { headers: { authorization: `Bearer guess-${i}` } })).status);
+    expect(statuses.slice(0, GUESS_LIMIT.burst - 1).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(-3)).toEqual([429, 429, 429]);
+    const held = await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(held.status).toBe(429);
+    expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
+    expect(JSON.parse(held.body).error.message).toMatch(/Too many wrong tokens/);
+    // The open route and pages never wait.
+    expect((await http('/api/health')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, GUESS_LIMIT.leakMs * 2 + 50));
+    expect((await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+  });
+});
+
+describe('HOST=0.0.0.0 and --allow-host', () => {
+  it('prints a link that answers, and answers to allowed names only', async () => {
+    const site = mkdtempSync(join(tmpdir(), 'dplab-site-'));
+    writeFileSync(join(site, 'index.html'), '<h1>wild</h1>');
+    const wild = await startServer({ host: '0.0.0.0', port: 0, portExplicit: true, token: TOKEN, siteDir: site, allowHosts: ['lab.example'] });
+    try {
+      const link = new URL(wild.url);
+      expect(link.hostname).not.toBe('0.0.0.0');
+      expect(link.hash).toBe(`#token=${TOKEN}`);
+      const page = await httpTo(link.origin, '/');
+      expect(page.status).toBe(200);
+      expect(page.body).toContain('wild');
+      const withToken = await httpTo(link.origin, '/api/session', { headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(withToken.status).toBe(200);
+      const loop = `http://127.0.0.1:${wild.port}`;
+      expect((await httpTo(loop, '/', { headers: { host: `lab.example:${wild.port}` } })).status).toBe(200);
+      expect((await httpTo(loop, '/', { headers: { host: `other.example:${wild.port}` } })).status).toBe(403);
+      expect((await httpTo(loop, '/', { headers: { host: `0.0.0.0:${wild.port}` } })).status).toBe(403);
+    } finally {
+      await wild.close();
+    }
+  });
+  it('refuses a DPLAB_TOKEN under 128 bits', async () => {
+    await expect(startServer({ port: 0, portExplicit: true, token: 'short', siteDir: outside })).rejects.toThrow(/too short/);
+  });
+});
