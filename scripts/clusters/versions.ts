@@ -9,6 +9,18 @@ export const KIND_VERSION = '0.31.0';
 export const NODE_IMAGE = 'kindest/node:v1.35.0@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f';
 export const KUBERNETES_VERSION = '1.35.0';
 
+/**
+ * The simulated cluster (`--provider sim`) builds the same Kubernetes release's components
+ * (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy) from the
+ * k8s.io/kubernetes module at v{KUBERNETES_VERSION}, and the etcd and CoreDNS that release
+ * pins: kubeadm's `DefaultEtcdVersion = "3.6.6-0"` and `CoreDNSVersion = "v1.13.1"` in
+ * cmd/kubeadm/app/constants/constants.go of k8s.io/kubernetes v1.35.0 (build/dependencies.yaml
+ * lists the same: etcd 3.6.6, coredns-kubeadm 1.13.1).
+ */
+export const SIM_KUBERNETES_VERSION = KUBERNETES_VERSION;
+export const SIM_ETCD_VERSION = '3.6.6';
+export const SIM_COREDNS_VERSION = '1.13.1';
+
 /** `kubeProxyMode: nftables` arrived in kind 0.23; nftables mode is beta from Kubernetes 1.31. */
 export const MIN_KIND_FOR_NFTABLES = '0.23.0';
 export const MIN_KUBERNETES_FOR_NFTABLES = '1.31.0';
