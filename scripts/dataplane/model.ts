@@ -42,6 +42,8 @@ export interface Frontend {
   path: string[];
   /** How the backend is chosen, in the tool's words ("statistic random", "numgen random mod 3", "rr"). */
   chooser: string;
+  /** loadBalancerSourceRanges: only these sources get through (kube-proxy's firewall chain); absent when unrestricted. */
+  sourceRanges?: string[];
 }
 
 /** One port of one Service (or one unnamed virtual server when the tool does not name Services). */
