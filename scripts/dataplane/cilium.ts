@@ -3,7 +3,7 @@
 // connections equally (random selection; Maglev also spreads evenly). With Local traffic policy
 // Cilium keeps an extra internal-scope frontend ("/i") for in-cluster clients: it is folded into
 // its external twin, which is then marked local. Session affinity is not shown by this command.
-import { splitIpPort, splitServicePortName, toProtocol } from './addr.ts';
+import { splitIpPort, splitServicePortName, toProtocol, hostPort } from './addr.ts';
 import { backendsWithShares, ModelBuilder } from './builder.ts';
 import { isRecord, parseJsonInput } from './json-input.ts';
 import type { DataplaneModel, Format, Frontend, FrontendType, ParseOptions, Protocol } from './model.ts';
@@ -99,7 +99,7 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
     const twin = internalTwins.get(key(r));
     const localOnly = r.extLocal ?? Boolean(twin);
     const active = r.backends.filter((b) => b.state === ACTIVE);
-    const list = active.map((b) => ({ ip: b.ip, port: b.port, via: `backend ${b.ip}:${b.port}`, detail: 'equal (random)' }));
+    const list = active.map((b) => ({ ip: b.ip, port: b.port, via: `backend ${hostPort(b.ip, b.port)}`, detail: 'equal (random)' }));
     const fe: Frontend = {
       type: r.type, ip: r.ip, port: r.port, protocol: r.protocol,
       backends: backendsWithShares(list, equalShares(list.length)),
@@ -107,7 +107,7 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
       dropsWithoutLocalEndpoints: localOnly && r.type !== 'ClusterIP' && list.length === 0 && (twin?.backends.length ?? 1) > 0,
       affinity: null,
       noBackendVerdict: null,
-      path: ['socket connect() / tc', `service map ${r.ip}:${r.port}/${r.protocol}`],
+      path: ['socket connect() / tc', `service map ${hostPort(r.ip, r.port)}/${r.protocol}`],
       chooser: 'random',
     };
     const service = r.service ?? (r.type === 'ClusterIP' ? null : byBackends.get(backendKey(twin ?? r)) ?? null);

@@ -80,7 +80,7 @@ export function fixtureNames(id: ScenarioId): Record<string, string> {
 }
 
 function parseEntry(e: Entry): DataplaneModel {
-  const opts: ParseOptions = { names: fixtureNames(e.scenario), hz: DEFAULT_HZ };
+  const opts: ParseOptions = { names: fixtureNames(e.scenario), hz: DEFAULT_HZ, serviceCidr: scenario(e.scenario).serviceCidr };
   return parse(e.info.format, readFileSync(e.file, 'utf8'), opts);
 }
 

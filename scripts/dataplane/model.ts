@@ -61,6 +61,11 @@ export interface DataplaneModel {
   entriesLabel: string;
   /** Finer counts (chains, rules, elements, backends…), by name. */
   counts: Record<string, number>;
+  /**
+   * What the parser could not tell or skipped, in words for the learner: lines it did not
+   * understand (kept out of the model, never hiding the rest), guesses it had to make.
+   */
+  notes?: string[];
 }
 
 /** What findService / findFrontend return and toJson prints: one Service's frontends across its ports. */
@@ -74,8 +79,10 @@ export interface ParseOptions {
   names?: Record<string, string>;
   /** Kernel HZ, to turn /proc/net/ip_vs persistence (jiffies) into seconds. */
   hz?: number;
-  /** Service CIDR, to tell ClusterIP virtual servers from node addresses in IPVS output. */
-  serviceCidr?: string;
+  /** Service CIDR(s), to tell ClusterIP virtual servers from node addresses in IPVS output. */
+  serviceCidr?: string | string[];
+  /** The cluster's ClusterIPs (live reads know them): a virtual server on one of them is a ClusterIP. */
+  clusterIPs?: string[];
 }
 
 /** Tolerance when checking that shares sum to 1. */
