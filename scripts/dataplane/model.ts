@@ -4,7 +4,11 @@
 export const FORMATS = ['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'] as const;
 export type Format = (typeof FORMATS)[number];
 
-export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer';
+/**
+ * Kubernetes' Service frontends, plus Cilium's own: `HostPort` (a pod's hostPort, which Cilium
+ * serves as a service) and `LocalRedirect` (CiliumLocalRedirectPolicy, to a pod on this node).
+ */
+export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer' | 'HostPort' | 'LocalRedirect';
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
 /** NodePorts answer on every local address; the rules name no IP, so the model uses this one. */
