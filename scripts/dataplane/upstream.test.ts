@@ -86,3 +86,41 @@ describe('iptables-save: rules kube-proxy ≥ 1.29 writes with nfacct', () => {
     expect(view?.frontends.filter((f) => f.type === 'NodePort')).toHaveLength(1);
   });
 });
+
+describe('kube-proxy v1.35.0: shapes its tests check only as packet flows (upstream-gen)', () => {
+  const model = (name: string) => parse('iptables-save', read(`iptables-save/upstream-v1.35-${name}.txt`));
+  const view = (name: string, service: string) =>
+    (findService(model(name), service)?.frontends ?? []).map((f) => [f.type, f.backends.map((b) => b.ip).join(','), f.localOnly, f.dropsWithoutLocalEndpoints, f.noBackendVerdict]);
+
+  it('internalTrafficPolicy Local: KUBE-SERVICES jumps straight to KUBE-SVL with the local endpoint only', () => {
+    expect(view('internal-traffic-policy', 'ns1/itp-local')).toEqual([['ClusterIP', '10.0.1.1', true, false, null]]);
+    expect(findService(model('internal-traffic-policy'), 'ns1/itp-local')?.frontends[0].path).toEqual(['KUBE-SERVICES', 'KUBE-SVL-DPKTHXTGNGN4T5NQ']);
+  });
+
+  it('internalTrafficPolicy Local without a local endpoint: the ClusterIP is a filter-table DROP', () => {
+    expect(view('internal-traffic-policy', 'ns1/itp-none')).toEqual([['ClusterIP', '', true, true, 'drop']]);
+  });
+
+  it('terminating endpoints: ready ones win; with Local policy and only terminating local ones, those serve outside traffic', () => {
+    expect(view('terminating', 'ns2/term-some')).toEqual([
+      ['ClusterIP', '10.0.2.1,10.0.2.3', false, false, null],
+      ['NodePort', '10.0.2.1', true, false, null],
+    ]);
+    expect(view('terminating', 'ns2/term-all')).toEqual([
+      ['ClusterIP', '10.0.2.6', false, false, null],
+      ['NodePort', '10.0.2.4,10.0.2.5', true, false, null],
+    ]);
+    expect(view('terminating', 'ns2/term-cluster')).toEqual([['ClusterIP', '10.0.2.7', false, false, null]]);
+  });
+
+  it('large cluster mode (over 1000 endpoints): rules without per-endpoint comments still give every backend its share', () => {
+    const big = findService(model('large-cluster-mode'), 'ns3/big')?.frontends[0];
+    expect(big?.backends).toHaveLength(1000);
+    const sum = big?.backends.reduce((n, b) => n + b.share, 0) ?? 0;
+    expect(sum).toBeCloseTo(1, 9);
+    for (const b of big?.backends ?? []) expect(b.share).toBeCloseTo(0.001, 6);
+    // The dump really is large-cluster mode: no endpoint chain carries a comment.
+    expect(read('iptables-save/upstream-v1.35-large-cluster-mode.txt')).not.toMatch(/^-A KUBE-SEP-\S+ -m comment/m);
+    expect(findService(model('large-cluster-mode'), 'ns3/small')?.frontends[0].backends.map((b) => b.ip)).toEqual(['10.4.0.1', '10.4.0.2']);
+  });
+});
