@@ -30,8 +30,12 @@ export const MIN_KIND_RECOMMENDED = '0.31.0';
 /**
  * Cilium 1.18: a maintained stable line whose `cilium-dbg` output, `kubeProxyReplacement=true`
  * value and socket-LB behaviour the Cilium lessons describe. 1.18.14 is its latest patch we
- * could verify. (1.18 is e2e-tested on Kubernetes 1.30–1.33; 1.35 relies on Kubernetes'
- * forward compatibility, which is how kind users run it today.)
+ * could verify. Its Kubernetes compatibility page (Documentation/network/kubernetes/
+ * compatibility.rst at v1.18.14) lists 1.30–1.33 as e2e tested; newer Kubernetes "depends on
+ * the forward compatibility offered by Kubernetes". We looked for a Cilium release whose page
+ * lists 1.35 (the Kubernetes we pin) and found none we could verify (1.19 builds against the
+ * 1.35 client libraries, but its tested matrix was not available to us), so 1.18.14 stays: the
+ * best-supported release we can vouch for, and the one the lessons' outputs were checked against.
  */
 export const CILIUM_VERSION = '1.18.14';
 export const CILIUM_HELM_REPO = 'https://helm.cilium.io';
