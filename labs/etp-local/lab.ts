@@ -9,6 +9,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { pinnedToOneNode } from './checks.ts';
 import { AGNHOST } from '../_shared/workload.ts';
+import { nodeLabel } from '../_shared/restore.ts';
 
 const ID = 'etp-local';
 const NS = 'lab-etp-local';
@@ -38,6 +39,8 @@ export default defineLab({
     manifests: [],
     workspace: ['manifests/web-deployment.yaml', 'manifests/web-nodeport.yaml', 'manifests/web-lb.yaml'],
     images: [AGNHOST],
+    // The first step labels a worker; reset takes the label off again.
+    restore: [nodeLabel('dplab-web')],
   },
   steps: [
     {

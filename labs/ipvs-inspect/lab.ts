@@ -8,6 +8,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { installIpvsadmCheck, switchToLcCheck, virtualServerCheck } from './checks.ts';
 import { AGNHOST, WEB_AND_CLIENT, clientNode } from '../_shared/workload.ts';
+import { ipvsSchedulerDefault, nodePackage } from '../_shared/restore.ts';
 
 const ID = 'ipvs-inspect';
 const NS = 'lab-ipvs-inspect';
@@ -29,7 +30,8 @@ export default defineLab({
   minutes: 25,
   concepts: ['V1', 'V2', 'V3'],
   namespace: NS,
-  setup: WEB_AND_CLIENT,
+  // Steps install ipvsadm in a node and switch kube-proxy to lc: reset puts both back.
+  setup: { ...WEB_AND_CLIENT, restore: [nodePackage('ipvsadm'), ipvsSchedulerDefault()] },
   steps: [
     {
       id: 'install-ipvsadm',
