@@ -43,7 +43,7 @@ export default defineLab({
         { label: 'Ask the Cilium agent', command: `${AGENT} cilium-dbg status` },
         { label: 'Just the line that matters', command: `${AGENT} cilium-dbg status | grep KubeProxyReplacement` },
         { label: 'The details', command: `${AGENT} cilium-dbg status --verbose | sed -n '/KubeProxyReplacement Details/,/^$/p'` },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=True` },
+        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=<value>` },
       ],
       hints: [
         '`kubectl -n kube-system get daemonsets` lists `cilium` but no `kube-proxy`: the cluster was created with `kubeProxyMode: none`.',
@@ -95,7 +95,7 @@ export default defineLab({
       snippets: [
         { label: 'Count KUBE-SVC lines on a worker', command: KUBE_SVC_COUNT },
         { label: 'What Cilium keeps in iptables', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -E "^:CILIUM_"\'' },
-        { label: 'Record the count', command: save('kube-svc-rules', 'count', `$(${KUBE_SVC_COUNT})`) },
+        { label: 'Record the count', command: save('kube-svc-rules', 'count', '<count>') },
       ],
       hints: [
         'Nodes are Docker containers: `docker exec "$DPLAB_CLUSTER-worker" iptables-save` prints that node\'s whole iptables ruleset.',
