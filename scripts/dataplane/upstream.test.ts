@@ -87,17 +87,19 @@ describe('iptables-save: rules kube-proxy ≥ 1.29 writes with nfacct', () => {
   });
 });
 
-describe('kube-proxy v1.35.0: shapes its tests check only as packet flows (upstream-gen)', () => {
-  const model = (name: string) => parse('iptables-save', read(`iptables-save/upstream-v1.35-${name}.txt`));
+const GENERATED: Array<[Format, string]> = [['iptables-save', 'iptables-save/upstream-v1.35-%s.txt'], ['nft-json', 'nft-json/upstream-v1.35-%s.json']];
+
+describe.each(GENERATED)('kube-proxy v1.35.0 %s: shapes its tests check only as packet flows (upstream-gen)', (format, pattern) => {
+  const model = (name: string) => parse(format, read(pattern.replace('%s', name)));
   const view = (name: string, service: string) =>
     (findService(model(name), service)?.frontends ?? []).map((f) => [f.type, f.backends.map((b) => b.ip).join(','), f.localOnly, f.dropsWithoutLocalEndpoints, f.noBackendVerdict]);
 
-  it('internalTrafficPolicy Local: KUBE-SERVICES jumps straight to KUBE-SVL with the local endpoint only', () => {
+  it('internalTrafficPolicy Local: the ClusterIP goes straight to the local policy chain, with the local endpoint only', () => {
     expect(view('internal-traffic-policy', 'ns1/itp-local')).toEqual([['ClusterIP', '10.0.1.1', true, false, null]]);
-    expect(findService(model('internal-traffic-policy'), 'ns1/itp-local')?.frontends[0].path).toEqual(['KUBE-SERVICES', 'KUBE-SVL-DPKTHXTGNGN4T5NQ']);
+    expect(findService(model('internal-traffic-policy'), 'ns1/itp-local')?.frontends[0].path.at(-1)).toMatch(format === 'iptables-save' ? /^KUBE-SVL-/ : /^local-/);
   });
 
-  it('internalTrafficPolicy Local without a local endpoint: the ClusterIP is a filter-table DROP', () => {
+  it('internalTrafficPolicy Local without a local endpoint: the ClusterIP is dropped', () => {
     expect(view('internal-traffic-policy', 'ns1/itp-none')).toEqual([['ClusterIP', '', true, true, 'drop']]);
   });
 
@@ -112,6 +114,10 @@ describe('kube-proxy v1.35.0: shapes its tests check only as packet flows (upstr
     ]);
     expect(view('terminating', 'ns2/term-cluster')).toEqual([['ClusterIP', '10.0.2.7', false, false, null]]);
   });
+});
+
+describe('kube-proxy v1.35.0 iptables large cluster mode (upstream-gen)', () => {
+  const model = (name: string) => parse('iptables-save', read(`iptables-save/upstream-v1.35-${name}.txt`));
 
   it('large cluster mode (over 1000 endpoints): rules without per-endpoint comments still give every backend its share', () => {
     const big = findService(model('large-cluster-mode'), 'ns3/big')?.frontends[0];
