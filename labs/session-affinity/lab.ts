@@ -73,7 +73,7 @@ export default defineLab({
         { label: 'The recent-module rules', command: IPT_RECENT, modes: ['iptables'] },
         { label: "The kernel's memory of clients, on the client's node", command: `docker exec ${CLIENT_NODE} sh -c 'ls /proc/net/xt_recent/ && cat /proc/net/xt_recent/KUBE-SEP-*'`, modes: ['iptables'] },
         { label: 'The virtual servers, in hex', command: IPVS_PROC, modes: ['ipvs'] },
-        { label: 'With ipvsadm (installed in the ipvs-inspect lab)', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, modes: ['ipvs'] },
+        { label: 'With ipvsadm, where it is installed (the ipvs-inspect lab puts it in the first worker; its reset takes it out again)', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, modes: ['ipvs'] },
         { label: "Persistence templates and connections, on the client's node (the kernel's table, in hex)", command: `docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`, modes: ['ipvs'] },
         { label: 'Write down the timeout', command: recordCommand(NS, 'affinity', { seconds: '<seconds>' }) },
       ],

@@ -56,22 +56,22 @@ function expectSameModel(back: DataplaneModel, original: DataplaneModel): void {
 
 const hasNfacct = spawnSync('sh', ['-c', 'command -v nfacct']).status === 0;
 const files = (format: string) => readdirSync(join(DIR, format)).filter((f) => /\.(txt|json)$/.test(f));
+const iptablesText = (file: string) => readFileSync(join(DIR, 'iptables-save', file), 'utf8');
+/** Rules that match nfacct counters load only once the counters exist, which needs the `nfacct` tool. */
+const loadable = (file: string) => hasNfacct || nfacctNames(iptablesText(file)).length === 0;
 
 describe.skipIf(reason !== null)(`real kernel${reason ? ` (skipped: ${reason})` : ''}`, () => {
-  it.each(files('iptables-save'))('iptables-restore accepts iptables-save/%s and reads back the same model', (file) => {
-    const text = readFileSync(join(DIR, 'iptables-save', file), 'utf8');
-    const counters = nfacctNames(text);
-    // Skipping is said out loud: the rules name nfacct counters and the tool to create them is absent.
-    if (counters.length && !hasNfacct) {
-      console.warn(`kernel: ${file} skipped: it matches nfacct counters and \`nfacct\` is missing (apt-get install nfacct)`);
-      return;
-    }
+  it.each(files('iptables-save').filter(loadable))('iptables-restore accepts iptables-save/%s and reads back the same model', (file) => {
+    const text = iptablesText(file);
     const ns = freshNamespace();
-    for (const name of counters) inNs(ns, ['nfacct', 'add', name]);
+    // kube-proxy creates its nfacct counters before it writes the rules that match them.
+    for (const name of nfacctNames(text)) inNs(ns, ['nfacct', 'add', name]);
     inNs(ns, ['iptables-restore'], text);
     const back = inNs(ns, ['iptables-save']);
     expectSameModel(parse('iptables-save', back), parse('iptables-save', text));
   });
+
+  it.skip.each(files('iptables-save').filter((f) => !loadable(f)))('iptables-save/%s (skipped: it matches nfacct counters and `nfacct` is missing; apt-get install nfacct)', () => {});
 
   it.each(files('nft-json'))('nft -j -f accepts nft-json/%s and reads back the same model', (file) => {
     const text = readFileSync(join(DIR, 'nft-json', file), 'utf8');
