@@ -24,6 +24,8 @@ export interface ExplainResponse {
   frontends: JsonFrontend[];
   mermaid: string;
   text: string;
+  /** What the parser skipped or had to guess (unknown lines or types, an unknown Service CIDR); absent when nothing. */
+  notes?: string[];
 }
 
 /** Kubernetes namespace / Service name: DNS labels. Checked before anything reads a cluster. */
@@ -54,5 +56,6 @@ export function explainView(model: DataplaneModel, service: string, where: Where
     frontends: toJson(view).frontends,
     mermaid: toMermaid(view, model.format),
     text: toText(view, model),
+    ...(model.notes?.length ? { notes: model.notes } : {}),
   };
 }

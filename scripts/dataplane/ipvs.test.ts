@@ -97,3 +97,13 @@ describe('which virtual servers are ClusterIPs', () => {
     expect(kinds(OTHER, { clusterIPs: ['10.200.0.1'], serviceCidr: '10.96.0.0/16' }, 'ipvsadm')[0]).toBe('ClusterIP 10.200.0.1:443 ×1');
   });
 });
+
+describe('the explorer response carries the notes', () => {
+  it('an IPVS read without a Service CIDR says so in `notes` and in the text', async () => {
+    const { explainView } = await import('./explain-view.ts');
+    const model = parse('proc-ip-vs', DUAL, { names: { 'TCP/10.96.45.112:80': 'default/web' } });
+    const r = explainView(model, 'default/web', { source: 'fixture' });
+    expect(r?.notes).toEqual(expect.arrayContaining([expect.stringContaining('Service CIDR unknown'), expect.stringContaining('firewall-mark')]));
+    expect(r?.text).toContain('note: Service CIDR unknown');
+  });
+});
