@@ -29,6 +29,8 @@ export interface JsonBackend { ip: string; port: number; share: number }
 export interface JsonFrontend {
   type: string; ip: string; port: number; protocol: string; backends: JsonBackend[];
   localOnly: boolean; dropsWithoutLocalEndpoints: boolean; affinity: { timeoutSeconds: number } | null;
+  /** loadBalancerSourceRanges the dataplane enforces; present only when it restricts the sources. */
+  sourceRanges?: string[];
 }
 export interface JsonView { service: string | null; frontends: JsonFrontend[] }
 
@@ -41,6 +43,7 @@ export function toJson(view: ServiceView): JsonView {
       backends: fe.backends.map((b) => ({ ip: b.ip, port: b.port, share: b.share })),
       localOnly: fe.localOnly, dropsWithoutLocalEndpoints: fe.dropsWithoutLocalEndpoints,
       affinity: fe.affinity ? { timeoutSeconds: fe.affinity.timeoutSeconds } : null,
+      ...(fe.sourceRanges?.length ? { sourceRanges: [...fe.sourceRanges] } : {}),
     })),
   };
 }

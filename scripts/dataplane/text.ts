@@ -13,6 +13,7 @@ export function toText(view: ServiceView, model: DataplaneModel): string {
       fe.localOnly ? 'Local traffic policy' : null,
       fe.dropsWithoutLocalEndpoints ? 'DROPS here: no local endpoint' : null,
       fe.affinity ? `affinity ClientIP ${fe.affinity.timeoutSeconds}s` : null,
+      fe.sourceRanges?.length ? `only from ${fe.sourceRanges.join(', ')}` : null,
       fe.backends.length === 0 && fe.noBackendVerdict === 'reject' ? 'REJECTS: no endpoints' : null,
     ].filter(Boolean);
     out.push('');
