@@ -44,6 +44,23 @@ describe.skipIf(!hasChromium)('dataplane explorer in the browser (skipped: /usr/
     expect(await page.locator('dplab-dataplane .dp-status').textContent()).toMatch(/^Showing default\/web/);
   });
 
+  it("kube-proxy's own output as a fixture: a LoadBalancer with source ranges, one row per frontend", async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/explorer/');
+    const first = page.locator('dplab-dataplane .dp-column').first();
+    await first.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
+    await page.locator('dplab-dataplane input[name=service]').fill('ns5/svc5');
+    await first.locator('select.dp-source').selectOption('fixture:iptables-save/upstream-v1.35-overall');
+    await page.locator('dplab-dataplane button[type=submit]').click();
+    await expect.poll(() => first.locator('.dp-summary').textContent(), { timeout: 20_000 }).toContain('ns5/svc5 on fixture iptables-save/upstream-v1.35-overall');
+    await first.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
+    const table = await first.locator('table.dp-shares').textContent();
+    expect(table).toContain('LoadBalancer');
+    expect(table).toContain('5.6.7.8');
+    expect(table).toContain('only from 203.0.113.0/25');
+    await page.screenshot({ path: join(tmpdir(), 'dplab-explorer-upstream.png'), fullPage: true });
+  });
+
   it('switching the source by keyboard and refreshing redraws; a Local NodePort on a node without pods shows the drop', async () => {
     const { page } = browser;
     await openSignedIn(page, course, '/explorer/');

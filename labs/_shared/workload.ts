@@ -23,3 +23,12 @@ export const WEB_AND_CLIENT_TO_APPLY = {
   workspace: [WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD],
   images: [AGNHOST],
 };
+
+/**
+ * The node the `client` pod runs on, as a shell expression for snippets. Connection state
+ * (IPVS connection entries, the `recent` module's client lists, conntrack) lives on the node
+ * where the client's packets enter the dataplane, which is the client's node, not a fixed worker.
+ */
+export function clientNode(namespace: string): string {
+  return `"$(kubectl -n ${namespace} get pod client -o jsonpath='{.spec.nodeName}')"`;
+}

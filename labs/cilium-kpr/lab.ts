@@ -14,6 +14,12 @@ const ID = 'cilium-kpr';
 const NS = 'lab-cilium-kpr';
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
 const KPR_VALUE = `$(${AGENT} cilium-dbg status | awk '/^KubeProxyReplacement:/ {print $2}')`;
+/**
+ * Relay first, then the port-forward in the background, then observe: `&` must background only
+ * the port-forward (a bare `enable && port-forward &` would background the enable too, and
+ * `hubble observe` would run before Relay exists).
+ */
+export const RELAY_OBSERVE = `cilium hubble enable && { cilium hubble port-forward & sleep 5; } && hubble observe --to-service ${NS}/web --last 20`;
 const KUBE_SVC_COUNT = 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c KUBE-SVC || true\'';
 const save = (name: string, key: string, value: string) => `kubectl -n ${NS} create configmap ${name} --from-literal=${key}="${value}" --dry-run=client -o yaml | kubectl apply -f -`;
 
@@ -37,7 +43,7 @@ export default defineLab({
         { label: 'Ask the Cilium agent', command: `${AGENT} cilium-dbg status` },
         { label: 'Just the line that matters', command: `${AGENT} cilium-dbg status | grep KubeProxyReplacement` },
         { label: 'The details', command: `${AGENT} cilium-dbg status --verbose | sed -n '/KubeProxyReplacement Details/,/^$/p'` },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=True` },
+        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=<value>` },
       ],
       hints: [
         '`kubectl -n kube-system get daemonsets` lists `cilium` but no `kube-proxy`: the cluster was created with `kubeProxyMode: none`.',
@@ -89,7 +95,7 @@ export default defineLab({
       snippets: [
         { label: 'Count KUBE-SVC lines on a worker', command: KUBE_SVC_COUNT },
         { label: 'What Cilium keeps in iptables', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -E "^:CILIUM_"\'' },
-        { label: 'Record the count', command: save('kube-svc-rules', 'count', `$(${KUBE_SVC_COUNT})`) },
+        { label: 'Record the count', command: save('kube-svc-rules', 'count', '<count>') },
       ],
       hints: [
         'Nodes are Docker containers: `docker exec "$DPLAB_CLUSTER-worker" iptables-save` prints that node\'s whole iptables ruleset.',
@@ -111,7 +117,7 @@ export default defineLab({
         { label: 'Start the client pod', command: `kubectl -n ${NS} apply -f cilium-kpr/client.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s` },
         { label: 'Send a few requests', command: `for i in 1 2 3 4 5; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done` },
         { label: 'Flows to web, in the agent', command: `${AGENT} hubble observe --to-service ${NS}/web --last 20` },
-        { label: 'Or cluster-wide through Hubble Relay (needs the hubble CLI on your machine)', command: `cilium hubble enable && cilium hubble port-forward & sleep 5; hubble observe --to-service ${NS}/web --last 20` },
+        { label: 'Or cluster-wide through Hubble Relay (needs the hubble CLI on your machine)', command: RELAY_OBSERVE },
       ],
       hints: [
         'Flows only exist once something talks to web: start the client pod and send a few requests first.',

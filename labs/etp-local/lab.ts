@@ -9,11 +9,20 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { pinnedToOneNode } from './checks.ts';
 import { AGNHOST } from '../_shared/workload.ts';
+import { nodeLabel } from '../_shared/restore.ts';
 
 const ID = 'etp-local';
 const NS = 'lab-etp-local';
 const LABEL = 'kubectl label node "$DPLAB_CLUSTER-worker" dplab-web=yes --overwrite';
 const PORT = `PORT=$(kubectl -n ${NS} get service web -o jsonpath='{.spec.ports[0].nodePort}')`;
+/** Every node's address on the `kind` network, as `<node> <ip>` lines. */
+const NODE_IPS = `for n in $(kind get nodes --name "$DPLAB_CLUSTER"); do echo "$n $(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$n")"; done`;
+/**
+ * kube-proxy's (and Cilium's) health server for web-lb on every node: the HTTP status is 200
+ * where the node has local endpoints, 503 where it has none. Only a LoadBalancer with Local
+ * policy has a healthCheckNodePort; a NodePort gets none, so this reads web-lb's.
+ */
+export const HEALTH_PROBE = `HC=$(kubectl -n ${NS} get service web-lb -o jsonpath='{.spec.healthCheckNodePort}'); ${NODE_IPS} | while read -r n ip; do printf '%-28s %s\\n' "$n" "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://$ip:$HC/")"; done`;
 /** Ask every node from this terminal (outside the nodes); a node that drops the traffic gives no answer within 2 s. */
 const probeAll = (path: string) =>
   `${PORT}; for n in $(kind get nodes --name "$DPLAB_CLUSTER"); do ip=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$n"); printf '%-28s %s\\n' "$n" "$(curl -s --max-time 2 "http://$ip:$PORT${path}" || echo 'no answer')"; done`;
@@ -28,8 +37,10 @@ export default defineLab({
   namespace: NS,
   setup: {
     manifests: [],
-    workspace: ['manifests/web-deployment.yaml', 'manifests/web-nodeport.yaml'],
+    workspace: ['manifests/web-deployment.yaml', 'manifests/web-nodeport.yaml', 'manifests/web-lb.yaml'],
     images: [AGNHOST],
+    // The first step labels a worker; reset takes the label off again.
+    restore: [nodeLabel('dplab-web')],
   },
   steps: [
     {
@@ -66,7 +77,8 @@ export default defineLab({
         { label: 'Its NodePort', command: `kubectl -n ${NS} get service web -o wide` },
         { label: 'Ask every node for /hostname', command: probeAll('/hostname') },
         { label: 'Ask every node for /clientip', command: probeAll('/clientip') },
-        { label: 'The health-check port', command: `kubectl -n ${NS} get service web -o jsonpath='{.spec.healthCheckNodePort}{"\\n"}'` },
+        { label: 'A LoadBalancer twin of web (health checks exist only for LoadBalancer + Local)', command: `kubectl -n ${NS} apply -f etp-local/web-lb.yaml` },
+        { label: 'Ask every node\'s health-check port: 200 or 503', command: HEALTH_PROBE },
       ],
       hints: [
         'The manifest in your workspace is a NodePort Service with `externalTrafficPolicy: Local`; apply it.',

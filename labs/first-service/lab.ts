@@ -102,10 +102,10 @@ export default defineLab({
       snippets: [
         { label: "Ask kube-proxy on a node for its mode", command: KUBE_PROXY_MODE, modes: ['iptables', 'ipvs', 'nftables'] },
         { label: 'See the kube-proxy DaemonSet', command: 'kubectl -n kube-system get daemonset kube-proxy', modes: ['iptables', 'ipvs', 'nftables'] },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=$(${KUBE_PROXY_MODE})`, modes: ['iptables', 'ipvs', 'nftables'] },
+        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<mode>`, modes: ['iptables', 'ipvs', 'nftables'] },
         { label: 'No kube-proxy here', command: 'kubectl -n kube-system get daemonset kube-proxy', modes: ['cilium'] },
         { label: 'Ask the Cilium agent instead', command: CILIUM_KPR, modes: ['cilium'] },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=True`, modes: ['cilium'] },
+        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<value>`, modes: ['cilium'] },
       ],
       hints: [
         'kube-proxy serves `/proxyMode` on 127.0.0.1:10249 inside each node; `docker exec` gets you inside a node.',

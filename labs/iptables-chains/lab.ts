@@ -63,7 +63,7 @@ export default defineLab({
         { label: 'The chain now', command: `${NAT} | grep "^-A ${SVC_CHAIN} "` },
         { label: 'Count after', command: `docker exec ${NODE} iptables-save | grep -c '${NS}/web'` },
         { label: 'All KUBE rules on the node', command: `docker exec ${NODE} iptables-save | grep -c '^-A KUBE'` },
-        { label: 'Write the count down', command: recordCommand(NS, 'web-rules', { count: COUNT }) },
+        { label: 'Write the count down', command: recordCommand(NS, 'web-rules', { count: '<count>' }) },
       ],
       hints: [
         `\`kubectl -n ${NS} scale deployment web --replicas=${SCALED}\`, then wait for the pods to be ready: only ready pods become endpoints, and only endpoints get rules.`,
@@ -93,7 +93,7 @@ export default defineLab({
         { label: 'Entries to the ClusterIP', command: `docker exec ${CLIENT_NODE} conntrack -L -d ${CLUSTER_IP}` },
         { label: 'How full is the table?', command: `docker exec ${CLIENT_NODE} cat /proc/sys/net/netfilter/nf_conntrack_count /proc/sys/net/netfilter/nf_conntrack_max` },
         { label: 'Per-CPU statistics (drops, insert failures)', command: `docker exec ${CLIENT_NODE} conntrack -S` },
-        { label: 'Write the maximum down', command: recordCommand(NS, 'conntrack', { max: CT_MAX }) },
+        { label: 'Write the maximum down', command: recordCommand(NS, 'conntrack', { max: '<max>' }) },
       ],
       hints: [
         'The DNAT happens on the node where the client pod runs, so that node holds the entries: `kubectl get pod client -o wide` tells you which.',

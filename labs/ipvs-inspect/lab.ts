@@ -7,11 +7,14 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { installIpvsadmCheck, switchToLcCheck, virtualServerCheck } from './checks.ts';
-import { WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT, clientNode } from '../_shared/workload.ts';
+import { ipvsSchedulerDefault, nodePackage } from '../_shared/restore.ts';
 
 const ID = 'ipvs-inspect';
 const NS = 'lab-ipvs-inspect';
 const NODE = '"$DPLAB_CLUSTER-worker"';
+/** IPVS keeps a connection entry on the node the client's packets entered: the client's node. */
+const CLIENT_NODE = clientNode(NS);
 const INSTALL = `docker exec ${NODE} sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ipvsadm'`;
 const LIST = `docker exec ${NODE} ipvsadm -Ln`;
 const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
@@ -27,7 +30,8 @@ export default defineLab({
   minutes: 25,
   concepts: ['V1', 'V2', 'V3'],
   namespace: NS,
-  setup: WEB_AND_CLIENT,
+  // Steps install ipvsadm in a node and switch kube-proxy to lc: reset puts both back.
+  setup: { ...WEB_AND_CLIENT, restore: [nodePackage('ipvsadm'), ipvsSchedulerDefault()] },
   steps: [
     {
       id: 'install-ipvsadm',
@@ -59,7 +63,7 @@ export default defineLab({
         { label: 'Just web', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80` },
         { label: 'The dummy interface', command: `docker exec ${NODE} ip -4 addr show dev kube-ipvs0` },
         { label: 'IPVS still needs a little iptables', command: `docker exec ${NODE} iptables-save -t nat | grep -c KUBE` },
-        { label: 'Connections IPVS tracks', command: `kubectl -n ${NS} exec client -- curl -s http://web/hostname; docker exec ${NODE} ipvsadm -Lnc` },
+        { label: "Connections IPVS tracks, on the client's node (the kernel's table, in hex; ipvsadm -Lnc prints it readably where ipvsadm is installed)", command: `kubectl -n ${NS} exec client -- curl -s http://web/hostname; docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn` },
         { label: 'Write it down', command: recordCommand(NS, 'web-ipvs', { 'virtual-server': '<ClusterIP>:80', scheduler: '<scheduler>' }) },
       ],
       hints: [

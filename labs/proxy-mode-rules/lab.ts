@@ -35,7 +35,7 @@ export default defineLab({
       snippets: [
         { label: 'One kube-proxy pod per node', command: 'kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide' },
         { label: "Ask the worker's kube-proxy", command: PROXY_MODE },
-        { label: 'Write it down', command: recordCommand(NS, 'proxy-mode', { mode: `$(${PROXY_MODE})` }) },
+        { label: 'Write it down', command: recordCommand(NS, 'proxy-mode', { mode: '<mode>' }) },
       ],
       hints: [
         'kube-proxy runs with hostNetwork, so its metrics port 10249 listens on 127.0.0.1 inside the node container itself.',

@@ -100,3 +100,27 @@ function growthVerdict(n: number, obs: GrowthObservation, ctx: EvalContext): Ver
   const per = (growth / obs.services).toFixed(1);
   return pass(`${obs.services} Services added ${growth} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} (${per} per Service, ${baseline} → ${now}).`, facts);
 }
+
+/**
+ * Clean-up, checked: the generated Services are gone and the node's dataplane is back near the
+ * baseline, so the later labs' greps and counts see only their own Services. In large cluster
+ * mode kube-proxy deletes stale chains only on a later full sync, so the count may lag: pending.
+ */
+export const cleanupCheck = defineCheck<GrowthObservation>({
+  observations: growthObservationSchema,
+  settleMs: 180_000,
+  gather: (ctx) => growthCheck(0).gather(ctx),
+  evaluate(obs, ctx): Verdict {
+    const baseline = baselineOf(obs.answer);
+    const { now, facts } = countFacts(obs.scale, ctx, baseline);
+    facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, 0, obs.services, obs.services === 0));
+    if (obs.services > 0) return fail(`${obs.services} generated Services are still there. Delete them: \`kubectl -n ${ctx.namespace} delete services -l ${SCALE_LABEL}\`.`, facts);
+    if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
+    if (baseline !== undefined) {
+      const left = now - baseline;
+      facts.push(fact('entries over the baseline', `at most ${BASELINE_SLACK}`, left, left <= BASELINE_SLACK));
+      if (left > BASELINE_SLACK) return fail(`The Services are gone but ${obs.scale.node} still has ${left} entries over the baseline: kube-proxy removes stale chains on its next full sync.`, facts, true);
+    }
+    return measured(pass(`The generated Services are gone; ${obs.scale.node} is back to ${now} ${ENTRY_COUNTS[ctx.mode].what}${baseline === undefined ? '' : ` (baseline ${baseline})`}.`, facts), scaleFigures(obs.scale, ctx.mode, 0));
+  },
+});

@@ -6,7 +6,7 @@
 import { MODES } from '../../scripts/clusters/modes.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
-import { baselineCheck, growthCheck } from './checks.ts';
+import { baselineCheck, cleanupCheck, growthCheck } from './checks.ts';
 import { AGNHOST, WEB_DEPLOYMENT } from '../_shared/workload.ts';
 
 const ID = 'scale-compare';
@@ -85,12 +85,13 @@ export default defineLab({
         { label: 'Create the rest, up to 1,000', command: make(1000) },
         { label: 'Count again', command: COUNT },
         { label: 'kube-proxy sync time', command: SYNC, modes: KUBE_PROXY },
-        { label: 'Clean up (deletes the generated Services)', command: `kubectl -n ${NS} delete services -l dplab-scale=yes` },
+        { label: 'The same generated Service in the rules, now', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c "lab-scale-compare/scale-1 "\'', modes: ['iptables'] },
       ],
       hints: [
         'The generator keeps the first 100 and adds scale-101 … scale-1000; creating them takes a minute.',
         'Compare growth per Service with the previous step: it stays about the same, the total grows tenfold.',
         'The sync-time average mixes all syncs since kube-proxy started; run `sync-time.sh` before and after to see the later, larger syncs pull it up.',
+        'On iptables, with more than 1,000 endpoints kube-proxy switches to its large cluster mode and stops writing a comment on every endpoint rule: the grep for one Service\'s comment now finds fewer lines.',
       ],
       solution: {
         commands: [make(1000), 'sleep 15', COUNT],
@@ -98,6 +99,25 @@ export default defineLab({
         explanation: 'Ten times the Services, ten times the entries. What differs between the modes is how a packet finds its entry (a linear walk in iptables, a hash lookup elsewhere) and how much has to be rewritten on each change.',
       },
       check: growthCheck(1000),
+    },
+    {
+      id: 'cleanup',
+      title: 'Clean up',
+      instructions: labText(ID, 'steps/cleanup.md'),
+      concepts: ['C2'],
+      snippets: [
+        { label: 'Delete the generated Services', command: `kubectl -n ${NS} delete services -l dplab-scale=yes` },
+        { label: 'Count again', command: COUNT },
+      ],
+      hints: [
+        'Every generated Service carries the label `dplab-scale=yes`; delete them by that label.',
+        'The count falls back towards your baseline. In iptables large cluster mode kube-proxy deletes the stale chains on a later full sync, so give it up to a minute.',
+      ],
+      solution: {
+        commands: [`kubectl -n ${NS} delete services -l dplab-scale=yes --wait`, 'sleep 30', COUNT],
+        explanation: 'The other labs read the same nodes: a thousand leftover Services would be in every rule dump they show you.',
+      },
+      check: cleanupCheck,
     },
   ],
 });

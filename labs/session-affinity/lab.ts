@@ -6,11 +6,13 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { affinityRulesCheck, CURL_LOOP, onePodCheck, setAffinityCheck } from './checks.ts';
-import { WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT, clientNode } from '../_shared/workload.ts';
 
 const ID = 'session-affinity';
 const NS = 'lab-session-affinity';
 const NODE = '"$DPLAB_CLUSTER-worker"';
+/** Affinity memory is per node: the client's node holds its entries. */
+const CLIENT_NODE = clientNode(NS);
 const PATCH = `kubectl -n ${NS} patch service web -p '{"spec":{"sessionAffinity":"ClientIP"}}'`;
 const LOOP = `kubectl -n ${NS} exec client -- sh -c '${CURL_LOOP}'`;
 const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
@@ -69,10 +71,10 @@ export default defineLab({
       concepts: ['T5'],
       snippets: [
         { label: 'The recent-module rules', command: IPT_RECENT, modes: ['iptables'] },
-        { label: "The kernel's memory of clients", command: `docker exec ${NODE} sh -c 'ls /proc/net/xt_recent/ && cat /proc/net/xt_recent/KUBE-SEP-*'`, modes: ['iptables'] },
+        { label: "The kernel's memory of clients, on the client's node", command: `docker exec ${CLIENT_NODE} sh -c 'ls /proc/net/xt_recent/ && cat /proc/net/xt_recent/KUBE-SEP-*'`, modes: ['iptables'] },
         { label: 'The virtual servers, in hex', command: IPVS_PROC, modes: ['ipvs'] },
-        { label: 'With ipvsadm (installed in the ipvs-inspect lab)', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, modes: ['ipvs'] },
-        { label: 'Persistence templates', command: `docker exec ${NODE} ipvsadm -Lnc`, modes: ['ipvs'] },
+        { label: 'With ipvsadm, where it is installed (the ipvs-inspect lab puts it in the first worker; its reset takes it out again)', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, modes: ['ipvs'] },
+        { label: "Persistence templates and connections, on the client's node (the kernel's table, in hex)", command: `docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`, modes: ['ipvs'] },
         { label: 'Write down the timeout', command: recordCommand(NS, 'affinity', { seconds: '<seconds>' }) },
       ],
       hints: [

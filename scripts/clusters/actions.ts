@@ -164,7 +164,16 @@ export const ACTIONS: readonly Action[] = [
           }
           throw err;
         }
-        await run('kind', ['load', 'docker-image', '--name', ctx.name, image], { timeoutMs: ctx.timeouts.imageLoad, signal: ctx.signal });
+        try {
+          await run('kind', ['load', 'docker-image', '--name', ctx.name, image], { timeoutMs: ctx.timeouts.imageLoad, signal: ctx.signal });
+        } catch (err) {
+          // Preloading is an optimisation. It fails for multi-arch images under Docker's
+          // containerd image store (Docker Desktop's default, new Docker installs: "ctr: content
+          // digest … not found"); the nodes pull the image themselves, so the start goes on.
+          if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
+          const why = (err.stderr || err.message).trim().split('\n').filter(Boolean).at(-1) ?? err.message;
+          ctx.note(`Could not preload ${image} (${why.slice(0, 200)}); the nodes will pull it when a lab needs it.`);
+        }
       }
     },
   },

@@ -85,6 +85,17 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
     expect(last.progress?.actions.every((a) => a.state === 'done')).toBe(true);
   });
 
+  it('kind load failing (multi-arch image under the containerd image store) is a note; the cluster starts and is kept', async () => {
+    // kind's own error for that case, as reported in kubernetes-sigs/kind#4224 (see also #3795), node name ours.
+    const stderr = 'ERROR: failed to load image: command "docker exec --privileged -i dplab-iptables-control-plane ctr --namespace=k8s.io images import --all-platforms --digests --snapshotter=overlayfs -" failed with error: exit status 1\n\nCommand Output: ctr: content digest sha256:b1addbe72465a718643cff9e60a58e6df1841e29d6d7d60c9a85d8d72f08d1a7: not found\n';
+    const { d, manager, events } = setup('iptables', [{ tool: 'kind', match: '^load docker-image ', stderr, exit: 1 }]);
+    const status = await manager.ensure('iptables');
+    expect(status.state).toBe('ready');
+    expect(d.commandLines().some((l) => l.startsWith('kind delete'))).toBe(false);
+    const notes = events.filter((e) => e.type === 'info').map((e) => e.message);
+    expect(notes).toContainEqual(expect.stringMatching(new RegExp(`^Could not preload ${PRESENT_IMAGE.replace(/[.]/g, '\\.')} \\(Command Output: ctr: content digest sha256:b1ad.*not found\\); the nodes will pull it`)));
+  });
+
   it('reuses a healthy cluster without creating anything', async () => {
     const { d, manager, events } = setup('nftables');
     d.setState({ created: 'yes' });

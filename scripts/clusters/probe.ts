@@ -10,8 +10,8 @@
  * A true outside client avoids that in every mode:
  *  - native Linux engine: the host itself (Node's http): the `kind` bridge is routable here and
  *    no Cilium hook is attached to the host's sockets (it attaches inside the node's cgroup);
- *  - Docker Desktop / non-Linux: node IPs live in the VM, so a throwaway helper container on
- *    the `kind` network runs curl. It uses the node image (already pulled, ships curl).
+ *  - Docker Desktop / non-Linux: node IPs live in the VM, and rootless Docker keeps them in
+ *    RootlessKit's network namespace, so a throwaway helper container on the `kind` network runs curl. It uses the node image (already pulled, ships curl).
  * `DPLAB_PROBE_FROM=host|helper` overrides the choice.
  */
 import { request } from 'node:http';

@@ -10,6 +10,18 @@ export const KUBERNETES_VERSION = '1.35.0';
 /** Node image of kind v0.31.0 for Kubernetes 1.35.0; the kind configs pin the same string. */
 export const NODE_IMAGE = `kindest/node:v${KUBERNETES_VERSION}@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f`;
 
+/**
+ * The simulated cluster (`--provider sim`) builds the same Kubernetes release's components
+ * (kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy) from the
+ * k8s.io/kubernetes module at v{KUBERNETES_VERSION}, and the etcd and CoreDNS that release
+ * pins: kubeadm's `DefaultEtcdVersion = "3.6.6-0"` and `CoreDNSVersion = "v1.13.1"` in
+ * cmd/kubeadm/app/constants/constants.go of k8s.io/kubernetes v1.35.0 (build/dependencies.yaml
+ * lists the same: etcd 3.6.6, coredns-kubeadm 1.13.1).
+ */
+export const SIM_KUBERNETES_VERSION = KUBERNETES_VERSION;
+export const SIM_ETCD_VERSION = '3.6.6';
+export const SIM_COREDNS_VERSION = '1.13.1';
+
 /** `kubeProxyMode: nftables` arrived in kind 0.23; nftables mode is beta from Kubernetes 1.31. */
 export const MIN_KIND_FOR_NFTABLES = '0.23.0';
 export const MIN_KUBERNETES_FOR_NFTABLES = '1.31.0';
@@ -19,8 +31,12 @@ export const MIN_KIND_RECOMMENDED = '0.31.0';
 /**
  * Cilium 1.18: a maintained stable line whose `cilium-dbg` output, `kubeProxyReplacement=true`
  * value and socket-LB behaviour the Cilium lessons describe. 1.18.14 is its latest patch we
- * could verify. (1.18 is e2e-tested on Kubernetes 1.30–1.33; 1.35 relies on Kubernetes'
- * forward compatibility, which is how kind users run it today.)
+ * could verify. Its Kubernetes compatibility page (Documentation/network/kubernetes/
+ * compatibility.rst at v1.18.14) lists 1.30–1.33 as e2e tested; newer Kubernetes "depends on
+ * the forward compatibility offered by Kubernetes". We looked for a Cilium release whose page
+ * lists 1.35 (the Kubernetes we pin) and found none we could verify (1.19 builds against the
+ * 1.35 client libraries, but its tested matrix was not available to us), so 1.18.14 stays: the
+ * best-supported release we can vouch for, and the one the lessons' outputs were checked against.
  */
 export const CILIUM_VERSION = '1.18.14';
 export const CILIUM_HELM_REPO = 'https://helm.cilium.io';

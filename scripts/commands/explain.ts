@@ -7,6 +7,7 @@ import {
 import { parseFlags, usageError, type Command } from './command.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { isServiceRef } from '../dataplane/explain-view.ts';
+import { isCidr } from '../dataplane/addr.ts';
 import { explainLive } from '../dataplane/live.ts';
 
 export { commandsToRead };
@@ -14,6 +15,7 @@ export { commandsToRead };
 const USAGE = [
   `dplab explain --input <file> --format ${FORMATS.join('|')} (--service <ns/name> | --frontend <ip:port>) [--json | --mermaid]`,
   '              [--names <file.json>] [--hz <kernel HZ>]   (names: {"10.96.45.112:80": "default/web"} for IPVS / cilium text)',
+  '              [--service-cidr <cidr>[,<cidr>]]   (IPVS: which virtual servers are ClusterIPs; `kubectl get servicecidrs` shows it)',
   'dplab explain <mode> <ns/name> [--node <node>] [--json | --mermaid]   (live: reads the node of a running lab cluster, default the first worker)',
 ].join('\n');
 
@@ -25,6 +27,7 @@ export const explain: Command = {
     const { values, positionals } = parseFlags(explain, argv, {
       input: { type: 'string' }, format: { type: 'string' }, service: { type: 'string' }, frontend: { type: 'string' },
       json: { type: 'boolean' }, mermaid: { type: 'boolean' }, names: { type: 'string' }, hz: { type: 'string' }, node: { type: 'string' },
+      'service-cidr': { type: 'string' },
     });
     if (!values.input) {
       if (positionals.length === 2) return explainLiveCommand(positionals[0], positionals[1], values);
@@ -41,6 +44,11 @@ export const explain: Command = {
       const hz = Number(values.hz);
       if (!Number.isInteger(hz) || hz <= 0) throw usageError(explain, '--hz must be a positive integer (100, 250, 300 or 1000).');
       opts.hz = hz;
+    }
+    if (values['service-cidr'] !== undefined) {
+      const cidrs = values['service-cidr'].split(',').map((c) => c.trim());
+      if (!cidrs.every(isCidr)) throw usageError(explain, '--service-cidr must be CIDRs such as 10.96.0.0/16 or fd00:10:96::/112 (comma-separated for dual-stack).');
+      opts.serviceCidr = cidrs;
     }
     const text = await readInput(values.input);
     let model;
@@ -71,10 +79,10 @@ export const explain: Command = {
 };
 
 /** The live form: the same output as the file form, read from a running cluster's node. */
-async function explainLiveCommand(modeArg: string, service: string, values: { json?: boolean; mermaid?: boolean; node?: string; format?: string; service?: string; frontend?: string; names?: string; hz?: string }): Promise<number> {
+async function explainLiveCommand(modeArg: string, service: string, values: { json?: boolean; mermaid?: boolean; node?: string; format?: string; service?: string; frontend?: string; names?: string; hz?: string; 'service-cidr'?: string }): Promise<number> {
   const mode = parseModeArg(explain, modeArg);
   if (!isServiceRef(service)) throw usageError(explain, `"${service.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`);
-  const fileOnly = (['format', 'service', 'frontend', 'names', 'hz'] as const).find((k) => values[k] !== undefined);
+  const fileOnly = (['format', 'service', 'frontend', 'names', 'hz', 'service-cidr'] as const).find((k) => values[k] !== undefined);
   if (fileOnly) throw usageError(explain, `--${fileOnly} belongs to the --input form; the live form reads the format of the mode itself.`);
   if (values.json && values.mermaid) throw usageError(explain, '--json and --mermaid cannot be combined.');
   const r = await explainLive(mode, service, { node: values.node });

@@ -19,6 +19,7 @@ export const reset: Command = {
     process.stdout.write(`Resetting ${lab.id} on the ${mode} cluster (namespace ${lab.namespace})…\n`);
     const r = await resetLab(lab, mode, { toStep });
     await clearPasses(loadLabs(), lab, mode, toStep?.id);
+    for (const note of r.restored) process.stdout.write(`Restored: ${note}.\n`);
     process.stdout.write(`Done in ${(r.durationMs / 1000).toFixed(1)} s.${r.solved.length ? ` Solved: ${r.solved.join(', ')}.` : ''}\n`);
     return 0;
   },

@@ -50,7 +50,7 @@ function assertShares(fe: Frontend): void {
   }
 }
 
-const TYPE_ORDER = ['ClusterIP', 'ExternalIP', 'LoadBalancer', 'NodePort'];
+const TYPE_ORDER = ['ClusterIP', 'ExternalIP', 'LoadBalancer', 'NodePort', 'HostPort', 'LocalRedirect'];
 
 function byName(a: ServicePort, b: ServicePort): number {
   const an = a.service ?? '~';

@@ -1,9 +1,12 @@
 // Cilium's kube-proxy replacement, read from `cilium-dbg service list` (text, with or without the
 // pre-1.18 ID column) or `-o json`. One row per frontend; backends in state "active" share new
-// connections equally (random selection; Maglev also spreads evenly). With Local traffic policy
-// Cilium keeps an extra internal-scope frontend ("/i") for in-cluster clients: it is folded into
-// its external twin, which is then marked local. Session affinity is not shown by this command.
-import { splitIpPort, splitServicePortName, toProtocol } from './addr.ts';
+// connections equally (random selection; Maglev also spreads evenly). When a Service's external
+// and internal traffic policies differ, Cilium keeps a second, internal-scope frontend ("/i") for
+// in-cluster clients: it is folded into its external twin. Cilium 1.18's load balancer lists a
+// NodePort once, as 0.0.0.0:port (1.17 also listed it per node address). Session affinity is not
+// shown by this command. Types come from pkg/loadbalancer's SVCType; a row of any other type is
+// left out with a note, never silently.
+import { splitIpPort, splitServicePortName, toProtocol, hostPort } from './addr.ts';
 import { backendsWithShares, ModelBuilder } from './builder.ts';
 import { isRecord, parseJsonInput } from './json-input.ts';
 import type { DataplaneModel, Format, Frontend, FrontendType, ParseOptions, Protocol } from './model.ts';
@@ -13,6 +16,7 @@ import { equalShares } from './shares.ts';
 const ACTIVE = 'active';
 const TYPES: Record<string, FrontendType> = {
   ClusterIP: 'ClusterIP', NodePort: 'NodePort', ExternalIPs: 'ExternalIP', LoadBalancer: 'LoadBalancer',
+  HostPort: 'HostPort', LocalRedirect: 'LocalRedirect',
 };
 const BACKEND = /^(\d+) => (\S+?)(?: \((\w+)\))?(?: \(preferred\))?$/;
 
@@ -24,8 +28,11 @@ interface Row {
   protocol: Protocol;
   internal: boolean;
   type: FrontendType | null;
+  /** The type as printed, for the note when it is not one we know. */
+  rawType: string;
   service: string | null;
   extLocal: boolean | null;
+  intLocal: boolean | null;
   backends: Array<{ ip: string; port: number; state: string }>;
 }
 
@@ -55,7 +62,7 @@ export function parseCiliumServiceList(text: string, opts: ParseOptions = {}): D
     const svcType = TYPES[(type ?? '').replace(/ \(Remote\)$/, '')];
     if (!type) throw new ParseError('row without a service type', i + 1, raw);
     const given = opts.names?.[`${addr.protocol}/${addr.ip}:${addr.port}`] ?? opts.names?.[`${addr.ip}:${addr.port}`] ?? null;
-    rows.push({ line: i + 1, text: raw, ...addr, type: svcType ?? null, service: given && splitServicePortName(given) ? given : null, extLocal: null, backends: be ? [backendOf(be, i + 1, raw)] : [] });
+    rows.push({ line: i + 1, text: raw, ...addr, type: svcType ?? null, rawType: type, service: given && splitServicePortName(given) ? given : null, extLocal: null, intLocal: null, backends: be ? [backendOf(be, i + 1, raw)] : [] });
   }
   return toModel('cilium', rows, rows.length);
 }
@@ -79,8 +86,9 @@ export function parseCiliumServiceJson(text: string): DataplaneModel {
     });
     return {
       line: 1, text: '', ip: fa.ip, port: fa.port, protocol, internal: fa.scope === 'internal',
-      type: TYPES[String(flags.type)] ?? null, service: name && splitServicePortName(name) ? name : null,
+      type: TYPES[String(flags.type)] ?? null, rawType: String(flags.type ?? '(none)'), service: name && splitServicePortName(name) ? name : null,
       extLocal: flags.extTrafficPolicy === undefined ? null : flags.extTrafficPolicy === 'Local',
+      intLocal: flags.intTrafficPolicy === undefined ? null : flags.intTrafficPolicy === 'Local',
       backends,
     };
   });
@@ -89,25 +97,34 @@ export function parseCiliumServiceJson(text: string): DataplaneModel {
 
 function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
   const builder = new ModelBuilder(format);
-  const key = (r: Row) => `${r.protocol}/${r.ip}:${r.port}`;
+  const notes: string[] = [];
+  const key = (r: Row) => `${r.protocol}/${hostPort(r.ip, r.port)}`;
   const internalTwins = new Map(rows.filter((r) => r.internal).map((r) => [key(r), r]));
+  const externalKeys = new Set(rows.filter((r) => !r.internal).map(key));
   // The text form does not name Services: borrow the name of the ClusterIP row with the same backends.
   const byBackends = new Map<string, string>();
   for (const r of rows) if (r.service && r.type === 'ClusterIP') byBackends.set(backendKey(r), r.service);
   for (const r of rows) {
-    if (r.internal || !r.type) continue;
-    const twin = internalTwins.get(key(r));
-    const localOnly = r.extLocal ?? Boolean(twin);
+    if (!r.type) {
+      notes.push(`${r.text ? `line ${r.line}` : `frontend ${hostPort(r.ip, r.port)}`}: service type "${r.rawType}" is not one this parser knows; that frontend is left out`);
+      continue;
+    }
+    // An internal-scope row is folded into its external twin; alone, it is a frontend of its own.
+    if (r.internal && externalKeys.has(key(r))) continue;
+    const twin = r.internal ? undefined : internalTwins.get(key(r));
     const active = r.backends.filter((b) => b.state === ACTIVE);
-    const list = active.map((b) => ({ ip: b.ip, port: b.port, via: `backend ${b.ip}:${b.port}`, detail: 'equal (random)' }));
+    const localOnly = isLocal(r, twin);
+    const list = active.map((b) => ({ ip: b.ip, port: b.port, via: `backend ${hostPort(b.ip, b.port)}`, detail: 'equal (random)' }));
+    const external = r.type !== 'ClusterIP' && !r.internal;
     const fe: Frontend = {
       type: r.type, ip: r.ip, port: r.port, protocol: r.protocol,
       backends: backendsWithShares(list, equalShares(list.length)),
-      localOnly: localOnly && r.type !== 'ClusterIP',
-      dropsWithoutLocalEndpoints: localOnly && r.type !== 'ClusterIP' && list.length === 0 && (twin?.backends.length ?? 1) > 0,
+      localOnly,
+      // Local policy with nothing local: outside traffic is dropped here while the Service has endpoints elsewhere.
+      dropsWithoutLocalEndpoints: localOnly && external && list.length === 0 && (twin?.backends.length ?? 1) > 0,
       affinity: null,
       noBackendVerdict: null,
-      path: ['socket connect() / tc', `service map ${r.ip}:${r.port}/${r.protocol}`],
+      path: ['socket connect() / tc', `service map ${hostPort(r.ip, r.port)}/${r.protocol}`],
       chooser: 'random',
     };
     const service = r.service ?? (r.type === 'ClusterIP' ? null : byBackends.get(backendKey(twin ?? r)) ?? null);
@@ -116,11 +133,28 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
     builder.add(named?.service ?? null, named?.portName ?? null, fe);
   }
   const backends = rows.reduce((n, r) => n + r.backends.length, 0);
-  return builder.build(entries, 'frontends', { frontends: rows.length, backends });
+  const model = builder.build(entries, 'frontends', { frontends: rows.length, backends });
+  if (notes.length) model.notes = notes;
+  return model;
+}
+
+/**
+ * Which traffic policy a frontend answers to: ClusterIPs and internal-scope rows to
+ * internalTrafficPolicy, the rest to externalTrafficPolicy. JSON says so in its flags; text only
+ * shows the twin, whose backends tell which side is the local one (a strict subset of the other's).
+ */
+function isLocal(r: Row, twin: Row | undefined): boolean {
+  const internalSide = r.type === 'ClusterIP' || r.internal;
+  const flag = internalSide ? r.intLocal : r.extLocal;
+  if (flag !== null) return flag;
+  if (!twin) return false;
+  const mine = new Set(r.backends.map((b) => hostPort(b.ip, b.port)));
+  const theirs = new Set(twin.backends.map((b) => hostPort(b.ip, b.port)));
+  return mine.size < theirs.size && [...mine].every((b) => theirs.has(b));
 }
 
 function backendKey(r: Row): string {
-  return `${r.protocol}|${r.backends.map((b) => `${b.ip}:${b.port}`).sort().join(',')}`;
+  return `${r.protocol}|${r.backends.map((b) => hostPort(b.ip, b.port)).sort().join(',')}`;
 }
 
 function frontendOf(cell: string, line: number, raw: string): { ip: string; port: number; protocol: Protocol; internal: boolean } {

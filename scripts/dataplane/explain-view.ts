@@ -29,5 +29,6 @@ export function explainView(model: DataplaneModel, service: string, where: Where
     frontends: toJson(view).frontends,
     mermaid: toMermaid(view, model.format),
     text: toText(view, model),
+    ...(model.notes?.length ? { notes: model.notes } : {}),
   };
 }

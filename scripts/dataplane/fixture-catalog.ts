@@ -33,10 +33,24 @@ import type { FixtureInfo } from '../wire/explain.ts';
 
 export type { FixtureInfo };
 
+/** kube-proxy's unit tests sync from a node named this (address 192.168.0.2, pods 10.0.0.0/8). */
+const UPSTREAM_NODE = 'test-node';
+const OVERALL = 'kube-proxy v1.35.0\'s own test output: LoadBalancer (Local policy, and with source ranges), external IPs, NodePort, affinity, a Service without endpoints';
+/** kube-proxy's own output (fixtures/README.md, "Upstream fixtures"): rules name their Services, no scenario needed. */
+const UPSTREAM: ReadonlyArray<{ format: Format; name: string; description: string }> = [
+  { format: 'iptables-save', name: 'upstream-v1.35-overall', description: OVERALL },
+  { format: 'nft-json', name: 'upstream-v1.35-overall', description: OVERALL },
+  ...(['iptables-save', 'nft-json'] as const).flatMap((format) => [
+    { format, name: 'upstream-v1.35-internal-traffic-policy', description: 'kube-proxy v1.35.0\'s own output: internalTrafficPolicy Local, with and without a local endpoint' },
+    { format, name: 'upstream-v1.35-terminating', description: 'kube-proxy v1.35.0\'s own output: ready and terminating endpoints, Local and Cluster policy' },
+  ]),
+];
+
 interface Entry {
   info: FixtureInfo;
   file: string;
-  scenario: ScenarioId;
+  /** The scenario a fixture of ours was written from (names for IPVS and Cilium text); none for upstream output. */
+  scenario?: ScenarioId;
 }
 
 let catalog: Entry[] | undefined;
@@ -52,6 +66,14 @@ function entries(): Entry[] {
       entry.info.services = servicesIn(parseEntry(entry));
       return entry;
     });
+  const upstream = UPSTREAM.map((f) => ({ ...f, file: join(DIR, f.format, `${f.name}.${EXT[f.format]}`) }))
+    .filter((f) => existsSync(f.file))
+    .map((f): Entry => {
+      const entry: Entry = { file: f.file, info: { id: `${f.format}/${f.name}`, format: f.format, name: f.name, description: f.description, node: UPSTREAM_NODE, services: [] } };
+      entry.info.services = servicesIn(parseEntry(entry));
+      return entry;
+    });
+  catalog.push(...upstream);
   return catalog;
 }
 
@@ -72,7 +94,7 @@ export function fixtureNames(id: ScenarioId): Record<string, string> {
 }
 
 function parseEntry(e: Entry): DataplaneModel {
-  const opts: ParseOptions = { names: fixtureNames(e.scenario), hz: DEFAULT_HZ };
+  const opts: ParseOptions = e.scenario ? { names: fixtureNames(e.scenario), hz: DEFAULT_HZ, serviceCidr: scenario(e.scenario).serviceCidr } : {};
   return parse(e.info.format, readFileSync(e.file, 'utf8'), opts);
 }
 

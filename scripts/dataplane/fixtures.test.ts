@@ -28,12 +28,11 @@ function fe(type: string, ip: string, port: number, backends: ReadonlyArray<read
   };
 }
 
-/** NodePort frontends as each tool shows them: one on 0.0.0.0 (rules), per node IP (IPVS), or both (Cilium). */
+/** NodePort frontends as each tool shows them: one on 0.0.0.0 (rules, Cilium 1.18) or per node IP (IPVS). */
 function nodePortIps(format: Format, id: ScenarioId): string[] {
   const nodeIp = id === 'etp-local-without-endpoints' ? NODE.controlPlane : NODE.worker;
-  if (format === 'iptables-save' || format === 'nft-json') return ['0.0.0.0'];
   if (format === 'ipvsadm' || format === 'proc-ip-vs') return [nodeIp];
-  return ['0.0.0.0', nodeIp];
+  return ['0.0.0.0'];
 }
 
 function expectedWeb(format: Format, id: ScenarioId): JsonView {

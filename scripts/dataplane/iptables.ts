@@ -12,6 +12,8 @@ import { readIptablesSave, type IptRule, type IptTable } from './iptables-save-r
 const SERVICES = 'KUBE-SERVICES';
 const NODEPORTS = 'KUBE-NODEPORTS';
 const EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
+/** Filter chain where kube-proxy drops load-balancer traffic its KUBE-FW- chain did not let through. */
+const PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
 const FRONTEND_TARGET = /^KUBE-(SVC|SVL|EXT|FW)-/;
 const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
 const ENDPOINT_CHAIN = /^KUBE-SEP-/;
@@ -29,6 +31,8 @@ interface Resolved {
   affinity: Affinity | null;
   localOnly: boolean;
   path: string[];
+  /** Sources a KUBE-FW- chain lets on (loadBalancerSourceRanges), null when there is no firewall chain. */
+  sourceRanges?: string[];
 }
 
 export function parseIptablesSave(text: string): DataplaneModel {
@@ -105,12 +109,17 @@ class ChainWalker {
     return c.rules;
   }
 
-  /** loadBalancerSourceRanges: allowed sources jump on to the EXT chain, the rest falls through. */
+  /**
+   * loadBalancerSourceRanges: one rule per allowed range (or per node IP, for hairpin traffic)
+   * jumps on to the EXT chain; the rest falls through and KUBE-PROXY-FIREWALL (filter) drops it.
+   */
   private firewall(chain: string, rules: IptRule[], from: IptRule): Resolved {
-    const onward = rules.find((r) => r.target?.startsWith('KUBE-EXT-'));
-    if (!onward?.target) return { backends: [], affinity: null, localOnly: false, path: [chain] };
-    const next = this.resolve(onward.target, onward ?? from);
-    return { ...next, path: [chain, ...next.path] };
+    const onward = rules.filter((r) => r.target?.startsWith('KUBE-EXT-'));
+    const sourceRanges = onward.flatMap((r) => (r.opts.get('-s') ?? []).map(stripHostMask));
+    const first = onward[0];
+    if (!first?.target) return { backends: [], affinity: null, localOnly: false, path: [chain], sourceRanges };
+    const next = this.resolve(first.target, first ?? from);
+    return { ...next, path: [chain, ...next.path], sourceRanges };
   }
 
   /** NodePort / external IP traffic: short-circuits for pod and host traffic, then the policy chain. */
@@ -161,7 +170,13 @@ class ChainWalker {
   }
 }
 
-/** Filter-table REJECT/DROP rules for frontends without (local) endpoints. */
+/**
+ * Filter-table rules: REJECT/DROP for frontends without (local) endpoints, and KUBE-PROXY-FIREWALL's
+ * DROP behind a load balancer's source ranges. A rule with `-d` in KUBE-EXTERNAL-SERVICES names an
+ * external IP *or* a load-balancer IP (kube-proxy writes both alike), so it is matched to the nat
+ * frontend at that address whatever its type; only an address nat does not capture (no endpoints
+ * at all) becomes a frontend of its own.
+ */
 function applyFilterVerdicts(
   filter: IptTable,
   frontends: Map<string, { service: string | null; portName: string | null; fe: Frontend }>,
@@ -176,10 +191,12 @@ function applyFilterVerdicts(
       if (port === null) throw new ParseError('no-endpoints rule without --dport', rule.line, rule.text);
       const named = splitServicePortName(comment.slice(0, m.index));
       const dst = rule.opts.get('-d')?.[0];
-      const type: FrontendType = chainName === SERVICES ? 'ClusterIP' : dst ? 'ExternalIP' : 'NodePort';
-      const probe = frontendOf(type, dst ? stripHostMask(dst) : ANY_NODE_IP, port, protocolOf(rule), noRoute(), []);
-      const existing = frontends.get(frontendKey(probe));
-      const fe = existing?.fe ?? probe;
+      const candidates: FrontendType[] = chainName === SERVICES ? ['ClusterIP'] : dst ? ['LoadBalancer', 'ExternalIP'] : ['NodePort'];
+      const ip = dst ? stripHostMask(dst) : ANY_NODE_IP;
+      const protocol = protocolOf(rule);
+      const existing = candidates.map((type) => frontends.get(frontendKey({ type, ip, port, protocol }))).find(Boolean);
+      const fe = existing?.fe ?? frontendOf(candidates.at(-1) as FrontendType, ip, port, protocol, noRoute(), []);
+      if (!existing && candidates.length > 1) fe.chooser = 'none (external IP or load-balancer IP: the filter rule does not say which)';
       const local = Boolean(m[1]);
       fe.noBackendVerdict = rule.target === 'DROP' ? 'drop' : 'reject';
       if (local) {
@@ -189,6 +206,14 @@ function applyFilterVerdicts(
       fe.path = [...fe.path.filter((p) => p !== `${chainName} (filter)`), `${chainName} (filter)`];
       if (!existing) put(named?.service ?? null, named?.portName ?? null, fe);
     }
+  }
+  // "ns/svc:port traffic not accepted by KUBE-FW-…": the load balancer's fall-through is dropped here.
+  for (const rule of filter.chains.get(PROXY_FIREWALL)?.rules ?? []) {
+    const dst = rule.opts.get('-d')?.[0];
+    const port = dportOf(rule);
+    if (!dst || port === null || rule.target !== 'DROP') continue;
+    const hit = frontends.get(frontendKey({ type: 'LoadBalancer', ip: stripHostMask(dst), port, protocol: protocolOf(rule) }));
+    if (hit && !hit.fe.path.includes(`${PROXY_FIREWALL} (filter)`)) hit.fe.path = [...hit.fe.path, `${PROXY_FIREWALL} (filter)`];
   }
 }
 
@@ -207,6 +232,7 @@ function frontendOf(type: FrontendType, ip: string, port: number, protocol: Prot
     noBackendVerdict: r.localOnly && r.backends.length === 0 && r.path.length > 0 ? 'drop' : null,
     path: [...prefix, ...r.path],
     chooser: r.affinity ? 'recent (affinity), then statistic random' : 'statistic random',
+    ...(r.sourceRanges ? { sourceRanges: r.sourceRanges } : {}),
   };
 }
 
@@ -245,7 +271,7 @@ function protocolOf(rule: IptRule): Protocol {
   return protocol;
 }
 
-function frontendKey(fe: Frontend): string {
+function frontendKey(fe: Pick<Frontend, 'type' | 'protocol' | 'ip' | 'port'>): string {
   return `${fe.type}|${fe.protocol}|${fe.ip}:${fe.port}`;
 }
 

@@ -1,13 +1,14 @@
 // kube-proxy's IPVS mode: each virtual server is one frontend, its real servers the backends,
 // weights normalised to shares. Neither `ipvsadm -Ln` nor /proc/net/ip_vs names Services, so
 // names come from the caller (ParseOptions.names) or stay null.
-import { hexToIpv4, hexToPort, inCidr, splitIpPort, splitServicePortName, toProtocol } from './addr.ts';
+import { hexToIpv4, hexToPort, inCidr, normaliseIpv6, splitIpPort, splitServicePortName, toProtocol, hostPort } from './addr.ts';
 import { backendsWithShares, ModelBuilder } from './builder.ts';
 import type { DataplaneModel, Format, Frontend, FrontendType, ParseOptions, Protocol } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { weightedShares } from './shares.ts';
 
-const DEFAULT_SERVICE_CIDR = '10.96.0.0/12';
+/** kubeadm's default Service CIDR: only a guess, used (and said so) when neither the CIDR nor the ClusterIPs are known. */
+const GUESSED_SERVICE_CIDR = '10.96.0.0/12';
 const NODEPORT_RANGE = { min: 30000, max: 32767 };
 /** Debian/Ubuntu generic kernels; pass ParseOptions.hz for others (Fedora: 1000). */
 export const DEFAULT_HZ = 250;
@@ -29,7 +30,14 @@ const textAddr: Addr = (t) => {
   const a = splitIpPort(t);
   return a ? { ip: a.ip, port: a.port } : null;
 };
+/** /proc/net/ip_vs: "0A600001:01BB" (IPv4 after ntohl) or "[fd00:0010:…:0001]:01BB" (%pI6, full form). */
 const hexAddr: Addr = (t) => {
+  const v6 = /^\[([0-9A-Fa-f:]+)\]:([0-9A-Fa-f]{4})$/.exec(t);
+  if (v6) {
+    const ip = normaliseIpv6(v6[1]);
+    const port = hexToPort(v6[2]);
+    return ip !== null && port !== null ? { ip, port } : null;
+  }
   const [ip, port] = t.split(':');
   const a = hexToIpv4(ip ?? '');
   const p = hexToPort(port ?? '');
@@ -44,9 +52,24 @@ export function parseProcIpVs(text: string, opts: ParseOptions = {}): DataplaneM
   return toModel('proc-ip-vs', readVirtualServers(text, hexAddr, opts.hz ?? DEFAULT_HZ), opts);
 }
 
-function readVirtualServers(text: string, addr: Addr, ticksPerSecond: number): VirtualServer[] {
-  const out: VirtualServer[] = [];
+interface Read {
+  servers: VirtualServer[];
+  notes: string[];
+  firewallMarks: number;
+}
+
+/**
+ * One line at a time; a line it cannot read is set aside with a note (and, for a virtual server,
+ * the real servers under it), so one unexpected line never hides the rest. Only input with no
+ * ipvsadm / /proc header at all is rejected outright.
+ */
+function readVirtualServers(text: string, addr: Addr, ticksPerSecond: number): Read {
+  const servers: VirtualServer[] = [];
+  const notes: string[] = [];
+  let firewallMarks = 0;
   let sawHeader = false;
+  /** The virtual server real-server lines belong to; null after one that was set aside. */
+  let current: VirtualServer | null = null;
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i].replace(/\r$/, '');
@@ -58,34 +81,47 @@ function readVirtualServers(text: string, addr: Addr, ticksPerSecond: number): V
     }
     const f = line.split(/\s+/);
     if (f[0] === '->') {
-      const vs = out[out.length - 1];
+      if (!current) continue; // under a virtual server that was set aside
       const a = addr(f[1] ?? '');
       const weight = Number(f[3]);
-      if (!vs || !a || !f[2] || !Number.isInteger(weight) || weight < 0) throw new ParseError('bad real server line', i + 1, raw);
-      vs.reals.push({ ...a, forward: f[2], weight });
+      if (!a || !f[2] || !Number.isInteger(weight) || weight < 0) {
+        notes.push(`line ${i + 1}: real server line not understood, left out: ${raw.trim().slice(0, 120)}`);
+        continue;
+      }
+      current.reals.push({ ...a, forward: f[2], weight });
+      continue;
+    }
+    current = null;
+    if (f[0] === 'FWM') {
+      // Firewall-mark virtual servers (kube-proxy makes none; keepalived and hand-made setups do).
+      firewallMarks++;
       continue;
     }
     const protocol = toProtocol(f[0] ?? '');
     const a = addr(f[1] ?? '');
     const scheduler = f[2] ?? '';
-    if (!protocol || !a || !SCHEDULERS.has(scheduler)) {
-      throw new ParseError(f[0] === 'FWM' ? 'firewall-mark virtual servers are not kube-proxy Services' : 'bad virtual server line', i + 1, raw);
-    }
     const p = f.indexOf('persistent');
     const persistentSeconds = p >= 0 ? Number(f[p + 1]) / ticksPerSecond : null;
-    if (persistentSeconds !== null && !Number.isFinite(persistentSeconds)) throw new ParseError('bad persistent timeout', i + 1, raw);
-    out.push({ protocol, ...a, scheduler, persistentSeconds, reals: [] });
+    if (!protocol || !a || !SCHEDULERS.has(scheduler) || (persistentSeconds !== null && !Number.isFinite(persistentSeconds))) {
+      notes.push(`line ${i + 1}: virtual server line not understood, left out with its real servers: ${raw.trim().slice(0, 120)}`);
+      continue;
+    }
+    current = { protocol, ...a, scheduler, persistentSeconds, reals: [] };
+    servers.push(current);
   }
   if (!sawHeader) throw new ParseError('no "IP Virtual Server version" header: is this ipvsadm -Ln or /proc/net/ip_vs?', 1, lines[0] ?? '');
-  return out;
+  if (firewallMarks) notes.push(`${firewallMarks} firewall-mark (FWM) virtual server${firewallMarks === 1 ? '' : 's'} left out: kube-proxy does not make them, so they are no Service's`);
+  return { servers, notes, firewallMarks };
 }
 
-function toModel(format: Format, servers: VirtualServer[], opts: ParseOptions): DataplaneModel {
-  const cidr = opts.serviceCidr ?? DEFAULT_SERVICE_CIDR;
+function toModel(format: Format, read: Read, opts: ParseOptions): DataplaneModel {
+  const { servers } = read;
+  const notes = [...read.notes];
+  const classify = classifier(opts, notes);
   const builder = new ModelBuilder(format);
   const named = servers.map((vs) => ({ vs, name: lookupName(vs, opts.names) }));
   for (const { vs, name } of named) {
-    const type = typeOf(vs, cidr);
+    const type = classify(vs);
     const list = vs.reals.map((r) => ({ ip: r.ip, port: r.port, via: `${r.forward} weight ${r.weight}`, detail: `weight ${r.weight}` }));
     const fe: Frontend = {
       type, ip: vs.ip, port: vs.port, protocol: vs.protocol,
@@ -93,14 +129,16 @@ function toModel(format: Format, servers: VirtualServer[], opts: ParseOptions): 
       localOnly: false, dropsWithoutLocalEndpoints: false,
       affinity: vs.persistentSeconds === null ? null : { timeoutSeconds: vs.persistentSeconds },
       noBackendVerdict: null,
-      path: [`IPVS ${vs.protocol} ${vs.ip}:${vs.port}`],
+      path: [`IPVS ${vs.protocol} ${hostPort(vs.ip, vs.port)}`],
       chooser: vs.persistentSeconds === null ? vs.scheduler : `${vs.scheduler}, persistent`,
     };
     builder.add(name?.service ?? null, name?.portName ?? null, fe);
   }
   inferLocalPolicy(builder);
   const reals = servers.reduce((n, vs) => n + vs.reals.length, 0);
-  return builder.build(servers.length, 'virtual servers', { virtualServers: servers.length, realServers: reals });
+  const model = builder.build(servers.length, 'virtual servers', { virtualServers: servers.length, realServers: reals, firewallMarks: read.firewallMarks });
+  if (notes.length) model.notes = notes;
+  return model;
 }
 
 /**
@@ -123,14 +161,28 @@ function inferLocalPolicy(builder: ModelBuilder): void {
   }
 }
 
-function typeOf(vs: VirtualServer, cidr: string): FrontendType {
-  if (inCidr(vs.ip, cidr)) return 'ClusterIP';
-  if (vs.port >= NODEPORT_RANGE.min && vs.port <= NODEPORT_RANGE.max) return 'NodePort';
-  return 'ExternalIP';
+/**
+ * IPVS says nothing about a virtual server's kind. A ClusterIP is one of the cluster's ClusterIPs
+ * (known on a live read) or an address in the Service CIDR (a flag for files); anything else on a
+ * NodePort-range port is a NodePort, the rest an external or load-balancer IP. With neither
+ * given, kubeadm's default CIDR is a guess, and the model says so.
+ */
+function classifier(opts: ParseOptions, notes: string[]): (vs: VirtualServer) => FrontendType {
+  const clusterIPs = opts.clusterIPs ? new Set(opts.clusterIPs) : null;
+  const cidrs = opts.serviceCidr === undefined ? null : [opts.serviceCidr].flat();
+  if (!clusterIPs && !cidrs) {
+    notes.push(`Service CIDR unknown: virtual servers in ${GUESSED_SERVICE_CIDR} (kubeadm's default) are shown as ClusterIPs, which may be wrong for this cluster; pass --service-cidr`);
+  }
+  const inServiceRange = (ip: string) => (cidrs ?? (clusterIPs ? [] : [GUESSED_SERVICE_CIDR])).some((c) => inCidr(ip, c));
+  return (vs) => {
+    if (clusterIPs?.has(vs.ip) || inServiceRange(vs.ip)) return 'ClusterIP';
+    if (vs.port >= NODEPORT_RANGE.min && vs.port <= NODEPORT_RANGE.max) return 'NodePort';
+    return 'ExternalIP';
+  };
 }
 
 function lookupName(vs: VirtualServer, names: Record<string, string> | undefined) {
   if (!names) return null;
-  const value = names[`${vs.protocol}/${vs.ip}:${vs.port}`] ?? names[`${vs.ip}:${vs.port}`];
+  const value = names[`${vs.protocol}/${hostPort(vs.ip, vs.port)}`] ?? names[hostPort(vs.ip, vs.port)];
   return value ? splitServicePortName(value) : null;
 }

@@ -69,7 +69,9 @@ export async function readDataplane(mode: Mode, opts: LiveOptions = {}): Promise
     ]);
     let model: DataplaneModel;
     try {
-      model = parse(dump.format, raw, { names: serviceNames(services, kubeNodes), serviceCidr: MODE_INFO[mode].serviceSubnet });
+      // The cluster's own ClusterIPs say which virtual servers are ClusterIPs (IPVS does not);
+      // the mode's Service subnet covers any created between the two reads.
+      model = parse(dump.format, raw, { names: serviceNames(services, kubeNodes), clusterIPs: clusterIPsOf(services), serviceCidr: MODE_INFO[mode].serviceSubnet });
     } catch (err) {
       if (!(err instanceof ParseError)) throw err;
       throw new DplabError(`The ${dump.format} output of ${node} is not what the parser expects.`, {
@@ -103,6 +105,11 @@ async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): 
     throw new DplabError(`No cilium agent pod runs on ${node}.`, { fix: `Check \`kubectl -n kube-system get pods -l ${CILIUM_AGENT.selector} -o wide\`; if Cilium is broken, recreate the cluster (\`dplab down cilium\`, then \`dplab up cilium\`).`, status: 409 });
   }
   return (await cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...dump.command], ro)).stdout;
+}
+
+/** Every ClusterIP the API server has allocated (both families on dual-stack Services). */
+export function clusterIPsOf(services: readonly KubeService[]): string[] {
+  return services.flatMap((s) => s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : [])).filter((ip) => ip !== 'None' && ip !== '');
 }
 
 /**

@@ -1,6 +1,7 @@
 // Draws one Service's path as a mermaid flowchart: the chain walk (iptables), the map lookup
 // (nftables), the virtual server (IPVS) or the socket-level choice (Cilium), ending at each pod.
 import type { Format, ServiceView } from './model.ts';
+import { hostPort } from './addr.ts';
 
 const ENTRY_LABEL: Record<Format, string> = {
   'iptables-save': 'packet to',
@@ -43,7 +44,7 @@ export function toMermaid(view: ServiceView, format: Format): string {
     lines.push(label ? `  ${from} -- "${escapeLabel(label)}" --> ${to}` : `  ${from} --> ${to}`);
 
   for (const fe of view.frontends) {
-    const title = `${ENTRY_LABEL[format]} ${fe.ip}:${fe.port}/${fe.protocol} (${fe.type}${view.service ? ` ${view.service}` : ''})`;
+    const title = `${ENTRY_LABEL[format]} ${hostPort(fe.ip, fe.port)}/${fe.protocol} (${fe.type}${view.service ? ` ${view.service}` : ''})`;
     let last = node(title, 'round');
     for (const hop of fe.path) {
       const id = node(hop);
@@ -57,7 +58,7 @@ export function toMermaid(view: ServiceView, format: Format): string {
     }
     for (const b of fe.backends) {
       const share = `${(b.share * 100).toFixed(PERCENT_DIGITS)}%${b.detail ? ` (${b.detail})` : ''}`;
-      const target = node(`${FINAL_STEP[format]} ${b.ip}:${b.port}`, 'round');
+      const target = node(`${FINAL_STEP[format]} ${hostPort(b.ip, b.port)}`, 'round');
       if (b.via && !fe.path.includes(b.via)) {
         const via = node(b.via);
         edge(last, via, `${fe.chooser}: ${share}`);

@@ -5,7 +5,11 @@ import type { Format } from '../wire/explain.ts';
 
 export { FORMATS, type Format } from '../wire/explain.ts';
 
-export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer';
+/**
+ * Kubernetes' Service frontends, plus Cilium's own: `HostPort` (a pod's hostPort, which Cilium
+ * serves as a service) and `LocalRedirect` (CiliumLocalRedirectPolicy, to a pod on this node).
+ */
+export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer' | 'HostPort' | 'LocalRedirect';
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
 /** NodePorts answer on every local address; the rules name no IP, so the model uses this one. */
@@ -43,6 +47,8 @@ export interface Frontend {
   path: string[];
   /** How the backend is chosen, in the tool's words ("statistic random", "numgen random mod 3", "rr"). */
   chooser: string;
+  /** loadBalancerSourceRanges: only these sources get through (kube-proxy's firewall chain); absent when unrestricted. */
+  sourceRanges?: string[];
 }
 
 /** One port of one Service (or one unnamed virtual server when the tool does not name Services). */
@@ -60,6 +66,11 @@ export interface DataplaneModel {
   entriesLabel: string;
   /** Finer counts (chains, rules, elements, backends…), by name. */
   counts: Record<string, number>;
+  /**
+   * What the parser could not tell or skipped, in words for the learner: lines it did not
+   * understand (kept out of the model, never hiding the rest), guesses it had to make.
+   */
+  notes?: string[];
 }
 
 /** What findService / findFrontend return and toJson prints: one Service's frontends across its ports. */
@@ -73,8 +84,10 @@ export interface ParseOptions {
   names?: Record<string, string>;
   /** Kernel HZ, to turn /proc/net/ip_vs persistence (jiffies) into seconds. */
   hz?: number;
-  /** Service CIDR, to tell ClusterIP virtual servers from node addresses in IPVS output. */
-  serviceCidr?: string;
+  /** Service CIDR(s), to tell ClusterIP virtual servers from node addresses in IPVS output. */
+  serviceCidr?: string | string[];
+  /** The cluster's ClusterIPs (live reads know them): a virtual server on one of them is a ClusterIP. */
+  clusterIPs?: string[];
 }
 
 /** Tolerance when checking that shares sum to 1. */

@@ -54,6 +54,22 @@ export function loadableNftJson(text: string): string {
   return JSON.stringify({ nftables: objects });
 }
 
+/**
+ * kube-proxy's nft transactions as its unit tests print them (pkg/proxy/nftables proxier_test.go)
+ * are sorted for comparison, so a rule may name a chain declared further down; `nft -f` resolves
+ * in file order. Declarations (table, set, map, chain) go first, everything else keeps its order.
+ */
+export function loadableNftScript(text: string): string {
+  const lines = text.split('\n');
+  const declares = (l: string) => /^add (table|set|map|chain) /.test(l.trim());
+  return [...lines.filter(declares), ...lines.filter((l) => !declares(l))].join('\n');
+}
+
+/** `--nfacct-name X` counters a rule set uses: kube-proxy creates them before writing its rules. */
+export function nfacctNames(iptablesText: string): string[] {
+  return [...new Set([...iptablesText.matchAll(/--nfacct-name\s+(\S+)/g)].map((m) => m[1]))];
+}
+
 export interface PodSpec { ip: string; port: number }
 export interface Answer { pod: string; ip: string; port: number; peer: string }
 export type Outcome =

@@ -16,6 +16,7 @@ const NO_ENDPOINT_SERVICES = 'no-endpoint-services';
 const NO_ENDPOINT_NODEPORTS = 'no-endpoint-nodeports';
 const CLUSTER_IPS = 'cluster-ips';
 const REJECT_CHAIN = 'reject-chain';
+const FIREWALL_IPS = 'firewall-ips';
 // "service-HASH-ns/name/proto/port", "endpoint-HASH-ns/name/proto/port__ip/port"
 const CHAIN_NAME = /^(service|local|external|endpoint|firewall)-[A-Z2-7]{8}-([^/]+)\/([^/]+)\/([a-z]+)\/([^_/]*)/;
 
@@ -70,12 +71,53 @@ export function parseNftJson(text: string): DataplaneModel {
     }
   }
 
+  applyFirewall(t, fronts);
+
   const builder = new ModelBuilder('nft-json');
   for (const { service, portName, fe } of fronts.values()) builder.add(service, portName, fe);
   const elements = [...t.maps.values()].reduce((n, m) => n + m.elems.length, 0);
   return builder.build(t.ruleCount + elements, 'rules + map elements', {
     rules: t.ruleCount, chains: t.chains.size, maps: t.maps.size, mapElements: elements, sets: t.setTimeouts.size,
   });
+}
+
+/**
+ * service-ips sends external IPs and load-balancer IPs alike to the external- chain, so nft output
+ * cannot tell them apart, except that only load-balancer IPs have loadBalancerSourceRanges: an
+ * address in firewall-ips is a LoadBalancer, and its firewall- chain (`ip saddr != { … } drop`)
+ * names the sources let through. Every other external address stays "ExternalIP".
+ */
+function applyFirewall(t: Table, fronts: Map<string, { service: string | null; portName: string | null; fe: Frontend }>): void {
+  for (const [key, verdict] of t.maps.get(FIREWALL_IPS)?.elems ?? []) {
+    const k = keyParts(key, 3);
+    const chain = verdictTarget(verdict);
+    const oldKey = `ExternalIP|${k.protocol}|${k.ip}:${k.port}`;
+    const hit = fronts.get(oldKey);
+    if (!hit) continue;
+    fronts.delete(oldKey);
+    hit.fe.type = 'LoadBalancer';
+    hit.fe.path = ['filter', `@${FIREWALL_IPS}`, ...(chain ? [chain] : []), ...hit.fe.path];
+    const ranges = chain ? allowedSources(t.chains.get(chain) ?? []) : [];
+    if (ranges.length) hit.fe.sourceRanges = ranges;
+    fronts.set(frontKey(hit.fe), hit);
+  }
+}
+
+/** `ip saddr != { 203.0.113.0/25 } drop` → ["203.0.113.0/25"]. */
+function allowedSources(rules: NftRule[]): string[] {
+  const out: string[] = [];
+  for (const r of rules) {
+    for (const e of r.expr) {
+      const m = e.match;
+      if (!isRecord(m) || m.op !== '!=' || !isRecord(m.left) || !isRecord(m.left.payload) || m.left.payload.field !== 'saddr') continue;
+      const right = isRecord(m.right) && Array.isArray(m.right.set) ? m.right.set : [m.right];
+      for (const v of right) {
+        if (typeof v === 'string') out.push(v);
+        else if (isRecord(v) && isRecord(v.prefix) && typeof v.prefix.addr === 'string') out.push(`${v.prefix.addr}/${v.prefix.len}`);
+      }
+    }
+  }
+  return out;
 }
 
 function readTable(objects: unknown[]) {
@@ -240,7 +282,7 @@ function add(fronts: Map<string, { service: string | null; portName: string | nu
   fronts.set(frontKey(fe), { service: m ? `${m[2]}/${m[3]}` : null, portName: m && m[5] ? m[5] : null, fe });
 }
 
-function frontKey(fe: Frontend): string {
+function frontKey(fe: Pick<Frontend, 'type' | 'protocol' | 'ip' | 'port'>): string {
   return `${fe.type}|${fe.protocol}|${fe.ip}:${fe.port}`;
 }
 

@@ -38,6 +38,7 @@ export function toJson(view: ServiceView): JsonView {
       backends: fe.backends.map((b) => ({ ip: b.ip, port: b.port, share: b.share })),
       localOnly: fe.localOnly, dropsWithoutLocalEndpoints: fe.dropsWithoutLocalEndpoints,
       affinity: fe.affinity ? { timeoutSeconds: fe.affinity.timeoutSeconds } : null,
+      ...(fe.sourceRanges?.length ? { sourceRanges: [...fe.sourceRanges] } : {}),
     })),
   };
 }

@@ -21,13 +21,27 @@ export interface ResetResult {
   mode: Mode;
   /** Steps whose solutions were applied after the clean setup. */
   solved: string[];
+  /** Cluster-wide changes of the lab that were undone (ipvsadm removed, scheduler back to rr…). */
+  restored: string[];
   durationMs: number;
 }
 
-export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<void> {
+/** Undo the lab's cluster-wide changes (see `setup.restore`); returns what was put back. */
+export async function restoreCluster(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
+  const done: string[] = [];
+  for (const r of lab.setup.restore) {
+    const note = await r.run({ cluster, mode: cluster.mode, signal });
+    if (note) done.push(note);
+  }
+  return done;
+}
+
+export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
   const opts = { signal, timeoutMs: TIMEOUTS.long };
+  const restored = await restoreCluster(lab, cluster, signal);
   await cluster.kubectl(['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
   await applySetup(lab, cluster, { signal });
+  return restored;
 }
 
 export async function resetLab(lab: Lab, mode: Mode, opts: { toStep?: Step; signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {
@@ -35,13 +49,14 @@ export async function resetLab(lab: Lab, mode: Mode, opts: { toStep?: Step; sign
   const cluster = opts.cluster ?? clusterHandle(mode);
   const absent = clusterAbsent(cluster);
   if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
+  let restored: string[];
   try {
-    await setupLab(lab, cluster, opts.signal);
+    restored = await setupLab(lab, cluster, opts.signal);
   } catch (err) {
     const p = describeClusterError(err, mode, `resetting ${lab.id}`, false);
     throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });
   }
   const before = opts.toStep ? lab.steps.slice(0, lab.steps.indexOf(opts.toStep)) : [];
   for (const step of before) await applySolution(lab, step, mode, { signal: opts.signal, cluster });
-  return { lab: lab.id, mode, solved: before.map((s) => s.id), durationMs: Math.round(performance.now() - started) };
+  return { lab: lab.id, mode, solved: before.map((s) => s.id), restored, durationMs: Math.round(performance.now() - started) };
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { MODES, type Mode } from '../clusters/modes.ts';
 import { isConceptId, type ConceptId } from '../course/concepts.ts';
 import type { Check } from './checks/types.ts';
+import type { ClusterHandle } from '../clusters/handle.ts';
 
 /** Lab and step ids: lowercase words joined by hyphens, safe in URLs and file names. */
 export const ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
@@ -79,6 +80,24 @@ export const checkSchema = () =>
     { message: 'must be a check: an object with an observations schema, gather(ctx) and evaluate(observations, ctx) functions' },
   );
 
+/** What a restorer gets: the lab cluster's handle, the mode, and the reset's abort signal. */
+export interface RestoreContext {
+  cluster: ClusterHandle;
+  mode: Mode;
+  signal?: AbortSignal;
+}
+
+/** One cluster-wide change a lab undoes on reset: `run` returns what it put back, or null when nothing needed it. */
+export interface Restorer {
+  what: string;
+  run(ctx: RestoreContext): Promise<string | null>;
+}
+
+export const restoreSchema = () =>
+  z.custom<Restorer>((v) => typeof v === 'object' && v !== null && typeof (v as Restorer).what === 'string' && typeof (v as Restorer).run === 'function', {
+    message: 'must be a restorer: an object with `what` (text) and run(ctx)',
+  });
+
 export const stepSchema = () =>
   z
     .object({
@@ -108,6 +127,12 @@ export const setupSchema = () =>
       manifests: z.array(labFileSchema()).default([]),
       /** Files copied into the learner's workspace as `<lab id>/<file name>`, for steps to `kubectl apply`. */
       workspace: z.array(labFileSchema()).default([]),
+      /**
+       * Cluster-wide changes the lab's steps make outside its namespace (a package installed in a
+       * node, kube-proxy's configuration), undone on every setup and reset so a step cannot pass
+       * before the learner has done it again. Each one checks first and changes only what it finds.
+       */
+      restore: z.array(restoreSchema()).default([]),
       /** Container images the lab pulls, pinned by tag; for preloading in classrooms without a good network. */
       images: z.array(z.string().regex(/^[\w.\-/]+(:[\w.-]+)?(@sha256:[a-f0-9]{64})?$/, 'must be an image reference such as `registry.k8s.io/e2e-test-images/agnhost:2.53`')).default([]),
     })

@@ -10,6 +10,14 @@ export interface DockerInfo {
   memTotal: number;
   /** True where node IPs on the `kind` network are not routable from this machine. */
   desktop: boolean;
+  /** Rootless Docker (`name=rootless` in SecurityOptions): the engine's network lives in its own namespace. */
+  rootless: boolean;
+  /** The Docker host's kernel ("6.8.0-45-generic"): kind nodes share it. Empty when not reported. */
+  kernelVersion: string;
+  /** "1" or "2" (empty when not reported). */
+  cgroupVersion: string;
+  /** Containers get a private cgroup namespace by default (`name=cgroupns` in SecurityOptions). */
+  cgroupns: boolean;
 }
 
 export interface DockerCheck {
@@ -38,29 +46,66 @@ export function isDockerDesktop(operatingSystem: string, name: string): boolean 
   return /docker desktop/i.test(operatingSystem) || /^docker-desktop$/i.test(name);
 }
 
-/** Node IPs are reachable from the host only with a native Linux engine. */
-export function nodeIpsReachableFromHost(info: Pick<DockerInfo, 'desktop'> | undefined, platform: NodeJS.Platform): boolean {
-  return platform === 'linux' && !!info && !info.desktop;
+/**
+ * Node IPs are reachable from the host only with a native, rootful Linux engine: Docker Desktop
+ * keeps the `kind` bridge in its VM, rootless Docker in the network namespace of its RootlessKit.
+ */
+export function nodeIpsReachableFromHost(info: Pick<DockerInfo, 'desktop' | 'rootless'> | undefined, platform: NodeJS.Platform): boolean {
+  return platform === 'linux' && !!info && !info.desktop && !info.rootless;
+}
+
+const ROOTLESS_FIX =
+  'Nothing to install: the course reaches nodes through a helper container on the `kind` network. (kind documents rootless Docker as supported with cgroup v2 and delegated controllers: https://kind.sigs.k8s.io/docs/user/rootless/.)';
+
+/** `docker info` fields that say the daemon did not answer although the CLI exited 0 (Docker CLI before 28.1). */
+export function serverErrors(raw: Record<string, unknown>): string[] {
+  const errors = Array.isArray(raw.ServerErrors) ? raw.ServerErrors.map(String).filter(Boolean) : [];
+  if (errors.length === 0 && String(raw.ServerVersion ?? '') === '') errors.push('`docker info` reported no server version');
+  return errors;
+}
+
+function securityOption(raw: Record<string, unknown>, name: string): boolean {
+  const opts = Array.isArray(raw.SecurityOptions) ? raw.SecurityOptions.map(String) : [];
+  return opts.some((o) => o.split(',').includes(`name=${name}`));
+}
+
+function reachability(info: DockerInfo, platform: NodeJS.Platform): Finding {
+  const base = { id: 'docker-desktop', title: 'Node IPs from this machine' };
+  if (info.desktop || platform !== 'linux') {
+    return { ...base, status: 'warn', detail: `${info.desktop ? 'Docker Desktop' : `Docker on ${platform}`} runs in a VM, so node IPs are not reachable from this machine.`, fix: DOCKER_DESKTOP_FIX };
+  }
+  if (info.rootless) {
+    return { ...base, status: 'warn', detail: 'Rootless Docker keeps its networks in its own network namespace, so node IPs are not reachable from this machine.', fix: ROOTLESS_FIX };
+  }
+  return { ...base, status: 'ok', detail: 'Native Linux engine: node IPs are reachable from this machine.' };
 }
 
 export async function checkDocker(system: PreflightSystem, signal?: AbortSignal): Promise<DockerCheck> {
   try {
     const r = await run('docker', ['info', '--format', '{{json .}}'], { timeoutMs: TIMEOUTS.quick, signal });
     const raw = JSON.parse(r.stdout) as Record<string, unknown>;
+    const client = clientVersion(r.stdout);
+    const cli: Finding = { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
+    // Before Docker 28.1 the CLI exits 0 with the daemon away and says so only in these fields.
+    const down = serverErrors(raw);
+    if (down.length) {
+      return { findings: [cli, { id: 'docker-daemon', title: 'Docker daemon', status: 'fail', detail: `Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers (${down[0].slice(0, 200)}).`, fix: DAEMON_FIX }] };
+    }
     const info: DockerInfo = {
       serverVersion: String(raw.ServerVersion ?? ''),
       operatingSystem: String(raw.OperatingSystem ?? ''),
       name: String(raw.Name ?? ''),
       memTotal: Number(raw.MemTotal ?? 0),
       desktop: isDockerDesktop(String(raw.OperatingSystem ?? ''), String(raw.Name ?? '')),
+      rootless: securityOption(raw, 'rootless'),
+      kernelVersion: String(raw.KernelVersion ?? ''),
+      cgroupVersion: String(raw.CgroupVersion ?? ''),
+      cgroupns: securityOption(raw, 'cgroupns'),
     };
-    const client = clientVersion(r.stdout);
     const findings: Finding[] = [
-      { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' },
-      { id: 'docker-daemon', title: 'Docker daemon', status: 'ok', detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}` },
-      info.desktop || system.platform !== 'linux'
-        ? { id: 'docker-desktop', title: 'Node IPs from this machine', status: 'warn', detail: `${info.desktop ? 'Docker Desktop' : `Docker on ${system.platform}`} runs in a VM, so node IPs are not reachable from this machine.`, fix: DOCKER_DESKTOP_FIX }
-        : { id: 'docker-desktop', title: 'Node IPs from this machine', status: 'ok', detail: 'Native Linux engine: node IPs are reachable from this machine.' },
+      cli,
+      { id: 'docker-daemon', title: 'Docker daemon', status: 'ok', detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}${info.rootless ? ' (rootless)' : ''}` },
+      reachability(info, system.platform),
     ];
     return { findings, info };
   } catch (err) {

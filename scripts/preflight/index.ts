@@ -5,7 +5,7 @@
 import { DplabError } from '../errors.ts';
 import { checkDocker, type DockerInfo } from './docker.ts';
 import { checkKind } from './kind.ts';
-import { checkIpvsModules, checkInotify } from './kernel.ts';
+import { checkCgroups, checkIpvsModules, checkInotify, checkKernelVersion } from './kernel.ts';
 import { checkMemory } from './memory.ts';
 import { realSystem } from './system.ts';
 import { checkCiliumInstaller, checkKubectl, needsCilium, type CiliumInstaller } from './tools.ts';
@@ -40,6 +40,7 @@ export async function runPreflight(opts: PreflightOptions): Promise<PreflightRep
   if (cilium) findings.push(cilium.finding);
   findings.push(checkInotify(system, docker.info));
   if (modes.includes('ipvs')) findings.push(checkIpvsModules(system, docker.info));
+  for (const f of [checkKernelVersion(modes, docker.info), checkCgroups(modes, docker.info)]) if (f) findings.push(f);
   findings.push(checkMemory(system, opts.clusters ?? modes.length, docker.info));
   return { findings, ok: findings.every((f) => f.status !== 'fail'), docker: docker.info, ciliumInstaller: cilium?.installer };
 }

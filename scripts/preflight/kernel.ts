@@ -1,15 +1,22 @@
 /**
  * Host kernel settings kind nodes depend on (they share the Docker host's kernel): inotify
- * limits for many kubelets, and the IPVS modules for the IPVS mode.
+ * limits for many kubelets, the IPVS modules for the IPVS mode, the kernel release for Cilium and
+ * nftables, and cgroup v2 with private cgroup namespaces for Cilium's socket load balancer.
  */
+import type { Mode } from '../clusters/modes.ts';
+import { compareVersions } from '../clusters/versions.ts';
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
 /** kind's known-issues page: "Pod errors due to too many open files". */
 export const MIN_INOTIFY_WATCHES = 524_288;
 export const MIN_INOTIFY_INSTANCES = 512;
-/** What kube-proxy's IPVS mode loads: the core, the schedulers the labs use, and conntrack. */
-export const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'nf_conntrack'] as const;
+/** What kube-proxy's IPVS mode loads: the core, the schedulers the labs use (ipvs-inspect switches to lc), and conntrack. */
+export const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'] as const;
+/** Cilium 1.18's minimum kernel (its system requirements). */
+export const MIN_KERNEL_FOR_CILIUM = '5.10';
+/** kube-proxy's nftables mode needs nftables features from this kernel on (Kubernetes docs, "nftables proxy mode"). */
+export const MIN_KERNEL_FOR_NFTABLES = '5.13';
 
 const INOTIFY_FIX =
   `sudo sysctl fs.inotify.max_user_watches=${MIN_INOTIFY_WATCHES} fs.inotify.max_user_instances=${MIN_INOTIFY_INSTANCES} ` +
@@ -42,6 +49,10 @@ function moduleLoaded(system: PreflightSystem, name: string, procModules: string
   return system.exists(`/sys/module/${name}`);
 }
 
+/**
+ * kube-proxy loads the IPVS modules itself when it starts (since Kubernetes 1.27), so modules that
+ * are not loaded yet are only a warning; a kernel that has none to load is a failure.
+ */
 export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): Finding {
   const base = { id: 'ipvs-modules', title: 'IPVS kernel modules' };
   const fix = `sudo modprobe ${IPVS_MODULES.join(' ')}`;
@@ -56,5 +67,69 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
   const procModules = system.readText('/proc/modules');
   const missing = IPVS_MODULES.filter((m) => !moduleLoaded(system, m, procModules));
   if (missing.length === 0) return { ...base, status: 'ok', detail: `${IPVS_MODULES.join(', ')} loaded` };
-  return { ...base, status: 'fail', detail: `Not loaded: ${missing.join(', ')}. kind nodes share this kernel, so kube-proxy's IPVS mode cannot start without them.`, fix };
+  const release = system.readText('/proc/sys/kernel/osrelease')?.trim();
+  const dep = release ? system.readText(`/lib/modules/${release}/modules.dep`) : undefined;
+  const available = (m: string) => dep === undefined || new RegExp(`(^|/)${m}\\.ko(\\.[a-z]+)?:`, 'm').test(dep);
+  const absent = missing.filter((m) => !available(m));
+  if (absent.length) {
+    return { ...base, status: 'fail', detail: `This kernel (${release}) has no ${absent.join(', ')} module to load (not in modules.dep): kube-proxy's IPVS mode cannot start on it.`, fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.' };
+  }
+  return {
+    ...base,
+    status: 'warn',
+    detail: `Not loaded yet: ${missing.join(', ')}. kube-proxy loads them when it starts (Kubernetes ≥ 1.27); loading them now rules out a failure later.`,
+    fix,
+  };
+}
+
+/** "6.8.0-45-generic" → "6.8.0"; null when no version is in it. */
+export function kernelRelease(text: string): string | null {
+  return /^(\d+\.\d+(?:\.\d+)?)/.exec(text.trim())?.[1] ?? null;
+}
+
+/** The Docker host's kernel is the nodes' kernel: Cilium 1.18 needs ≥ 5.10, the nftables mode ≥ 5.13. */
+export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
+  const needs = [
+    ...(modes.includes('cilium') ? [{ what: 'Cilium 1.18', min: MIN_KERNEL_FOR_CILIUM }] : []),
+    ...(modes.includes('nftables') ? [{ what: "kube-proxy's nftables mode", min: MIN_KERNEL_FOR_NFTABLES }] : []),
+  ];
+  if (needs.length === 0) return null;
+  const base = { id: 'kernel-version', title: 'Kernel version' };
+  const release = docker ? kernelRelease(docker.kernelVersion) : null;
+  if (!release) return { ...base, status: 'warn', detail: `Not checked: Docker did not report its kernel. ${needs.map((n) => `${n.what} needs Linux ≥ ${n.min}`).join('; ')}.` };
+  const low = needs.filter((n) => compareVersions(release, n.min) < 0);
+  if (low.length === 0) return { ...base, status: 'ok', detail: `Linux ${docker?.kernelVersion} (${needs.map((n) => `${n.what} needs ≥ ${n.min}`).join(', ')})` };
+  return {
+    ...base,
+    status: 'fail',
+    detail: `The Docker host runs Linux ${docker?.kernelVersion}; ${low.map((n) => `${n.what} needs ≥ ${n.min}`).join(' and ')}. kind nodes share this kernel.`,
+    fix: 'Upgrade the host kernel (or the Docker VM), or use another mode.',
+  };
+}
+
+/**
+ * Cilium's socket load balancer attaches its programs at the cgroup v2 root; on kind each node
+ * must sit in a private cgroup namespace, or the nodes' programs see each other's sockets.
+ */
+export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
+  if (!modes.includes('cilium')) return null;
+  const base = { id: 'cgroups', title: 'cgroup v2 and cgroup namespaces' };
+  if (!docker || docker.cgroupVersion === '') return { ...base, status: 'warn', detail: 'Not checked: Docker did not report its cgroup version. Cilium\'s socket load balancer needs cgroup v2.' };
+  if (docker.cgroupVersion !== '2') {
+    return {
+      ...base,
+      status: 'fail',
+      detail: `Docker runs on cgroup v${docker.cgroupVersion}; Cilium's socket load balancer (kube-proxy replacement) needs cgroup v2.`,
+      fix: 'Boot the host with the unified cgroup hierarchy (systemd.unified_cgroup_hierarchy=1 on the kernel command line); current distributions and Docker Desktop use cgroup v2 already.',
+    };
+  }
+  if (!docker.cgroupns) {
+    return {
+      ...base,
+      status: 'warn',
+      detail: 'Docker gives containers the host cgroup namespace by default: every kind node then shares one cgroup root, and Cilium\'s socket load balancer on one node acts for the others.',
+      fix: 'Set "default-cgroupns-mode": "private" in /etc/docker/daemon.json and restart Docker (private is the default on cgroup v2 unless it was changed).',
+    };
+  }
+  return { ...base, status: 'ok', detail: 'cgroup v2, private cgroup namespaces' };
 }

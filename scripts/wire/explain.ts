@@ -18,6 +18,8 @@ export const jsonFrontendSchema = z.object({
   localOnly: z.boolean(),
   dropsWithoutLocalEndpoints: z.boolean(),
   affinity: z.object({ timeoutSeconds: z.number() }).nullable(),
+  /** loadBalancerSourceRanges the dataplane enforces; present only when it restricts the sources. */
+  sourceRanges: z.array(z.string()).optional(),
 });
 export type JsonFrontend = z.infer<typeof jsonFrontendSchema>;
 
@@ -39,6 +41,8 @@ export const explainResponseSchema = z.object({
   frontends: z.array(jsonFrontendSchema),
   mermaid: z.string(),
   text: z.string(),
+  /** What the parser skipped or had to guess (unknown lines or types, an unknown Service CIDR); absent when nothing. */
+  notes: z.array(z.string()).optional(),
 });
 export type ExplainResponse = z.infer<typeof explainResponseSchema>;
 

@@ -29,6 +29,7 @@ function flagsOf(f: JsonFrontend): string[] {
     f.localOnly ? 'Local traffic policy' : '',
     f.dropsWithoutLocalEndpoints ? 'dropped here: no local endpoint' : '',
     f.affinity ? `session affinity ClientIP, ${f.affinity.timeoutSeconds} s` : '',
+    f.sourceRanges?.length ? `only from ${f.sourceRanges.join(', ')}` : '',
   ].filter(Boolean);
 }
 

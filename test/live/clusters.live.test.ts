@@ -1,6 +1,12 @@
 /**
- * Live tier: for each mode, bring up the real kind cluster, check the dataplane it reports,
+ * Live tier: for each mode, bring up the real kind cluster, check the dataplane it reports, run
+ * every lab's author contract on it (`verify-labs`: setup → check fails → solve → check passes),
  * then delete it. Runs only with DPLAB_LIVE=1 and a working Docker daemon.
+ *
+ * A `dplab-<mode>` cluster that exists before the suite starts is the user's: the suite never
+ * deletes it and, unless DPLAB_LIVE_REUSE=1 says it may run the labs on it, skips that mode
+ * with the reason. Running the suite twice gives the same result: each run starts from the
+ * clusters it creates itself.
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +16,9 @@ import { sharedClusterManager } from '../../scripts/runner/services.ts';
 const clusterManager = sharedClusterManager();
 import { MODE_INFO, MODES } from '../../scripts/clusters/modes.ts';
 import { KPR_TRUE } from '../../scripts/clusters/actions.ts';
+import { verifyLabs } from '../../scripts/labs/harness.ts';
+import { loadLabs } from '../../scripts/labs/registry.ts';
+import { mayDelete, modeSkip } from './ownership.ts';
 
 function skipReason(): string | undefined {
   if (process.env.DPLAB_LIVE !== '1') return 'DPLAB_LIVE is not 1 (run `npm run test:live`)';
@@ -21,12 +30,26 @@ function skipReason(): string | undefined {
   return undefined;
 }
 
+/** Clusters present before the suite touched anything: `kind get clusters`, read once. */
+function preexisting(): Set<string> {
+  try {
+    return new Set(execFileSync('kind', ['get', 'clusters'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 }).split('\n').map((l) => l.trim()).filter(Boolean));
+  } catch {
+    return new Set();
+  }
+}
+
 const reason = skipReason();
 if (reason) console.warn(`[live] skipped: ${reason}`);
+const before = reason ? new Set<string>() : preexisting();
+const reuse = process.env.DPLAB_LIVE_REUSE === '1';
 
 describe.skipIf(!!reason)(`live clusters${reason ? ` (skipped: ${reason})` : ''}`, () => {
   for (const mode of MODES) {
-    it(`${mode}: up, dataplane reports ${MODE_INFO[mode].proxyMode ?? 'KubeProxyReplacement: True'}, down`, async () => {
+    const skip = modeSkip(mode, before, reuse);
+    if (skip) console.warn(`[live] ${mode} skipped: ${skip}`);
+    const ours = mayDelete(mode, before);
+    it.skipIf(!!skip)(`${mode}: up, dataplane reports ${MODE_INFO[mode].proxyMode ?? 'KubeProxyReplacement: True'}, every lab's contract holds${skip ? ` (skipped: ${skip})` : ''}`, async () => {
       try {
         const status = await clusterManager.ensure(mode, { onEvent: (e) => e.type === 'action' && console.log(`[${mode}] ${e.phase} ${e.title}`) });
         expect(status.state).toBe('ready');
@@ -39,10 +62,15 @@ describe.skipIf(!!reason)(`live clusters${reason ? ` (skipped: ${reason})` : ''}
         } else {
           for (const node of nodes) expect(await h.proxyMode(node)).toBe(MODE_INFO[mode].proxyMode);
         }
+        const report = await verifyLabs(loadLabs(), { modes: [mode], log: (l) => console.log(`[${mode}] ${l}`) });
+        console.log(report.table);
+        expect(report.rows.length).toBeGreaterThan(0);
+        expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab} / ${r.step}: ${r.breach}`)).toEqual([]);
       } finally {
-        await clusterManager.delete(mode);
+        // Only what this run created is deleted.
+        if (ours) await clusterManager.delete(mode);
       }
-      expect((await clusterManager.status(mode)).state).toBe('absent');
+      if (ours) expect((await clusterManager.status(mode)).state).toBe('absent');
     });
   }
 });

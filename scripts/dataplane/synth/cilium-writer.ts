@@ -1,5 +1,6 @@
 // Prints what `cilium-dbg service list` shows with kube-proxy replacement: one row per frontend
-// (ClusterIP, NodePort on 0.0.0.0 and on each node IP), backends as "n => ip:port/PROTO (state)",
+// (ClusterIP; NodePort once, as 0.0.0.0:port, the way Cilium 1.18's load balancer lists its
+// frontends table, see pkg/loadbalancer/tests/testdata/nodeport.txtar), backends as "n => ip:port/PROTO (state)",
 // following cilium-dbg/cmd/service_list.go (1.18 drops the numeric ID column; 1.17 has it) and the
 // api/v1 models (ServiceSpec, FrontendAddress, BackendAddress) for `-o json`.
 import { externalEndpoints, type SynthCluster, type SynthEndpoint, type SynthService } from './cluster.ts';
@@ -26,11 +27,10 @@ function rows(c: SynthCluster): Row[] {
     const protocol = s.protocol === 'tcp' ? 'TCP' : 'UDP';
     out.push({ id: id++, ip: s.clusterIP, port: s.port, protocol, type: 'ClusterIP', scope: 'external', service: s, backends: s.endpoints });
     if (!s.nodePort) continue;
-    for (const ip of ['0.0.0.0', c.node.ip]) {
-      out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'external', service: s, backends: externalEndpoints(c, s) });
-      // With Local policy Cilium keeps a second, internal-scope frontend for in-cluster clients.
-      if (s.externalTrafficPolicyLocal) out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'internal', service: s, backends: s.endpoints });
-    }
+    const ip = '0.0.0.0';
+    out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'external', service: s, backends: externalEndpoints(c, s) });
+    // External Local and internal Cluster policy differ: Cilium keeps a second, internal-scope frontend for in-cluster clients.
+    if (s.externalTrafficPolicyLocal) out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'internal', service: s, backends: s.endpoints });
   }
   return out;
 }

@@ -1,7 +1,8 @@
 // Prints kube-proxy's nftables table (`table ip kube-proxy`) in `nft -f` syntax, following the
 // objects and rules of kube-proxy's pkg/proxy/nftables/proxier.go (setupNFTables, syncProxyRules,
 // writeServiceToEndpointRules). `nft -j list table ip kube-proxy` of the loaded table is the fixture.
-// Priorities are numeric (dstnat = -100, srcnat = 100): nft 1.0.6 only accepts "dstnat" on prerouting.
+// Layout of kube-proxy v1.35.0 (the version we pin). Priorities are numeric (dstnat = -100,
+// srcnat = 100, filter = 0): nft 1.0.6 only accepts "dstnat" on prerouting.
 import { externalEndpoints, localEndpoints, type SynthCluster, type SynthService } from './cluster.ts';
 import { nftNameBase } from './hash-names.ts';
 
@@ -34,6 +35,7 @@ export function writeNftTable(c: SynthCluster): string {
     '\tcomment "rules for kube-proxy"',
     '\tset cluster-ips {', '\t\ttype ipv4_addr', '\t\tcomment "Active ClusterIPs"',
     ...(elems.clusterIPs.length ? [`\t\telements = { ${[...new Set(elems.clusterIPs)].join(', ')} }`] : []), '\t}',
+    '\tset nodeport-ips {', '\t\ttype ipv4_addr', '\t\tcomment "IPs that accept NodePort traffic"', `\t\telements = { ${c.node.ip} }`, '\t}',
     ...affinitySets,
     ...map('no-endpoint-services', 'ipv4_addr . inet_proto . inet_service', 'vmap to drop or reject packets to services with no endpoints', elems.noEpServices),
     ...map('no-endpoint-nodeports', 'inet_proto . inet_service', 'vmap to drop or reject packets to service nodeports with no endpoints', elems.noEpNodePorts),
@@ -46,30 +48,36 @@ export function writeNftTable(c: SynthCluster): string {
   ].join('\n');
 }
 
+/**
+ * The base chains and helper chains of kube-proxy v1.35.0 (pkg/proxy/nftables/proxier.go
+ * setupNFTables; `baseRules` in its proxier_test.go): firewall checks before DNAT at priority
+ * dstnat-10, the endpoint and ClusterIP checks at filter priority (0), NodePorts matched on the
+ * @nodeport-ips set of node addresses.
+ */
 function writeBaseChains(chains: Chains, c: SynthCluster): void {
   const base = (name: string, spec: string, rules: string[]) => chains.chain(name, [spec, ...rules]);
-  base('filter-prerouting', 'type filter hook prerouting priority -110; policy accept;', ['ct state new jump firewall-check']);
-  base('filter-input', 'type filter hook input priority -110; policy accept;', ['ct state new jump nodeport-endpoints-check', 'ct state new jump service-endpoints-check']);
-  base('filter-forward', 'type filter hook forward priority -110; policy accept;', ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check']);
-  base('filter-output', 'type filter hook output priority -110; policy accept;', ['ct state new jump service-endpoints-check', 'ct state new jump firewall-check']);
-  base('filter-output-post-dnat', 'type filter hook output priority -90; policy accept;', ['ct state new jump cluster-ips-check']);
-  base('nat-prerouting', 'type nat hook prerouting priority -100; policy accept;', ['jump services']);
-  base('nat-output', 'type nat hook output priority -100; policy accept;', ['jump services']);
-  base('nat-postrouting', 'type nat hook postrouting priority 100; policy accept;', ['jump masquerading']);
-  chains.chain('nodeport-endpoints-check', ['ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @no-endpoint-nodeports']);
-  chains.chain('service-endpoints-check', ['ip daddr . meta l4proto . th dport vmap @no-endpoint-services']);
-  chains.chain('firewall-check', ['ip daddr . meta l4proto . th dport vmap @firewall-ips']);
-  chains.chain('services', [
-    'ip daddr . meta l4proto . th dport vmap @service-ips',
-    'fib daddr type local ip daddr != 127.0.0.0/8 meta l4proto . th dport vmap @service-nodeports',
-  ]);
-  chains.chain('masquerading', [`meta mark & ${MASQ_MARK} == 0x00000000 return`, `meta mark set meta mark ^ ${MASQ_MARK}`, 'masquerade fully-random']);
   chains.chain('cluster-ips-check', [
     'ip daddr @cluster-ips reject comment "Reject traffic to invalid ports of ClusterIPs"',
-    `ip daddr ${c.serviceCidr} drop comment "Drop traffic to unallocated ClusterIPs"`,
+    `ip daddr { ${c.serviceCidr} } drop comment "Drop traffic to unallocated ClusterIPs"`,
   ]);
+  base('filter-prerouting-pre-dnat', 'type filter hook prerouting priority -110; policy accept;', ['ct state new jump firewall-check']);
+  base('filter-output-pre-dnat', 'type filter hook output priority -110; policy accept;', ['ct state new jump firewall-check']);
+  base('filter-forward', 'type filter hook forward priority 0; policy accept;', ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check']);
+  base('filter-input', 'type filter hook input priority 0; policy accept;', ['ct state new jump nodeport-endpoints-check', 'ct state new jump service-endpoints-check']);
+  base('filter-output', 'type filter hook output priority 0; policy accept;', ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check']);
+  chains.chain('firewall-check', ['ip daddr . meta l4proto . th dport vmap @firewall-ips']);
   chains.chain('mark-for-masquerade', [`meta mark set meta mark | ${MASQ_MARK}`]);
+  chains.chain('masquerading', [`meta mark & ${MASQ_MARK} == 0x00000000 return`, `meta mark set meta mark ^ ${MASQ_MARK}`, 'masquerade fully-random']);
+  base('nat-output', 'type nat hook output priority -100; policy accept;', ['jump services']);
+  base('nat-postrouting', 'type nat hook postrouting priority 100; policy accept;', ['jump masquerading']);
+  base('nat-prerouting', 'type nat hook prerouting priority -100; policy accept;', ['jump services']);
+  chains.chain('nodeport-endpoints-check', ['ip daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports']);
   chains.chain('reject-chain', ['comment "helper for @no-endpoint-services / @no-endpoint-nodeports"', 'reject']);
+  chains.chain('services', [
+    'ip daddr . meta l4proto . th dport vmap @service-ips',
+    'ip daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports',
+  ]);
+  chains.chain('service-endpoints-check', ['ip daddr . meta l4proto . th dport vmap @no-endpoint-services']);
 }
 
 function writeService(c: SynthCluster, s: SynthService, chains: Chains, elems: Record<string, string[]>, affinitySets: string[]): void {
@@ -93,7 +101,7 @@ function writeService(c: SynthCluster, s: SynthService, chains: Chains, elems: R
     ...(s.affinitySeconds ? eps.map((e) => `ip saddr @${affinitySet(e.ip)} goto ${endpointChain(e.ip)}`) : []),
     `numgen random mod ${eps.length} vmap { ${eps.map((e, i) => `${i} : goto ${endpointChain(e.ip)}`).join(', ')} }`,
   ];
-  chains.chain(svc, [`ip daddr ${s.clusterIP} ${p} dport ${s.port} ip saddr != ${c.clusterCidr} jump mark-for-masquerade`, ...policyRules(s.endpoints)]);
+  chains.chain(svc, [`ip daddr ${s.clusterIP} ip saddr != ${c.clusterCidr} jump mark-for-masquerade`, ...policyRules(s.endpoints)]);
 
   if (s.nodePort) {
     elems.nodePorts.push(`${p} . ${s.nodePort} : goto ${ext}`);

@@ -75,15 +75,32 @@ export interface SyncTime {
   p90Ms: number | null;
 }
 
+/**
+ * Reads the histogram from kube-proxy's Prometheus text. Since Kubernetes 1.33 every series
+ * carries `ip_family` (`…_count{ip_family="IPv4"} 68`, buckets `{ip_family="IPv4",le="0.001"}`);
+ * older kube-proxies print them unlabelled. A dual-stack node has one series per family: they are
+ * added up, as both proxiers sync on the same node.
+ */
 export function syncTime(metrics: string | null): SyncTime | null {
   if (!metrics) return null;
-  const value = (suffix: string) => Number(new RegExp(`^${SYNC_METRIC}_${suffix}(?:\\{\\})?\\s+(\\S+)`, 'm').exec(metrics)?.[1]);
-  const syncs = value('count');
-  const total = value('sum');
-  if (!Number.isFinite(syncs) || !Number.isFinite(total) || syncs <= 0) return null;
-  const buckets = [...metrics.matchAll(new RegExp(`^${SYNC_METRIC}_bucket\\{le="([^"]+)"\\}\\s+(\\S+)`, 'gm'))].map((m) => ({ le: Number(m[1]), n: Number(m[2]) }));
-  const p90 = buckets.find((b) => b.n >= 0.9 * syncs);
-  return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90.le) ? p90.le * 1000 : null };
+  let syncs = 0;
+  let total = 0;
+  let seen = false;
+  const buckets = new Map<number, number>();
+  const line = new RegExp(`^${SYNC_METRIC}_(count|sum|bucket)(?:\\{([^}]*)\\})?\\s+(\\S+)`, 'gm');
+  for (const m of metrics.matchAll(line)) {
+    const v = Number(m[3]);
+    if (!Number.isFinite(v)) continue;
+    if (m[1] === 'count') { syncs += v; seen = true; }
+    else if (m[1] === 'sum') total += v;
+    else {
+      const le = /(?:^|,)le="([^"]+)"/.exec(m[2] ?? '')?.[1];
+      if (le !== undefined) buckets.set(Number(le), (buckets.get(Number(le)) ?? 0) + v);
+    }
+  }
+  if (!seen || syncs <= 0) return null;
+  const p90 = [...buckets].sort((a, b) => a[0] - b[0]).find(([, n]) => n >= 0.9 * syncs);
+  return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90[0]) ? p90[0] * 1000 : null };
 }
 
 /**

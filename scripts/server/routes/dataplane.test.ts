@@ -33,7 +33,8 @@ describe('GET /api/dataplane/fixtures', () => {
     const ids = r.json.fixtures.map((f: { id: string }) => f.id);
     expect(ids).toContain('iptables-save/clusterip');
     expect(ids).toContain('cilium/clusterip-v1.17');
-    expect(ids.length).toBe(37);
+    expect(ids).toContain('iptables-save/upstream-v1.35-overall');
+    expect(ids.length).toBe(43);
     const first = r.json.fixtures[0];
     expect(first).toMatchObject({ id: 'iptables-save/clusterip', format: 'iptables-save', name: 'clusterip', node: 'dplab-worker' });
     expect(first.description).toMatch(/ClusterIP/);
@@ -106,5 +107,15 @@ describe('wiring', () => {
     expect(routes.some((r) => r.path === '/api/dataplane/:mode')).toBe(true);
     const found = matchRoute(routes, 'GET', '/api/dataplane/fixtures');
     expect(found && 'route' in found && found.route.path).toBe('/api/dataplane/fixtures');
+  });
+});
+
+describe('GET /api/dataplane/fixture, upstream output', () => {
+  it('kube-proxy v1.35.0\'s own LoadBalancer with Local policy: one LoadBalancer frontend, dropping on this node', async () => {
+    const r = await get('/api/dataplane/fixture?format=iptables-save&name=upstream-v1.35-overall&service=ns2/svc2');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ service: 'ns2/svc2', fixture: 'iptables-save/upstream-v1.35-overall', node: 'test-node' });
+    const lb = r.json.frontends.filter((f: { ip: string }) => f.ip === '1.2.3.4');
+    expect(lb).toEqual([expect.objectContaining({ type: 'LoadBalancer', dropsWithoutLocalEndpoints: true })]);
   });
 });
