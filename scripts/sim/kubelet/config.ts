@@ -42,6 +42,12 @@ export const kubeletConfigSchema = z
     clusterDNS: z.array(ipv4).min(1),
     /** The cluster's DNS domain, usually `cluster.local`. */
     clusterDomain: z.string().min(1).default('cluster.local'),
+    /**
+     * CA that signed the API server's kubelet client certificate (--kubelet-client-certificate).
+     * When set, the exec server on :10250 requires a client certificate signed by it; without
+     * it, anyone on the node network could exec into pods.
+     */
+    clientCAFile: z.string().min(1).optional(),
     /** Taints for the Node (kind's control plane has `node-role.kubernetes.io/control-plane:NoSchedule`). */
     taints: z
       .array(z.object({ key: z.string().min(1), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }))

@@ -128,8 +128,30 @@ export async function createSandbox(spec: SandboxSpec): Promise<void> {
   }
 }
 
-/** Remove everything createSandbox makes; safe to call twice or on a half-made sandbox. */
+async function netnsPids(netns: string): Promise<number[]> {
+  const r = await run('ip', ['netns', 'pids', netns], { timeoutMs: 5_000 }).catch(() => null);
+  return (r?.stdout ?? '').split(/\s+/).filter(Boolean).map(Number).filter((n) => Number.isInteger(n) && n > 1 && n !== process.pid);
+}
+
+/** SIGKILL every process in the namespace, then wait (bounded) until none is left. */
+export async function killNetnsProcesses(netns: string): Promise<void> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const pids = await netnsPids(netns);
+    if (!pids.length) return;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Remove everything createSandbox makes, and any process still inside; safe to call twice or on a half-made sandbox. */
 export async function removeSandbox(names: SandboxNames): Promise<void> {
+  await killNetnsProcesses(names.netns);
   await ignoreMissing(ip(['link', 'del', names.hostVeth]));
   await ignoreMissing(ip(['netns', 'del', names.netns]));
   await ignoreMissing(run('umount', [names.utsFile], { timeoutMs: 5_000 }));

@@ -1,0 +1,71 @@
+/**
+ * Entry point of the sim provider's kubelet stand-in, one per node:
+ *   node --import tsx scripts/sim/kubelet/main.ts --config <file.json>
+ *
+ * Like a kubelet in a kind node container, it works inside its node's network namespace; unlike
+ * `ip netns exec`, it stays in the host's mount namespace, so the pod namespaces it adds under
+ * /run/netns are visible to everyone (and removable by the provider). When started elsewhere it
+ * re-runs itself through nsenter into exactly that place.
+ */
+import { spawn } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { loadKubeletConfig } from './config.ts';
+import { startKubelet } from './kubelet.ts';
+
+const REEXEC_ENV = 'DPLAB_SIM_KUBELET_IN_NODE';
+
+async function sameNamespace(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([stat(a), stat(b)]);
+  return x.ino === y.ino && x.dev === y.dev;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const i = argv.indexOf('--config');
+  if (i < 0 || !argv[i + 1]) {
+    process.stderr.write('usage: main.ts --config <kubelet-config.json>\n');
+    return 2;
+  }
+  const config = await loadKubeletConfig(argv[i + 1]);
+  const nodeNs = `/run/netns/${config.netns}`;
+  const inNode = await sameNamespace('/proc/self/ns/net', nodeNs).catch(() => null);
+  if (inNode === null) throw new Error(`node network namespace ${config.netns} does not exist (${nodeNs})`);
+  const inHostMounts = await sameNamespace('/proc/self/ns/mnt', '/proc/1/ns/mnt').catch(() => true);
+  if (!inNode || !inHostMounts) {
+    if (process.env[REEXEC_ENV]) throw new Error(`could not enter node namespace ${config.netns}`);
+    const child = spawn('nsenter', ['--mount=/proc/1/ns/mnt', `--net=${nodeNs}`, '--', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+      stdio: 'inherit',
+      env: { ...process.env, [REEXEC_ENV]: '1' },
+    });
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig));
+    return new Promise((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 1 : 0))));
+  }
+
+  const log = (msg: string) => process.stderr.write(`${new Date().toISOString()} kubelet[${config.nodeName}] ${msg}\n`);
+  const kubelet = await startKubelet(config, log);
+  log('running');
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = (sig: string) => {
+      if (stopping) return;
+      stopping = true;
+      log(`${sig}: stopping pods and cleaning up`);
+      kubelet.stop().then(
+        () => resolve(0),
+        (err: unknown) => {
+          log(`cleanup failed: ${(err as Error).message}`);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`kubelet stand-in: ${(err as Error).message}\n`);
+    process.exit(1);
+  },
+);
