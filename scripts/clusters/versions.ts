@@ -8,6 +8,9 @@ export const KIND_VERSION = '0.31.0';
 /** Node image of kind v0.31.0 for Kubernetes 1.35.0; the kind configs pin the same string. */
 export const NODE_IMAGE = 'kindest/node:v1.35.0@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f';
 export const KUBERNETES_VERSION = '1.35.0';
+/** etcd and CoreDNS as Kubernetes v1.35.0 pins them (build/dependencies.yaml); the sim provider builds these. */
+export const SIM_ETCD_VERSION = '3.6.6';
+export const SIM_COREDNS_VERSION = '1.13.1';
 
 /** `kubeProxyMode: nftables` arrived in kind 0.23; nftables mode is beta from Kubernetes 1.31. */
 export const MIN_KIND_FOR_NFTABLES = '0.23.0';
