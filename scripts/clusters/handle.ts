@@ -9,6 +9,7 @@ import { DplabError } from '../errors.ts';
 import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
 import { probeUrl, type ProbeResult } from './probe.ts';
 import { providerFor } from './providers.ts';
+import type { ProviderId } from './provider.ts';
 
 /** kube-proxy's metrics/healthz address inside each node (hostNetwork). */
 export const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';
@@ -16,6 +17,8 @@ export { PROBE_TIMEOUT_SECONDS, type ProbeResult } from './probe.ts';
 
 export interface ClusterHandle {
   readonly mode: Mode;
+  /** Which provider made the cluster (absent on test handles: treated as kind). */
+  readonly provider?: ProviderId;
   readonly name: string;
   readonly kubeconfig: string;
   /** kubectl against this cluster's kubeconfig (never ~/.kube/config). */
@@ -55,7 +58,7 @@ export function sortNodes(list: string[]): string[] {
 }
 
 /** A handle from a provider's node access: kubectl with the cluster's kubeconfig, kube-proxy's endpoints through node exec. */
-export function makeClusterHandle(mode: Mode, access: NodeAccess): ClusterHandle {
+export function makeClusterHandle(mode: Mode, provider: ProviderId, access: NodeAccess): ClusterHandle {
   const name = clusterName(mode);
   const kubeconfig = kubeconfigPath(mode);
 
@@ -65,6 +68,7 @@ export function makeClusterHandle(mode: Mode, access: NodeAccess): ClusterHandle
 
   return {
     mode,
+    provider,
     name,
     kubeconfig,
     kubectl,

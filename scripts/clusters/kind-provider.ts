@@ -15,6 +15,6 @@ export const kindProvider: ClusterProvider = {
   async delete(mode, opts) {
     await kindDelete(mode, opts);
   },
-  handle: (mode) => makeClusterHandle(mode, kindNodeAccess(mode)),
+  handle: (mode) => makeClusterHandle(mode, 'kind', kindNodeAccess(mode)),
   manualCleanup: (mode) => `kind delete cluster --name ${clusterName(mode)}`,
 };

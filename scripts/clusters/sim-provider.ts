@@ -144,7 +144,7 @@ export const simProvider: ClusterProvider = {
       if (!n) throw new DplabError(`${name} is not a node of ${clusterName(mode)}.`, { status: 404 });
       return n;
     };
-    return makeClusterHandle(mode, {
+    return makeClusterHandle(mode, 'sim', {
       nodes: async () => sortNodes(known().nodes.map((n) => n.name)),
       nodeExec: (name, args, opts) => inNode(node(name).name, args, opts),
       nodeIp: async (name) => node(name).ip,

@@ -12,6 +12,7 @@ import { solve } from './solve.ts';
 import { reset } from './reset.ts';
 import { verifyLabsCommand } from './verify-labs.ts';
 import { explain } from './explain.ts';
+import { simBuild } from './sim-build.ts';
 
 export const COMMANDS: readonly Command[] = [
   serve,
@@ -26,4 +27,5 @@ export const COMMANDS: readonly Command[] = [
   reset,
   verifyLabsCommand,
   explain,
+  simBuild,
 ];

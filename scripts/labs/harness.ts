@@ -14,6 +14,7 @@ import { resetLab } from './reset.ts';
 import type { Lab } from './schema.ts';
 import { applySolution } from './solve.ts';
 import { describeClusterError } from './cluster-errors.ts';
+import { componentVersions } from '../sim/components.ts';
 
 export type Outcome = CheckResult['status'] | 'skipped';
 
@@ -46,9 +47,11 @@ export interface HarnessReport {
 }
 
 async function recordedSource(cluster: ClusterHandle): Promise<Extract<ObservationFile['source'], { kind: 'recorded' }>> {
-  const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
   const kube = await cluster.kubectlJson<{ serverVersion?: { gitVersion?: string } }>(['version'], { timeoutMs: TIMEOUTS.quick });
-  return { kind: 'recorded', kindVersion: kind.stdout.trim(), kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
+  const base = { kind: 'recorded' as const, kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
+  if (cluster.provider === 'sim') return { ...base, provider: 'sim', components: componentVersions() };
+  const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
+  return { ...base, provider: 'kind', kindVersion: kind.stdout.trim() };
 }
 
 function record(lab: Lab, mode: Mode, r: CheckResult, state: 'unsolved' | 'solved', source: ObservationFile['source']): void {
