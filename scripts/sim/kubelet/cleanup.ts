@@ -19,14 +19,14 @@ export async function listNetns(): Promise<string[]> {
 export async function removeStaleState(nodeNetns: string, paths: StatePaths): Promise<string[]> {
   const { records, broken } = await readPodRecords(paths);
   const targets = new Map<string, SandboxNames>();
-  for (const r of records) targets.set(r.netns, { netns: r.netns, hostVeth: r.hostVeth, utsFile: r.utsFile });
+  for (const r of records) targets.set(r.netns, { node: nodeNetns, netns: r.netns, hostVeth: r.hostVeth, utsFile: r.utsFile });
   const prefix = podNetnsPrefix(nodeNetns);
   for (const ns of await listNetns()) {
-    if (ns.startsWith(prefix) && !targets.has(ns)) targets.set(ns, { netns: ns, hostVeth: `veth${ns.slice(prefix.length)}`, utsFile: join(paths.uts, ns) });
+    if (ns.startsWith(prefix) && !targets.has(ns)) targets.set(ns, { node: nodeNetns, netns: ns, hostVeth: `veth${ns.slice(prefix.length)}`, utsFile: join(paths.uts, ns) });
   }
   const utsLeft = await readdir(paths.uts).catch(() => [] as string[]);
   for (const f of utsLeft) {
-    if (f.startsWith(prefix) && !targets.has(f)) targets.set(f, { netns: f, hostVeth: `veth${f.slice(prefix.length)}`, utsFile: join(paths.uts, f) });
+    if (f.startsWith(prefix) && !targets.has(f)) targets.set(f, { node: nodeNetns, netns: f, hostVeth: `veth${f.slice(prefix.length)}`, utsFile: join(paths.uts, f) });
   }
   for (const names of targets.values()) await removeSandbox(names);
   await rm(paths.pods, { recursive: true, force: true });

@@ -48,12 +48,16 @@ export const kubeletConfigSchema = z
      * it, anyone on the node network could exec into pods.
      */
     clientCAFile: z.string().min(1).optional(),
+    /** The exec server's serving certificate and key (PEM); a self-signed pair is made when left out. */
+    servingCertFile: z.string().min(1).optional(),
+    servingKeyFile: z.string().min(1).optional(),
     /** Taints for the Node (kind's control plane has `node-role.kubernetes.io/control-plane:NoSchedule`). */
     taints: z
       .array(z.object({ key: z.string().min(1), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }))
       .default([]),
   })
-  .strict();
+  .strict()
+  .refine((c) => !c.servingCertFile === !c.servingKeyFile, { message: 'servingCertFile and servingKeyFile go together', path: ['servingKeyFile'] });
 
 export type KubeletConfig = z.infer<typeof kubeletConfigSchema>;
 /** What a writer passes in (defaults may be left out). */

@@ -101,6 +101,7 @@ function superviseExecServer(config: KubeletConfig, stateDir: string, log: (msg:
     if (signal.aborted) return;
     const args = ['--listen', `${config.nodeIP}:${KUBELET_PORT}`, '--state-dir', stateDir, '--agnhost', join(config.binDir, 'agnhost'), '--node-ip', config.nodeIP];
     if (config.clientCAFile) args.push('--client-ca', config.clientCAFile);
+    if (config.servingCertFile && config.servingKeyFile) args.push('--cert', config.servingCertFile, '--key', config.servingKeyFile);
     const c = spawn(join(config.binDir, 'dplab-exec-server'), args, { stdio: ['ignore', 'inherit', 'inherit'] });
     child = c;
     c.on('error', (err) => log(`exec server: ${err.message}`));

@@ -5,8 +5,8 @@
  * route to the pod), a UTS namespace whose hostname is the pod name, and /etc/netns/<ns>/
  * resolv.conf and hosts, which `ip netns exec` bind-mounts over /etc for every process it starts.
  *
- * The stand-in runs inside the node's network namespace (in the host's mount namespace), so
- * plain `ip` commands act on the node and `ip -n <pod>` on the pod.
+ * Node-side commands name the node (`ip -n <node>`), so this works from any network namespace
+ * of the host's mount namespace.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ import { gatewayOf, parseCidr } from './ipam.ts';
 import type { StatePaths } from './state.ts';
 
 export interface SandboxNames {
+  /** The node's network namespace (node-side commands run with `ip -n <node>`). */
+  node: string;
   netns: string;
   hostVeth: string;
   utsFile: string;
@@ -24,7 +26,7 @@ export interface SandboxNames {
 export function sandboxNames(nodeNetns: string, uid: string, paths: StatePaths): SandboxNames {
   const short = uid.replace(/-/g, '').slice(0, 8);
   const netns = `${nodeNetns}-pod-${short}`;
-  return { netns, hostVeth: `veth${short}`, utsFile: join(paths.uts, netns) };
+  return { node: nodeNetns, netns, hostVeth: `veth${short}`, utsFile: join(paths.uts, netns) };
 }
 
 /** Prefix of every pod namespace this node made (for finding leftovers after a crash). */
@@ -109,16 +111,16 @@ export async function createSandbox(spec: SandboxSpec): Promise<void> {
     await writeFile(join(etc, 'hosts'), spec.hosts);
     await writeFile(join(etc, 'hostname'), `${spec.hostname}\n`);
     await ip(['netns', 'add', names.netns]);
-    await ip(['link', 'add', names.hostVeth, 'type', 'veth', 'peer', 'name', peer, 'netns', names.netns]);
+    await ip(['-n', names.node, 'link', 'add', names.hostVeth, 'type', 'veth', 'peer', 'name', peer, 'netns', names.netns]);
     await ip(['-n', names.netns, 'link', 'set', peer, 'name', 'eth0']);
     await ip(['-n', names.netns, 'link', 'set', 'lo', 'up']);
     await ip(['-n', names.netns, 'addr', 'add', `${spec.podIP}/${prefix}`, 'dev', 'eth0', 'noprefixroute']);
     await ip(['-n', names.netns, 'link', 'set', 'eth0', 'up']);
     await ip(['-n', names.netns, 'route', 'add', `${gw}/32`, 'dev', 'eth0', 'scope', 'link']);
     await ip(['-n', names.netns, 'route', 'add', 'default', 'via', gw, 'dev', 'eth0', 'src', spec.podIP]);
-    await ip(['addr', 'add', `${gw}/32`, 'dev', names.hostVeth]);
-    await ip(['link', 'set', names.hostVeth, 'up']);
-    await ip(['route', 'replace', `${spec.podIP}/32`, 'dev', names.hostVeth, 'scope', 'host']);
+    await ip(['-n', names.node, 'addr', 'add', `${gw}/32`, 'dev', names.hostVeth]);
+    await ip(['-n', names.node, 'link', 'set', names.hostVeth, 'up']);
+    await ip(['-n', names.node, 'route', 'replace', `${spec.podIP}/32`, 'dev', names.hostVeth, 'scope', 'host']);
     // A persistent UTS namespace with the pod's hostname, shared by its containers and exec.
     await writeFile(names.utsFile, '');
     await run('unshare', [`--uts=${names.utsFile}`, 'hostname', spec.hostname], { timeoutMs: 5_000 });
@@ -152,7 +154,7 @@ export async function killNetnsProcesses(netns: string): Promise<void> {
 /** Remove everything createSandbox makes, and any process still inside; safe to call twice or on a half-made sandbox. */
 export async function removeSandbox(names: SandboxNames): Promise<void> {
   await killNetnsProcesses(names.netns);
-  await ignoreMissing(ip(['link', 'del', names.hostVeth]));
+  await ignoreMissing(ip(['-n', names.node, 'link', 'del', names.hostVeth]));
   await ignoreMissing(ip(['netns', 'del', names.netns]));
   await ignoreMissing(run('umount', [names.utsFile], { timeoutMs: 5_000 }));
   await rm(names.utsFile, { force: true });
