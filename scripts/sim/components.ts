@@ -44,6 +44,8 @@ export const SIM_COMPONENTS: readonly SimComponent[] = [
   { name: 'agnhost', moduleDir: K8S_MODULE, pkg: 'k8s.io/kubernetes/test/images/agnhost', version: '2.59' },
   { name: 'etcd', moduleDir: 'scripts/sim/go-etcd', pkg: 'go.etcd.io/etcd/server/v3', version: `v${SIM_ETCD_VERSION}` },
   { name: 'coredns', moduleDir: 'scripts/sim/go-coredns', pkg: 'github.com/coredns/coredns', version: `v${SIM_COREDNS_VERSION}` },
+  // The kubelet stand-in's exec/logs server (k8s.io/kubelet's streaming code; scripts/sim/exec-server).
+  { name: 'dplab-exec-server', moduleDir: 'scripts/sim/exec-server', pkg: 'dataplane-lab.invalid/sim/exec-server', version: '0.1.0' },
 ];
 
 /** "kube-apiserver v1.35.0, …": every component and its version, for a recording's `source`. */
