@@ -13,7 +13,7 @@ import { runInformer } from './informer.ts';
 import { loadKubeconfig } from './kubeconfig.ts';
 import { NodeAgent, machineFacts } from './node-agent.ts';
 import { KUBELET_PORT, KUBELET_VERSION } from './node-object.ts';
-import { ensureUtsMountPoint } from './pod-network.ts';
+import { ensureUtsMountPoint, releaseUtsMountPoint } from './pod-network.ts';
 import { PodWorker, type Pod } from './pod-worker.ts';
 import { statePaths } from './state.ts';
 
@@ -90,6 +90,7 @@ export async function startKubelet(config: KubeletConfig, log: (msg: string) => 
       await execServer.stop();
       api.close();
       await removeStaleState(config.netns, paths);
+      await releaseUtsMountPoint(paths);
     },
   };
 }

@@ -13,6 +13,7 @@ import { loadKubeletConfig } from './config.ts';
 import { startKubelet } from './kubelet.ts';
 
 const REEXEC_ENV = 'DPLAB_SIM_KUBELET_IN_NODE';
+const PARENT_CHECK_MS = 1_000;
 
 async function sameNamespace(a: string, b: string): Promise<boolean> {
   const [x, y] = await Promise.all([stat(a), stat(b)]);
@@ -44,6 +45,10 @@ async function main(argv: string[]): Promise<number> {
   const kubelet = await startKubelet(config, log);
   log('running');
   return new Promise((resolve) => {
+    // Re-run through nsenter, the process the provider tracks is our parent: if it is killed
+    // outright (SIGKILL), clean up as for SIGTERM instead of living on as an orphan.
+    const parent = process.ppid;
+    if (process.env[REEXEC_ENV]) setInterval(() => process.ppid !== parent && stop('parent gone'), PARENT_CHECK_MS).unref();
     let stopping = false;
     const stop = (sig: string) => {
       if (stopping) return;

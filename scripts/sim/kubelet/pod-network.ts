@@ -89,6 +89,11 @@ export async function ensureUtsMountPoint(paths: StatePaths): Promise<void> {
   await run('mount', ['--make-private', paths.uts], { timeoutMs: 5_000 });
 }
 
+/** Undo ensureUtsMountPoint once no sandbox is left (so the state folder can be removed). */
+export async function releaseUtsMountPoint(paths: StatePaths): Promise<void> {
+  await ignoreMissing(run('umount', [paths.uts], { timeoutMs: 5_000 }));
+}
+
 export interface SandboxSpec {
   names: SandboxNames;
   podCidr: string;
