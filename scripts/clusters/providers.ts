@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DplabError } from '../errors.ts';
 import { kindProvider } from './kind-provider.ts';
 import { simStateDir } from '../sim/layout.ts';
-import { simProvider } from './sim-provider.ts';
+import { simProvider, useSimBinaries } from './sim-provider.ts';
 import type { Mode } from './modes.ts';
 import { PROVIDERS, type ClusterProvider, type ProviderId } from './provider.ts';
 
@@ -17,7 +17,10 @@ export function isProviderId(v: unknown): v is ProviderId {
 }
 
 export function providerById(id: ProviderId): ClusterProvider {
-  return id === 'sim' ? simProvider : kindProvider;
+  if (id === 'kind') return kindProvider;
+  // Checks, status and the lab terminals run `kubectl`: the one built with the components.
+  useSimBinaries();
+  return simProvider;
 }
 
 /** The provider the user asked for (`--provider` / DPLAB_PROVIDER), or undefined. */
@@ -31,5 +34,5 @@ export function requestedProvider(): ProviderId | undefined {
 export function providerFor(mode: Mode): ClusterProvider {
   const asked = requestedProvider();
   if (asked) return providerById(asked);
-  return existsSync(join(simStateDir(mode), 'cluster.json')) ? simProvider : kindProvider;
+  return providerById(existsSync(join(simStateDir(mode), 'cluster.json')) ? 'sim' : 'kind');
 }

@@ -113,6 +113,7 @@ export async function startKubelets(layout: SimLayout, binDir: string, signal?: 
   for (const node of layout.nodes) {
     const nodeDir = join(layout.dir, 'nodes', node.name);
     mkdirSync(nodeDir, { recursive: true });
+    const serving = await p.kubeletServingCert(node.name, node.ip);
     const config = {
       nodeName: node.name,
       nodeIP: node.ip,
@@ -126,10 +127,15 @@ export async function startKubelets(layout: SimLayout, binDir: string, signal?: 
       taints: node.role === 'control-plane' ? [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' as const }] : [],
       clusterDNS: [layout.dnsIp],
       clusterDomain: layout.clusterDomain,
+      // The exec server accepts only the API server's kubelet-client certificate, and serves one of the cluster CA.
+      clientCAFile: p.caFile,
+      servingCertFile: serving.cert,
+      servingKeyFile: serving.key,
     };
     const file = join(nodeDir, 'kubelet.json');
     writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
-    startDaemon(layout.dir, { name: kubeletName(node), netns: node.name, file: process.execPath, args: ['--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', file] });
+    // The stand-in enters the node's network namespace itself (staying in the host's mount namespace).
+    startDaemon(layout.dir, { name: kubeletName(node), file: process.execPath, args: ['--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', file], cwd: projectRoot });
   }
   for (const node of layout.nodes) {
     await until(`the kubelet stand-in of ${node.name} to register its Node`, 120_000, signal, async () => {

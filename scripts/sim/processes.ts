@@ -17,6 +17,7 @@ export interface DaemonSpec {
   /** Run inside this network namespace (`ip netns exec`, which execs: the pid is the daemon's). */
   netns?: string;
   env?: Record<string, string | undefined>;
+  cwd?: string;
 }
 
 interface PidRecord {
@@ -45,7 +46,7 @@ export function startDaemon(dir: string, spec: DaemonSpec): number {
   mkdirSync(pidDir(dir), { recursive: true });
   mkdirSync(join(dir, 'logs'), { recursive: true });
   const [file, args] = spec.netns ? ['ip', ['netns', 'exec', spec.netns, spec.file, ...spec.args]] : [spec.file, spec.args];
-  const pid = spawnDetached(file, args, { logFile: logPath(dir, spec.name), env: spec.env });
+  const pid = spawnDetached(file, args, { logFile: logPath(dir, spec.name), env: spec.env, cwd: spec.cwd });
   const record: PidRecord = { pid, startTime: startTimeOf(pid) ?? '', command: [file, ...args] };
   writeFileSync(join(pidDir(dir), `${spec.name}.json`), `${JSON.stringify(record)}\n`);
   return pid;
