@@ -238,8 +238,9 @@ export function spawnDetached(file: string, args: readonly string[], opts: { log
   const fd = openSync(opts.logFile, 'a');
   try {
     const child = spawn(file, [...args], { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...opts.env }, cwd: opts.cwd });
-    if (child.pid === undefined) throw new DplabError(`Could not start \`${formatCommand(file, args)}\`.`, { fix: INSTALL_HINTS[file] ?? `Check that ${file} is installed.` });
+    // A missing executable is reported below (no pid); the later 'error' event must not crash us.
     child.on('error', () => undefined);
+    if (child.pid === undefined) throw new DplabError(`Could not start \`${formatCommand(file, args)}\`: not found or not executable.`, { fix: INSTALL_HINTS[file] ?? `Check that ${file} exists (for the sim components: \`dplab sim-build\`).` });
     child.unref();
     return child.pid;
   } finally {

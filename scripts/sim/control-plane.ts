@@ -4,11 +4,12 @@
  * process with a pidfile under `dir`. Inside a node's network namespace it binds the node's
  * address like kind's control-plane node; without one it binds 127.0.0.1 on free ports (tests).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run } from '../exec.ts';
+import { CommandError } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { ensureCa, ensureLeaf, ensureServiceAccountKeys, writeKubeconfig, type CertPair } from './certs.ts';
 import { daemonAlive, logTail, startDaemon, stopAll } from './processes.ts';
@@ -152,7 +153,10 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         `--cert-dir=${join(o.dir, 'apiserver-certs')}`,
       ],
     });
-    await waitReady(o, kubeconfig, apiServerUrl);
+    await waitFor(o, `kube-apiserver at ${apiServerUrl}/readyz`, async () => {
+      const body = await apiGet(apiServerUrl, '/readyz', ca.cert, admin);
+      if (body.trim() !== 'ok') throw new Error(body);
+    }, ['etcd', 'kube-apiserver']);
     say('starting kube-controller-manager and kube-scheduler');
     startDaemon(o.dir, {
       name: 'kube-controller-manager',
@@ -186,7 +190,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     });
     // The service-account controller making kube-system's `default` account shows the controllers work.
     await waitFor(o, 'the controller manager (kube-system/default ServiceAccount)', async () => {
-      await run(bin('kubectl'), ['--kubeconfig', kubeconfig, '-n', 'kube-system', 'get', 'serviceaccount', 'default', '-o', 'name'], { timeoutMs: 10_000, signal: o.signal });
+      await apiGet(apiServerUrl, '/api/v1/namespaces/kube-system/serviceaccounts/default', ca.cert, admin);
     }, ['kube-controller-manager', 'kube-scheduler']);
   } catch (err) {
     await stop();
@@ -208,11 +212,20 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
   };
 }
 
-async function waitReady(o: ControlPlaneOptions, kubeconfig: string, url: string): Promise<void> {
-  await waitFor(o, `kube-apiserver at ${url}/readyz`, async () => {
-    const r = await run(join(o.binDir, 'kubectl'), ['--kubeconfig', kubeconfig, 'get', '--raw', '/readyz'], { timeoutMs: 10_000, signal: o.signal });
-    if (r.stdout.trim() !== 'ok') throw new Error(r.stdout);
-  }, ['etcd', 'kube-apiserver']);
+/** GET a path with the admin certificate; resolves with the body of a 200, rejects otherwise. */
+export function apiGet(base: string, path: string, caFile: string, client: CertPair, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, base), { ca: readFileSync(caFile), cert: readFileSync(client.cert), key: readFileSync(client.key), timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 300)}`))));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Poll `probe` until it resolves; fail early (with the log) when one of `daemons` died. */
