@@ -134,8 +134,9 @@ export async function startKubelets(layout: SimLayout, binDir: string, signal?: 
     };
     const file = join(nodeDir, 'kubelet.json');
     writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
-    // The stand-in enters the node's network namespace itself (staying in the host's mount namespace).
-    startDaemon(layout.dir, { name: kubeletName(node), file: process.execPath, args: ['--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', file], cwd: projectRoot });
+    // In the node's network namespace but, unlike `ip netns exec`, in the host's mount namespace:
+    // the pod namespaces it adds under /run/netns stay visible to everyone (nsenter execs: same pid).
+    startDaemon(layout.dir, { name: kubeletName(node), file: 'nsenter', args: [`--net=/run/netns/${node.name}`, '--', process.execPath, '--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', file], cwd: projectRoot });
   }
   for (const node of layout.nodes) {
     await until(`the kubelet stand-in of ${node.name} to register its Node`, 120_000, signal, async () => {
