@@ -212,11 +212,13 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const failed = await kubectl(['-n', 'demo', 'exec', 'shell', '--', 'sh', '-c', 'echo oops >&2; exit 7']).catch((e) => e);
     expect(failed.exitCode).toBe(7);
     expect(failed.stderr).toContain('oops');
-    // A terminal: `script` gives kubectl a pty, so -t is honoured and the command sees a tty.
-    const tty = spawnSync('script', ['-qec', `${join(binDir, 'kubectl')} --kubeconfig ${cp.kubeconfig} -n demo exec -it shell -- sh -c 'tty; stty size'`, '/dev/null'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, COLUMNS: '100', LINES: '30' } });
+    // A terminal: `script` gives kubectl a pty (sized 30x100 here), so -t is honoured, the
+    // command sees a tty, and kubectl's size reaches the pod's pty through the resize stream.
+    const tty = spawnSync('script', ['-qec', `stty rows 30 cols 100; ${join(binDir, 'kubectl')} --kubeconfig ${cp.kubeconfig} -n demo exec -it shell -- sh -c 'tty; sleep 1; stty size'`, '/dev/null'], { encoding: 'utf8', timeout: 30_000 });
     expect(tty.stdout).toMatch(/\/dev\/pts\/\d+/);
-    // The pod's own agnhost answers from inside: /agnhost maps to the built binary.
-    expect((await kubectl(['-n', 'demo', 'exec', 'shell', '--', '/agnhost', 'dns-suffix'])).stdout.trim()).toBe('cluster.local');
+    expect(tty.stdout).toMatch(/^30 100\r?$/m);
+    // /agnhost (the image's entrypoint) maps to the built binary; it reads the pod's resolv.conf.
+    expect((await kubectl(['-n', 'demo', 'exec', 'shell', '--', '/agnhost', 'dns-suffix'])).stdout.trim()).toBe('demo.svc.cluster.local,svc.cluster.local,cluster.local');
   });
 
   it('the exec server refuses a client without the API server’s client certificate', async () => {
