@@ -123,9 +123,10 @@ export async function ensureSimBinaries(opts: BuildOptions = {}): Promise<{ binD
   if (todo.length === 0) return { binDir, built: [], reused };
   checkDisk(binDir);
   const built: string[] = [];
+  say(`building ${todo.map((t) => t.c.name).join(', ')} with ${gov} into ${binDir} (the first build downloads the modules and compiles for many minutes; later ones reuse Go's caches)`);
   for (const [i, { c, hash }] of todo.entries()) {
     const started = Date.now();
-    say(`building ${c.name} ${c.version} (${i + 1}/${todo.length}) with ${gov}; a cold build downloads modules and takes many minutes…`);
+    say(`building ${c.name} ${c.version} (${i + 1}/${todo.length})…`);
     const tmp = join(binDir, `.${c.name}.tmp`);
     const args = ['-n', '10', 'go', 'build', '-trimpath', '-o', tmp, '-ldflags', ['-s', '-w', ...(c.ldflags ?? [])].join(' '), c.pkg];
     try {
