@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { CommandError, run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
-import { stateDir } from '../paths.ts';
+import { projectRoot, stateDir } from '../paths.ts';
 import { ensureSimBinaries, simBinDir } from '../sim/build.ts';
 import { createNetwork, deleteSimCluster, readSimRecord, routePodCidrs, startDns, startKubelets, startKubeProxies, startSimControlPlane } from '../sim/cluster.ts';
 import { isSimMode, simLayout, simUnsupported, type SimLayout } from '../sim/layout.ts';
@@ -20,11 +20,14 @@ import { clusterName, isMode, kubeconfigPath, MODES, type Mode } from './modes.t
 import { probeFromHost } from './probe.ts';
 import type { ClusterProvider } from './provider.ts';
 
-/** kubectl (and the other built binaries) first on PATH: checks and terminals run `kubectl`. */
+/** `docker exec <node> …` → `ip netns exec <node> …` for lab shells and solutions (other calls reach the real docker). */
+const SHIM_DIR = join(projectRoot, 'scripts', 'sim', 'shims');
+
+/** kubectl (and the other built binaries) and the node-exec shim first on PATH: checks, solutions and terminals run them. */
 export function useSimBinaries(): string {
   const bin = simBinDir();
-  const path = process.env.PATH ?? '';
-  if (!path.split(delimiter).includes(bin)) process.env.PATH = `${bin}${delimiter}${path}`;
+  const parts = (process.env.PATH ?? '').split(delimiter).filter((p) => p && p !== bin && p !== SHIM_DIR);
+  process.env.PATH = [SHIM_DIR, bin, ...parts].join(delimiter);
   return bin;
 }
 
