@@ -6,7 +6,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { findChainCheck, followEndpointsCheck, readModeCheck } from './checks.ts';
-import { AGNHOST, WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { AGNHOST, WEB_AND_CLIENT, waitForWebRules } from '../_shared/workload.ts';
 
 const ID = 'proxy-mode-rules';
 const NS = 'lab-proxy-mode-rules';
@@ -14,7 +14,6 @@ const NODE = '"$DPLAB_CLUSTER-worker"';
 const PROXY_MODE = `docker exec ${NODE} curl -s http://127.0.0.1:10249/proxyMode`;
 const NAT = `docker exec ${NODE} iptables-save -t nat`;
 const NFT = `docker exec ${NODE} nft list table ip kube-proxy`;
-const WAIT_WEB = `kubectl -n ${NS} rollout status deployment/web --timeout=180s`;
 const SVC_CHAIN_IPT = `$(${NAT} | awk '/^-A KUBE-SERVICES .*"${NS}\\/web cluster IP"/ {print $NF}')`;
 const SVC_CHAIN_NFT = `$(docker exec ${NODE} nft list map ip kube-proxy service-ips | grep -o 'service-[A-Z0-9]*-${NS}/web/tcp/')`;
 
@@ -68,11 +67,10 @@ export default defineLab({
         `Record just the chain name, e.g. \`kubectl -n ${NS} create configmap web-chain --from-literal=chain=KUBE-SVC-ABCDEFGHIJKLMNOP\`.`,
       ],
       solution: {
-        // kube-proxy writes web's ClusterIP entry only once web has ready endpoints (before that,
-        // iptables mode has just a REJECT in the filter table): wait for the rollout first.
-        commands: [WAIT_WEB, `${NAT} | grep '${NS}/web cluster IP'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT })],
+        // The rules follow the pods with a delay: wait for them first (see waitForWebRules).
+        commands: [waitForWebRules(NS, 'iptables'), `${NAT} | grep '${NS}/web cluster IP'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT })],
         byMode: {
-          nftables: [WAIT_WEB, `docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT })],
+          nftables: [waitForWebRules(NS, 'nftables'), `docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT })],
         },
         explanation: 'The first command shows the entry for web; the second cuts the chain name out of it and records it.',
       },
