@@ -3,7 +3,7 @@
 // and agnhost binaries. One node namespace holds the control plane and the stand-in, like a
 // single-node kind cluster; the test process reaches it over a veth from the host.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +52,31 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
     await sleep(250);
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}\n--- kubelet log ---\n${kubeletLog.slice(-3000)}`);
+}
+
+let kubeletConfigFile = '';
+
+/** As the provider starts it: `ip netns exec <node> node --import tsx main.ts` (it moves itself back into the host's mount namespace). */
+function startKubeletProcess(): ChildProcess {
+  const child = spawn('ip', ['netns', 'exec', NODE, process.execPath, '--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', kubeletConfigFile], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (c: Buffer) => (kubeletLog += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (kubeletLog += c.toString()));
+  return child;
+}
+
+function podRecords(): Array<{ name: string; netns: string; containers: Array<{ pid: number | null }> }> {
+  const pods = join(dir, 'node', 'pods');
+  return existsSync(pods) ? readdirSync(pods).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(pods, f), 'utf8'))) : [];
+}
+
+/** Running (a zombie waiting for its reaper counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
 }
 
 function podManifest(name: string, extra: Record<string, unknown> = {}, container: Record<string, unknown> = {}) {
@@ -108,12 +133,9 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
       servingCertFile: serving.cert,
       servingKeyFile: serving.key,
     };
-    const file = join(dir, 'kubelet.json');
-    writeFileSync(file, JSON.stringify(config));
-    // As the provider starts it: `ip netns exec <node> node --import tsx main.ts` (it moves itself back into the host's mount namespace).
-    kubelet = spawn('ip', ['netns', 'exec', NODE, process.execPath, '--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', file], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
-    kubelet.stdout?.on('data', (c: Buffer) => (kubeletLog += c.toString()));
-    kubelet.stderr?.on('data', (c: Buffer) => (kubeletLog += c.toString()));
+    kubeletConfigFile = join(dir, 'kubelet.json');
+    writeFileSync(kubeletConfigFile, JSON.stringify(config));
+    kubelet = startKubeletProcess();
     await until('the node to be Ready', 90_000, async () => {
       const node = await json(['get', 'node', NODE]);
       return node.status?.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True') && node.spec?.podCIDR;
@@ -122,6 +144,7 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
   });
 
   afterAll(async () => {
+    if (process.env.DPLAB_KUBELET_TEST_LOG) writeFileSync(process.env.DPLAB_KUBELET_TEST_LOG, kubeletLog);
     if (kubelet && kubelet.exitCode === null) {
       kubelet.kill('SIGTERM');
       await Promise.race([new Promise((r) => kubelet.once('exit', r)), sleep(20_000)]);
@@ -166,7 +189,9 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     // kubectl logs, through the API server and the exec server's /containerLogs.
     const logs = await kubectl(['-n', 'demo', 'logs', 'web']);
     expect(logs.stdout).toMatch(/Started HTTP server on port 8080/);
-    expect(await podNamespaces()).toHaveLength(1);
+    const [podNs] = await podNamespaces();
+    // A real namespace to everyone on the host, not just to the stand-in (mount propagation).
+    expect(spawnSync('ip', ['-n', podNs, '-4', '-o', 'addr', 'show', 'eth0'], { encoding: 'utf8' }).stdout).toContain(`${pod.status.podIP}/24`);
 
     await kubectl(['-n', 'demo', 'delete', 'pod', 'web', '--wait=true', '--timeout=60s']);
     expect((await kubectl(['-n', 'demo', 'get', 'pod', 'web', '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe('');
@@ -250,16 +275,64 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     await kubectl(['-n', 'demo', 'delete', 'pod', 'nginx', '--wait=true', '--timeout=60s']);
   });
 
+  it('stops a container that ignores SIGTERM with SIGKILL after the grace period', async () => {
+    await apply(podManifest('stubborn', { terminationGracePeriodSeconds: 2 }, { command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.2; done'], args: [] }));
+    await until('stubborn to be Running', 60_000, async () => (await json(['-n', 'demo', 'get', 'pod', 'stubborn'])).status.phase === 'Running');
+    const pid = podRecords().find((r) => r.name === 'stubborn')!.containers[0].pid!;
+    const started = Date.now();
+    await kubectl(['-n', 'demo', 'delete', 'pod', 'stubborn', '--wait=true', '--timeout=60s']);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(2_000);
+    expect(took).toBeLessThan(10_000);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('restarts a container whose liveness probe fails', async () => {
+    await apply(podManifest('sick', {}, { livenessProbe: { tcpSocket: { port: 9999 }, periodSeconds: 1, failureThreshold: 2 } }));
+    const pod = await until('sick to restart', 60_000, async () => {
+      const p = await json(['-n', 'demo', 'get', 'pod', 'sick']);
+      return p.status.containerStatuses?.[0]?.restartCount >= 1 ? p : null;
+    });
+    // Killed with SIGTERM, agnhost exits on its own (code 0: "Completed"); the run is the last state.
+    expect(pod.status.containerStatuses[0].lastState.terminated).toMatchObject({ reason: expect.stringMatching(/^(Completed|Error)$/), finishedAt: expect.any(String) });
+    const events = await json(['-n', 'demo', 'get', 'events', '--field-selector', 'involvedObject.name=sick,reason=Killing']);
+    expect(events.items.map((e: any) => e.message)).toContain('Container app failed liveness probe, will be restarted');
+    await kubectl(['-n', 'demo', 'delete', 'pod', 'sick', '--wait=true', '--timeout=60s']);
+  });
+
+  it('after a crash (SIGKILL), the next start removes the old sandbox and runs the pod again', async () => {
+    const before = podRecords().find((r) => r.name === 'shell')!;
+    const oldPid = before.containers[0].pid!;
+    // The stand-in proper is the child of the process the provider started (see main.ts).
+    const inner = Number(spawnSync('pgrep', ['-P', String(kubelet.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
+    expect(inner).toBeGreaterThan(1);
+    process.kill(inner, 'SIGKILL');
+    await new Promise((r) => kubelet.once('exit', r));
+    expect(alive(oldPid)).toBe(true); // its pods outlive it, as after a real crash
+    kubelet = startKubeletProcess();
+    const after = await until('shell to run in a new sandbox', 60_000, async () => {
+      const r = podRecords().find((x) => x.name === 'shell');
+      return r && r.containers[0].pid && r.containers[0].pid !== oldPid ? r : null;
+    });
+    expect(alive(oldPid)).toBe(false);
+    expect(await podNamespaces()).toEqual([after.netns]);
+    expect(kubeletLog).toMatch(/stopping the exec server an earlier run left/);
+    await until('shell to be Ready again', 30_000, async () => (await json(['-n', 'demo', 'get', 'pod', 'shell'])).status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+    expect((await kubectl(['-n', 'demo', 'exec', 'shell', '--', 'hostname'])).stdout.trim()).toBe('shell');
+  });
+
   it('on SIGTERM removes its pods’ namespaces, processes and state', async () => {
     expect(await podNamespaces()).toHaveLength(1);
-    const podPid = Number(JSON.parse(readFileSync(join(dir, 'node', 'pods', (await import('node:fs')).readdirSync(join(dir, 'node', 'pods'))[0]), 'utf8')).containers[0].pid);
+    const podPid = podRecords()[0].containers[0].pid!;
+    const execServerPid = Number(readFileSync(join(dir, 'node', 'exec-server.pid'), 'utf8'));
+    expect(alive(execServerPid)).toBe(true);
     kubelet.kill('SIGTERM');
     const code = await new Promise((r) => kubelet.once('exit', r));
     expect(code).toBe(0);
     expect(await podNamespaces()).toEqual([]);
-    expect(spawnSync('kill', ['-0', String(podPid)]).status).not.toBe(0);
+    expect(alive(podPid)).toBe(false);
     expect(spawnSync('ip', ['-n', NODE, '-o', 'link'], { encoding: 'utf8' }).stdout).not.toMatch(/veth/);
     expect(existsSync(join(dir, 'node', 'pods'))).toBe(false);
-    expect(spawnSync('pgrep', ['-f', `dplab-exec-server.*${NODE_IP}`]).status).not.toBe(0);
+    expect(alive(execServerPid)).toBe(false);
   });
 });

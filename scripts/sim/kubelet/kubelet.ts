@@ -3,7 +3,7 @@
  * Node, then run a PodWorker for every pod bound to this node until stopped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiClient } from './api-client.ts';
 import { removeStaleState } from './cleanup.ts';
@@ -33,7 +33,7 @@ export async function startKubelet(config: KubeletConfig, log: (msg: string) => 
   await ensureUtsMountPoint(paths);
 
   const controller = new AbortController();
-  const execServer = superviseExecServer(config, paths.root, log, controller.signal);
+  const execServer = await superviseExecServer(config, paths.root, log, controller.signal);
 
   const api = new ApiClient(await loadKubeconfig(config.kubeconfig));
   const agent = new NodeAgent(api, config, await machineFacts(), log);
@@ -95,8 +95,26 @@ export async function startKubelet(config: KubeletConfig, log: (msg: string) => 
   };
 }
 
+/** An exec server an earlier, crashed run left holding :10250 (its pidfile names it). */
+async function stopStaleExecServer(pidFile: string, stateDir: string, log: (msg: string) => void): Promise<void> {
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  const cmdline = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+  // Only ours: the same binary name and this node's state folder (pids are recycled).
+  if (!cmdline[0]?.endsWith('dplab-exec-server') || !cmdline.includes(stateDir)) return;
+  log(`stopping the exec server an earlier run left (pid ${pid})`);
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 50 && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')); i++) await new Promise((r) => setTimeout(r, 50));
+}
+
 /** The exec server runs as long as the stand-in; restarted if it dies. */
-function superviseExecServer(config: KubeletConfig, stateDir: string, log: (msg: string) => void, signal: AbortSignal) {
+async function superviseExecServer(config: KubeletConfig, stateDir: string, log: (msg: string) => void, signal: AbortSignal) {
+  const pidFile = join(stateDir, 'exec-server.pid');
+  await stopStaleExecServer(pidFile, stateDir, log);
   let child: ChildProcess | null = null;
   const startOne = () => {
     if (signal.aborted) return;
@@ -105,6 +123,7 @@ function superviseExecServer(config: KubeletConfig, stateDir: string, log: (msg:
     if (config.servingCertFile && config.servingKeyFile) args.push('--cert', config.servingCertFile, '--key', config.servingKeyFile);
     const c = spawn(join(config.binDir, 'dplab-exec-server'), args, { stdio: ['ignore', 'inherit', 'inherit'] });
     child = c;
+    if (c.pid) void writeFile(pidFile, `${c.pid}\n`).catch(() => {});
     c.on('error', (err) => log(`exec server: ${err.message}`));
     c.on('exit', (code, sig) => {
       if (signal.aborted) return;

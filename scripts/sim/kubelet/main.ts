@@ -3,9 +3,10 @@
  *   node --import tsx scripts/sim/kubelet/main.ts --config <file.json>
  *
  * Like a kubelet in a kind node container, it works inside its node's network namespace; unlike
- * `ip netns exec`, it stays in the host's mount namespace, so the pod namespaces it adds under
- * /run/netns are visible to everyone (and removable by the provider). When started elsewhere it
- * re-runs itself through nsenter into exactly that place.
+ * a process `ip netns exec` starts, it stays in the mount namespace it was started from, so the
+ * pod namespaces it adds under /run/netns are visible to everyone (and removable by the provider
+ * after a crash). Started through `ip netns exec` (or outside the node), it re-runs itself
+ * through nsenter into exactly that place.
  */
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
@@ -30,10 +31,16 @@ async function main(argv: string[]): Promise<number> {
   const nodeNs = `/run/netns/${config.netns}`;
   const inNode = await sameNamespace('/proc/self/ns/net', nodeNs).catch(() => null);
   if (inNode === null) throw new Error(`node network namespace ${config.netns} does not exist (${nodeNs})`);
-  const inHostMounts = await sameNamespace('/proc/self/ns/mnt', '/proc/1/ns/mnt').catch(() => true);
-  if (!inNode || !inHostMounts) {
-    if (process.env[REEXEC_ENV]) throw new Error(`could not enter node namespace ${config.netns}`);
-    const child = spawn('nsenter', ['--mount=/proc/1/ns/mnt', `--net=${nodeNs}`, '--', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+  // `ip netns exec` gave us a mount namespace of our own (a slave copy): network namespaces
+  // added there would be empty files to everyone else. The one we were started from is the
+  // mount namespace of our parent (ip execs, so that is whoever ran `ip netns exec`).
+  // (Once re-run, our parent is the first run, in the private namespace: nothing to compare.)
+  const reran = !!process.env[REEXEC_ENV];
+  if (reran && !inNode) throw new Error(`could not enter node namespace ${config.netns}`);
+  const parentMounts = `/proc/${process.ppid}/ns/mnt`;
+  const inParentMounts = reran || process.ppid <= 1 || (await sameNamespace('/proc/self/ns/mnt', parentMounts).catch(() => true));
+  if (!inNode || !inParentMounts) {
+    const child = spawn('nsenter', [`--mount=${parentMounts}`, `--net=${nodeNs}`, `--wd=${process.cwd()}`, '--', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
       stdio: 'inherit',
       env: { ...process.env, [REEXEC_ENV]: '1' },
     });
