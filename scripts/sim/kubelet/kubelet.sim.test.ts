@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../exec.ts';
 import { projectRoot } from '../../paths.ts';
 import { simBinDir } from '../build.ts';
+import { SIM_COMPONENTS } from '../components.ts';
 import { startControlPlane, type ControlPlane } from '../control-plane.ts';
 import { listNetns } from './cleanup.ts';
 import type { KubeletConfigInput } from './config.ts';
@@ -183,6 +184,9 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     expect(pod.status.hostIP).toBe(NODE_IP);
     expect(cidrContains(parseCidr(node.spec.podCIDR), pod.status.podIP)).toBe(true);
     expect(pod.status.containerStatuses[0]).toMatchObject({ name: 'app', ready: true, restartCount: 0, state: { running: {} } });
+    // Which agnhost ran in place of the requested tag is on record.
+    const agnhost = SIM_COMPONENTS.find((c) => c.name === 'agnhost')!.version;
+    expect(pod.status.containerStatuses[0].imageID).toBe(`dplab-sim://agnhost@${agnhost} (requested ${AGNHOST})`);
     // Real agnhost netexec answers on the pod's address, from the node.
     const r = spawnSync('ip', ['netns', 'exec', NODE, process.execPath, '-e', `fetch('http://${pod.status.podIP}:8080/hostname').then(r=>r.text()).then(t=>process.stdout.write(t))`], { encoding: 'utf8', timeout: 10_000 });
     expect(r.stdout).toBe('web');
@@ -200,6 +204,7 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const events = await json(['-n', 'demo', 'get', 'events', '--field-selector', 'involvedObject.name=web']);
     const reasons = events.items.map((e: any) => e.reason);
     expect(reasons).toEqual(expect.arrayContaining(['Pulled', 'Created', 'Started', 'Killing']));
+    expect(events.items.find((e: any) => e.reason === 'Pulled').message).toMatch(/runs the built agnhost [\d.]+, not tag 2\.53/);
   });
 
   it('keeps a pod whose readiness probe fails out of the Service’s ready endpoints', async () => {
@@ -304,7 +309,8 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const before = podRecords().find((r) => r.name === 'shell')!;
     const oldPid = before.containers[0].pid!;
     // The stand-in proper is the child of the process the provider started (see main.ts).
-    const inner = Number(spawnSync('pgrep', ['-P', String(kubelet.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
+    // (tsx's esbuild service is a child too: pick the one running main.ts.)
+    const inner = Number(spawnSync('pgrep', ['-P', String(kubelet.pid), '-f', 'kubelet/main.ts'], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
     expect(inner).toBeGreaterThan(1);
     process.kill(inner, 'SIGKILL');
     await new Promise((r) => kubelet.once('exit', r));

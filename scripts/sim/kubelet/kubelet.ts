@@ -12,7 +12,8 @@ import { allocateAddress } from './ipam.ts';
 import { runInformer } from './informer.ts';
 import { loadKubeconfig } from './kubeconfig.ts';
 import { NodeAgent, machineFacts } from './node-agent.ts';
-import { KUBELET_PORT, KUBELET_VERSION } from './node-object.ts';
+import { SIM_COMPONENTS } from '../components.ts';
+import { KUBELET_PORT } from './node-object.ts';
 import { ensureUtsMountPoint, releaseUtsMountPoint } from './pod-network.ts';
 import { PodWorker, type Pod } from './pod-worker.ts';
 import { statePaths } from './state.ts';
@@ -49,7 +50,7 @@ export async function startKubelet(config: KubeletConfig, log: (msg: string) => 
     paths,
     podCidr,
     agnhostPath: join(config.binDir, 'agnhost'),
-    agnhostVersion: KUBELET_VERSION,
+    agnhostVersion: SIM_COMPONENTS.find((c) => c.name === 'agnhost')?.version ?? 'unknown',
     allocate: () => {
       const ip = allocateAddress(podCidr, used);
       used.add(ip);
