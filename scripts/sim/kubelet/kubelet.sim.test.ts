@@ -302,6 +302,9 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     expect(pod.status.containerStatuses[0].lastState.terminated).toMatchObject({ reason: expect.stringMatching(/^(Completed|Error)$/), finishedAt: expect.any(String) });
     const events = await json(['-n', 'demo', 'get', 'events', '--field-selector', 'involvedObject.name=sick,reason=Killing']);
     expect(events.items.map((e: any) => e.message)).toContain('Container app failed liveness probe, will be restarted');
+    // Each run has its own log: --previous reads the killed one.
+    expect((await kubectl(['-n', 'demo', 'logs', 'sick', '--previous'])).stdout).toMatch(/Started HTTP server on port 8080/);
+    expect((await kubectl(['-n', 'demo', 'logs', 'sick', '--tail=1'])).stdout.split('\n').filter(Boolean).length).toBeLessThanOrEqual(1);
     await kubectl(['-n', 'demo', 'delete', 'pod', 'sick', '--wait=true', '--timeout=60s']);
   });
 
