@@ -9,7 +9,7 @@ import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError } from '../exec.ts';
+import { CommandError, run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { ensureCa, ensureLeaf, ensureServiceAccountKeys, writeKubeconfig, type CertPair } from './certs.ts';
 import { daemonAlive, logTail, startDaemon, stopAll } from './processes.ts';
@@ -154,7 +154,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       ],
     });
     await waitFor(o, `kube-apiserver at ${apiServerUrl}/readyz`, async () => {
-      const body = await apiGet(apiServerUrl, '/readyz', ca.cert, admin);
+      const body = await apiGetFrom(o.netns, apiServerUrl, '/readyz', ca.cert, admin);
       if (body.trim() !== 'ok') throw new Error(body);
     }, ['etcd', 'kube-apiserver']);
     say('starting kube-controller-manager and kube-scheduler');
@@ -190,7 +190,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     });
     // The service-account controller making kube-system's `default` account shows the controllers work.
     await waitFor(o, 'the controller manager (kube-system/default ServiceAccount)', async () => {
-      await apiGet(apiServerUrl, '/api/v1/namespaces/kube-system/serviceaccounts/default', ca.cert, admin);
+      await apiGetFrom(o.netns, apiServerUrl, '/api/v1/namespaces/kube-system/serviceaccounts/default', ca.cert, admin);
     }, ['kube-controller-manager', 'kube-scheduler']);
   } catch (err) {
     await stop();
@@ -226,6 +226,13 @@ export function apiGet(base: string, path: string, caFile: string, client: CertP
     req.on('error', reject);
     req.end();
   });
+}
+
+/** apiGet from inside `netns` when given (its address may not be reachable from here), with curl. */
+async function apiGetFrom(netns: string | undefined, base: string, path: string, caFile: string, client: CertPair): Promise<string> {
+  if (!netns) return apiGet(base, path, caFile, client);
+  const r = await run('ip', ['netns', 'exec', netns, 'curl', '-sS', '--fail', '--max-time', '5', '--cacert', caFile, '--cert', client.cert, '--key', client.key, new URL(path, base).toString()], { timeoutMs: 15_000 });
+  return r.stdout;
 }
 
 /** Poll `probe` until it resolves; fail early (with the log) when one of `daemons` died. */
