@@ -253,6 +253,7 @@ export class ClusterManager {
     try {
       const names = await provider.list({ timeoutMs: timeouts.quick, signal });
       if (!names.includes(clusterName(mode))) return 'absent';
+      if (provider.isComplete && !provider.isComplete(mode)) return 'unhealthy';
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
       const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
       return h.total > 0 && h.notReady.length === 0 ? 'healthy' : 'unhealthy';
@@ -294,6 +295,9 @@ export class ClusterManager {
     const last = { error: this.#lastError.get(mode), progress: this.#lastProgress.get(mode) };
     if (!names) return { ...baseStatus(mode, 'absent'), ...last, error: listError ?? last.error };
     if (!names.includes(clusterName(mode))) return { ...baseStatus(mode, 'absent'), ...last };
+    if (provider.isComplete && !provider.isComplete(mode)) {
+      return { ...baseStatus(mode, 'broken'), progress: last.progress, error: { message: `${clusterName(mode)} was left half-made by an interrupted start.`, fix: `Start it again (\`dplab up ${mode}\` removes the leftovers first) or remove it: \`${provider.manualCleanup(mode)}\`.` } };
+    }
     try {
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
       const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });

@@ -25,4 +25,6 @@ export interface ClusterProvider {
   handle(mode: Mode): ClusterHandle;
   /** The command that removes a leftover cluster by hand, for error messages. */
   manualCleanup(mode: Mode): string;
+  /** False when the cluster exists but its provisioning never finished (a crash): not reused, reported broken. */
+  isComplete?(mode: Mode): boolean;
 }

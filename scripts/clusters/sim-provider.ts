@@ -11,7 +11,7 @@ import { CommandError, run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { projectRoot, stateDir } from '../paths.ts';
 import { ensureSimBinaries, simBinDir } from '../sim/build.ts';
-import { createNetwork, deleteSimCluster, readSimRecord, routePodCidrs, startDns, startKubelets, startKubeProxies, startSimControlPlane } from '../sim/cluster.ts';
+import { createNetwork, deleteSimCluster, readSimRecord, writeRecord, routePodCidrs, startDns, startKubelets, startKubeProxies, startSimControlPlane } from '../sim/cluster.ts';
 import { isSimMode, simLayout, simUnsupported, type SimLayout } from '../sim/layout.ts';
 import { inNode } from '../sim/network.ts';
 import { ACTIONS, type Action, type ProvisionContext } from './actions.ts';
@@ -111,7 +111,14 @@ export const SIM_ACTIONS: readonly Action[] = [
     fix: logs,
     run: (ctx) => startDns(layoutOf(ctx), simBinDir(), ctx.signal),
   },
-  { ...nodesReady, fix: logs },
+  {
+    ...nodesReady,
+    fix: logs,
+    async run(ctx) {
+      await nodesReady.run(ctx);
+      writeRecord(layoutOf(ctx), { complete: true });
+    },
+  },
 ];
 
 export const simProvider: ClusterProvider = {
@@ -155,4 +162,5 @@ export const simProvider: ClusterProvider = {
     });
   },
   manualCleanup: (mode) => `dplab down ${mode} --provider sim`,
+  isComplete: (mode) => isSimMode(mode) && readSimRecord(simLayout(mode))?.complete === true,
 };

@@ -28,6 +28,8 @@ export interface SimClusterRecord {
   binDir: string;
   nodes: { name: string; ip: string; role: string }[];
   components: Record<string, string>;
+  /** Set by the last provisioning step: a cluster without it was left half-made (crash) and is not reused. */
+  complete?: boolean;
 }
 
 const recordPath = (layout: SimLayout) => join(layout.dir, 'cluster.json');
@@ -41,7 +43,7 @@ export function readSimRecord(layout: SimLayout): SimClusterRecord | null {
   }
 }
 
-function writeRecord(layout: SimLayout, patch: Partial<SimClusterRecord>): void {
+export function writeRecord(layout: SimLayout, patch: Partial<SimClusterRecord>): void {
   const now = readSimRecord(layout) ?? { provider: 'sim' as const, mode: layout.mode, name: layout.name, createdAt: new Date().toISOString(), binDir: '', nodes: layout.nodes.map((n) => ({ name: n.name, ip: n.ip, role: n.role })), components: componentVersions() };
   mkdirSync(layout.dir, { recursive: true });
   writeFileSync(recordPath(layout), `${JSON.stringify({ ...now, ...patch }, null, 2)}\n`);
