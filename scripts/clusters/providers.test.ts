@@ -23,6 +23,10 @@ describe('provider choice', () => {
       mkdirSync(join(dir, 'sim', 'dplab-iptables'), { recursive: true });
       writeFileSync(join(dir, 'sim', 'dplab-iptables', 'cluster.json'), '{}');
       expect(providerFor('iptables').id).toBe('sim');
+      // Written at the first step, completed at the last: a crashed start is not reusable.
+      expect(providerFor('iptables').isComplete?.('iptables')).toBe(false);
+      writeFileSync(join(dir, 'sim', 'dplab-iptables', 'cluster.json'), JSON.stringify({ complete: true }));
+      expect(providerFor('iptables').isComplete?.('iptables')).toBe(true);
       expect(providerFor('nftables').id).toBe('kind');
       process.env.DPLAB_PROVIDER = 'kind';
       expect(providerFor('iptables').id).toBe('kind');
