@@ -73,13 +73,23 @@ export interface SyncTime {
   p90Ms: number | null;
 }
 
+/**
+ * Since Kubernetes 1.33 kube-proxy's metrics carry an `ip_family` label (one series per family,
+ * the unused one with zero syncs): series are summed over their labels, buckets per `le`.
+ */
 export function syncTime(metrics: string | null): SyncTime | null {
   if (!metrics) return null;
-  const value = (suffix: string) => Number(new RegExp(`^${SYNC_METRIC}_${suffix}(?:\\{\\})?\\s+(\\S+)`, 'm').exec(metrics)?.[1]);
-  const syncs = value('count');
-  const total = value('sum');
+  const sums = new Map<string, number>();
+  for (const m of metrics.matchAll(new RegExp(`^${SYNC_METRIC}_(bucket|sum|count)(?:\\{([^}]*)\\})?\\s+(\\S+)`, 'gm'))) {
+    const le = m[1] === 'bucket' ? /(?:^|,)le="([^"]+)"/.exec(m[2] ?? '')?.[1] : '';
+    if (le === undefined) continue;
+    const key = `${m[1]}:${le}`;
+    sums.set(key, (sums.get(key) ?? 0) + Number(m[3]));
+  }
+  const syncs = sums.get('count:') ?? Number.NaN;
+  const total = sums.get('sum:') ?? Number.NaN;
   if (!Number.isFinite(syncs) || !Number.isFinite(total) || syncs <= 0) return null;
-  const buckets = [...metrics.matchAll(new RegExp(`^${SYNC_METRIC}_bucket\\{le="([^"]+)"\\}\\s+(\\S+)`, 'gm'))].map((m) => ({ le: Number(m[1]), n: Number(m[2]) }));
+  const buckets = [...sums].filter(([k]) => k.startsWith('bucket:')).map(([k, n]) => ({ le: Number(k.slice(7)), n })).sort((x, y) => x.le - y.le);
   const p90 = buckets.find((b) => b.n >= 0.9 * syncs);
   return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90.le) ? p90.le * 1000 : null };
 }
