@@ -108,12 +108,16 @@ describe.skipIf(!hasChromium)('etp-local in the browser, walked to the end (skip
     expect(await check('local-policy', 'fail')).toContain('There is no Service web in namespace lab-etp-local yet.');
     doubles.setState({ s2: '1' });
     const text = await check('local-policy', 'pass');
-    expect(text).toContain("The pods saw the client's real address, 172.18.0.1.");
+    // The client address and NodePort the recorded observations saw (the doubles replay them).
+    const seen = observed('local-policy', 'solved').traffic.probes as { port: number; probes: { answered: boolean; body?: string }[] };
+    const client = seen.probes.find((p) => p.answered)!.body!.split(':')[0];
+    expect(text).toContain(`The pods saw the client's real address, ${client}.`);
     const rows = await browser.page.locator(`${step('local-policy')} .dplab-result tr`).allTextContents();
-    expect(rows.join('\n')).toMatch(/dplab-iptables-control-plane:31774\/clientip.*no answer/);
+    expect(rows.join('\n')).toMatch(new RegExp(`dplab-iptables-control-plane:${seen.port}/clientip.*no answer`));
     // Every node was probed from outside: through the helper container, never from a node.
     const probes = doubles.commandLines().filter((l) => l.startsWith('docker run --rm --network kind'));
-    expect(new Set(probes.map((l) => l.split(' ').pop()))).toEqual(new Set(['http://172.18.0.2:31774/clientip', 'http://172.18.0.3:31774/clientip', 'http://172.18.0.4:31774/clientip']));
+    const nodeIps = Object.values(observed('local-policy', 'solved').traffic.nodeIps as Record<string, string>);
+    expect(new Set(probes.map((l) => l.split(' ').pop()))).toEqual(new Set(nodeIps.map((ip) => `http://${ip}:${seen.port}/clientip`)));
     expect(doubles.commandLines().some((l) => /^docker exec \S+ curl/.test(l))).toBe(false);
   });
 

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
 import { findObservationFile } from '../scripts/labs/observations.ts';
+import { scaleFigures } from '../scripts/labs/checks/scale.ts';
 import type { Measurement } from '../site/client/lab/measurements.ts';
 import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
@@ -100,8 +101,14 @@ describe.skipIf(!hasChromium)('scale-compare chart in the browser (skipped: /usr
     await page.locator(`${step('hundred')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
     expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
     expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="iptables"] circle`).count()).toBe(2);
-    // Figures straight from the lab's solved observations: baseline 38 rules, 1,138 after 100 Services.
-    expect(await tableOf('iptables')).toEqual([expect.stringMatching(/^iptablesKUBE-\* rules in iptables-save \| 0 \| 38 \| [\d.]+ ms \| ≤ \d+ ms$/), '100 | 1,138 | 20.2 ms | ≤ 32 ms']);
+    // Figures straight from the lab's solved observations (the doubles replay them).
+    const base = scaleFigures(observed('baseline').scale, MODE, 0)!;
+    const hundred = scaleFigures(observed('hundred').scale, MODE, 100)!;
+    const n = (v: number) => v.toLocaleString('en-US');
+    expect(await tableOf('iptables')).toEqual([
+      expect.stringMatching(new RegExp(`^iptablesKUBE-\\* rules in iptables-save \\| 0 \\| ${n(base.entries.value)} \\| [\\d.]+ ms \\| ≤ \\d+ ms$`)),
+      `100 | ${n(hundred.entries.value)} | ${hundred.syncMsAvg.value} ms | ≤ ${hundred.syncMsP90.value} ms`,
+    ]);
 
     await page.reload();
     await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();

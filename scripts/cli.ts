@@ -5,6 +5,8 @@
 import { DplabError } from './errors.ts';
 import { COMMANDS } from './commands/index.ts';
 import { commandContext, type CommandContext } from './commands/command.ts';
+import { isProviderId } from './clusters/providers.ts';
+import { PROVIDERS } from './clusters/provider.ts';
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -16,6 +18,8 @@ function help(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Global: --verbose shows stack traces.  `dplab help <command>` shows its usage.',
+    `        --provider ${PROVIDERS.join('|')} (or DPLAB_PROVIDER) picks how clusters are made: kind (default; Docker)`,
+    '        or sim (real control plane and kube-proxy on network-namespace nodes; Linux + root, iptables/nftables).',
   ].join('\n');
 }
 
@@ -33,9 +37,30 @@ export function formatError(err: unknown, verbose: boolean): string {
   return lines.join('\n');
 }
 
+/** Take the global `--provider <id>` / `--provider=<id>` out of argv; it becomes DPLAB_PROVIDER for every command. */
+export function takeProviderFlag(argv: string[]): { args: string[]; provider?: string } {
+  const args: string[] = [];
+  let provider: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--provider') provider = argv[++i] ?? '';
+    else if (a.startsWith('--provider=')) provider = a.slice('--provider='.length);
+    else args.push(a);
+  }
+  return { args, provider };
+}
+
 export async function main(argv: string[], io: Partial<Omit<CommandContext, 'verbose'>> = {}): Promise<number> {
   const verbose = argv.includes('--verbose');
-  const args = argv.filter((a) => a !== '--verbose');
+  const taken = takeProviderFlag(argv.filter((a) => a !== '--verbose'));
+  const args = taken.args;
+  if (taken.provider !== undefined) {
+    if (!isProviderId(taken.provider)) {
+      process.stderr.write(`Error: --provider must be one of ${PROVIDERS.join(', ')} (got "${taken.provider}").\n`);
+      return 2;
+    }
+    process.env.DPLAB_PROVIDER = taken.provider;
+  }
   const ctx = commandContext({ ...io, verbose });
   const [name, ...rest] = args;
   if (!name || name === 'help' || name === '--help' || name === '-h') {

@@ -4,6 +4,8 @@
  * failure is a CommandError carrying the command line, exit code, output and duration; and
  * failures are classified (tool missing, daemon down, cluster missing, …) here and nowhere else.
  */
+import { spawn } from 'node:child_process';
+import { openSync, closeSync } from 'node:fs';
 import { execa } from 'execa';
 import { MIN_KIND_RECOMMENDED } from './clusters/versions.ts';
 import { DplabError } from './errors.ts';
@@ -72,6 +74,9 @@ const INSTALL_HINTS: Record<string, string> = {
   kubectl: 'Install kubectl: https://kubernetes.io/docs/tasks/tools/',
   cilium: 'Install the cilium CLI (https://docs.cilium.io/en/stable/gettingstarted/k8s-install-default/#install-the-cilium-cli) or helm.',
   helm: 'Install helm (https://helm.sh/docs/intro/install/) or the cilium CLI.',
+  go: 'Install Go 1.25 or newer (https://go.dev/dl/) and put `go` on PATH.',
+  openssl: 'Install openssl (`apt-get install openssl`).',
+  ip: 'Install iproute2 (`apt-get install iproute2`).',
 };
 
 export class CommandError extends DplabError implements CommandResult {
@@ -234,4 +239,23 @@ export async function allOrCancel<T extends readonly unknown[]>(
       }),
     ),
   )) as unknown as T;
+}
+
+/**
+ * Start a long-running process that outlives this one (the sim provider's control plane,
+ * kube-proxy, kubelet stand-ins): its own session, stdin closed, stdout and stderr appended to
+ * `logFile`. Returns its pid; the caller keeps it in a pidfile. Never uses a shell.
+ */
+export function spawnDetached(file: string, args: readonly string[], opts: { logFile: string; env?: Record<string, string | undefined>; cwd?: string }): number {
+  const fd = openSync(opts.logFile, 'a');
+  try {
+    const child = spawn(file, [...args], { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...opts.env }, cwd: opts.cwd });
+    // A missing executable is reported below (no pid); the later 'error' event must not crash us.
+    child.on('error', () => undefined);
+    if (child.pid === undefined) throw new DplabError(`Could not start \`${formatCommand(file, args)}\`: not found or not executable.`, { fix: INSTALL_HINTS[file] ?? `Check that ${file} exists (for the sim components: \`dplab sim-build\`).` });
+    child.unref();
+    return child.pid;
+  } finally {
+    closeSync(fd);
+  }
 }

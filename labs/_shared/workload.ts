@@ -32,3 +32,20 @@ export const WEB_AND_CLIENT_TO_APPLY = {
 export function clientNode(namespace: string): string {
   return `"$(kubectl -n ${namespace} get pod client -o jsonpath='{.spec.nodeName}')"`;
 }
+
+/**
+ * A solution line that waits (up to 3 min) until kube-proxy on the worker has written web's
+ * rules for every ready pod. Ready pods are not yet rules: the EndpointSlice follows the pods,
+ * kube-proxy follows the EndpointSlice (at most once per minSyncPeriod, 1 s on kind), and
+ * before web has a ready endpoint there is no ClusterIP entry at all (iptables: only a REJECT
+ * in the filter table; nftables: an element of `no-endpoint-services`). Seen on the real
+ * kube-proxy v1.35 of the sim provider: a solution reading the rules right after setup found nothing.
+ */
+export function waitForWebRules(ns: string, mode: 'iptables' | 'nftables', node = '"$DPLAB_CLUSTER-worker"'): string {
+  const ready = `$(kubectl -n ${ns} get deployment web -o jsonpath='{.status.readyReplicas}')`;
+  const count =
+    mode === 'iptables'
+      ? `$(docker exec ${node} iptables-save -t nat | grep -c '^-A KUBE-SVC-.*"${ns}/web -> ')`
+      : `$(docker exec ${node} nft list table ip kube-proxy | grep -o 'goto endpoint-[^ ,}]*-${ns}/web/tcp/[^ ,}]*' | sort -u | wc -l)`;
+  return `kubectl -n ${ns} rollout status deployment/web --timeout=180s && for i in $(seq 1 180); do [ "${count}" = "${ready}" ] && break; sleep 1; done`;
+}

@@ -6,7 +6,7 @@ import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { conntrackCheck, probabilitiesCheck, scaleCheck, SCALED } from './checks.ts';
-import { WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT, waitForWebRules } from '../_shared/workload.ts';
 
 const ID = 'iptables-chains';
 const NS = 'lab-iptables-chains';
@@ -47,7 +47,7 @@ export default defineLab({
         `Record them in order, separated by a space: \`kubectl -n ${NS} create configmap web-probabilities --from-literal=probabilities="0.33333333349 0.50000000000"\` if that is what you see.`,
       ],
       solution: {
-        commands: [`${NAT} | grep "^-A ${SVC_CHAIN} "`, recordCommand(NS, 'web-probabilities', { probabilities: PROBS })],
+        commands: [waitForWebRules(NS, 'iptables'), `${NAT} | grep "^-A ${SVC_CHAIN} "`, recordCommand(NS, 'web-probabilities', { probabilities: PROBS })],
         explanation: '`$NF` of the KUBE-SERVICES rule is the chain it jumps to; the chain\'s `--probability` values are the answer.',
       },
       check: probabilitiesCheck,

@@ -6,7 +6,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { findChainCheck, followEndpointsCheck, readModeCheck } from './checks.ts';
-import { WEB_AND_CLIENT } from '../_shared/workload.ts';
+import { WEB_AND_CLIENT, waitForWebRules } from '../_shared/workload.ts';
 
 const ID = 'proxy-mode-rules';
 const NS = 'lab-proxy-mode-rules';
@@ -67,9 +67,10 @@ export default defineLab({
         `Record just the chain name, e.g. \`kubectl -n ${NS} create configmap web-chain --from-literal=chain=KUBE-SVC-ABCDEFGHIJKLMNOP\`.`,
       ],
       solution: {
-        commands: [`${NAT} | grep '${NS}/web cluster IP'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT })],
+        // The rules follow the pods with a delay: wait for them first (see waitForWebRules).
+        commands: [waitForWebRules(NS, 'iptables'), `${NAT} | grep '${NS}/web cluster IP'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT })],
         byMode: {
-          nftables: [`docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT })],
+          nftables: [waitForWebRules(NS, 'nftables'), `docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT })],
         },
         explanation: 'The first command shows the entry for web; the second cuts the chain name out of it and records it.',
       },

@@ -74,11 +74,15 @@ export const setAffinityCheck = defineCheck({
   },
 });
 
+/**
+ * Once step 1 set ClientIP affinity, one pod answers every request whatever the learner does (a
+ * real cluster shows it at once), so the evidence of this step is the answer: which pod it is.
+ */
 export const onePodCheck = defineCheck({
-  observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
+  observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList, answer: schemas.configMap }),
   async gather(ctx) {
-    const [client, web] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web')]);
-    return { client, web };
+    const [client, web, answer] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web'), gatherAnswer(ctx, 'affinity-pod')]);
+    return { client, web, answer };
   },
   evaluate(obs, ctx) {
     const notUsable = podNotUsable('client', obs.client, ctx, 'Reset the lab to recreate it.');
@@ -90,7 +94,9 @@ export const onePodCheck = defineCheck({
     if (names.length === 0) return fail('The client got no answer from http://web/hostname. Are the web pods ready?', facts);
     if (distinct.length > 1) return fail(`${distinct.length} different pods answered (${distinct.join(', ')}): new connections are still spread over the pods. Set sessionAffinity: ClientIP on web first.`, facts);
     if (names.length < REQUESTS) return fail(`Only ${names.length} of ${REQUESTS} requests got an answer.`, facts, true);
-    return pass(`All ${REQUESTS} requests went to ${distinct[0]}: the node remembers the client's IP and sends each new connection to the same pod.`, facts);
+    const answer = evaluateAnswer({ configMap: 'affinity-pod', key: 'pod', truth: distinct[0], what: 'the pod that answers every request' }, obs.answer, ctx);
+    if (answer.status === 'fail') return { ...answer, facts: [...facts, ...answer.facts] };
+    return pass(`All ${REQUESTS} requests went to ${distinct[0]}: the node remembers the client's IP and sends each new connection to the same pod.`, [...facts, ...answer.facts]);
   },
 });
 

@@ -56,12 +56,16 @@ export default defineLab({
       snippets: [
         { label: 'Ten requests from the client', command: LOOP },
         { label: 'Which pod is that, and where?', command: `kubectl -n ${NS} get pods -l app=web -o wide` },
+        { label: 'Write down the pod', command: recordCommand(NS, 'affinity-pod', { pod: '<pod name>' }) },
       ],
       hints: [
         'Each curl is a new TCP connection; without affinity each one is balanced independently.',
         'With ClientIP affinity all ten answers should carry the same pod name. If they do not, check that step 1 is done and kube-proxy has caught up.',
       ],
-      solution: { commands: [LOOP], explanation: 'The check runs the same loop from the client pod and counts the pod names.' },
+      solution: {
+        commands: [LOOP, recordCommand(NS, 'affinity-pod', { pod: `$(kubectl -n ${NS} exec client -- curl -sS --max-time 2 http://web/hostname)` })],
+        explanation: 'The check runs the same loop from the client pod, counts the pod names, and compares the one you wrote down.',
+      },
       check: onePodCheck,
     },
     {

@@ -1,7 +1,8 @@
 /**
  * What checks, terminals and the dataplane explorer use to look at a lab cluster: kubectl JSON
  * reads, commands inside a node (`docker exec`, just another CommandRunner), HTTP probes from
- * outside a node, and kube-proxy's own endpoints. Every read goes through scripts/exec.ts.
+ * outside a node, and kube-proxy's own endpoints. Every read goes through scripts/exec.ts; how a
+ * node is reached (kind: `docker exec`; sim: `ip netns exec`) is the provider's NodeAccess.
  */
 import { run, nodeRunner, TIMEOUTS, type CommandResult, type RunOptions } from '../exec.ts';
 import type { z } from 'zod';
@@ -9,6 +10,7 @@ import { DplabError } from '../errors.ts';
 import { describeIssues } from '../wire/validate.ts';
 import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
 import { probeUrl, type ProbeResult } from './probe.ts';
+import type { ProviderId } from './provider.ts';
 
 /** kube-proxy's metrics/healthz address inside each node (hostNetwork). */
 export const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';
@@ -16,6 +18,8 @@ export { PROBE_TIMEOUT_SECONDS, type ProbeResult } from './probe.ts';
 
 export interface ClusterHandle {
   readonly mode: Mode;
+  /** Which provider made the cluster (absent on test handles: treated as kind). */
+  readonly provider?: ProviderId;
   readonly name: string;
   readonly kubeconfig: string;
   /** kubectl against this cluster's kubeconfig (never ~/.kube/config). */
@@ -28,7 +32,7 @@ export interface ClusterHandle {
   nodeExec(node: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
   /** The argv of an interactive shell inside a node, for a terminal tab (a pty runs it). */
   nodeShell(node: string): readonly string[];
-  /** The node's address on the `kind` Docker network. */
+  /** The node's address on the node network (kind: the `kind` Docker network). */
   nodeIp(node: string, opts?: RunOptions): Promise<string>;
   /** What kube-proxy on that node says its mode is (`iptables`, `ipvs`, `nftables`). */
   proxyMode(node: string, opts?: RunOptions): Promise<string>;
@@ -43,36 +47,33 @@ export interface ClusterHandle {
   probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult>;
 }
 
-export function clusterHandle(mode: Mode): ClusterHandle {
+/** How one provider reaches its nodes; the rest of a handle is the same for every provider. */
+export interface NodeAccess {
+  nodes(opts?: RunOptions): Promise<string[]>;
+  nodeExec(node: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
+  /** The argv of an interactive shell inside the node (a pty runs it). */
+  nodeShell(node: string): readonly string[];
+  nodeIp(node: string, opts?: RunOptions): Promise<string>;
+  probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult>;
+}
+
+/** Control plane first, then the workers by name (kind's and the sim's node order). */
+export function sortNodes(list: string[]): string[] {
+  return list.sort((a, b) => Number(!a.endsWith('control-plane')) - Number(!b.endsWith('control-plane')) || a.localeCompare(b));
+}
+
+/** A handle from a provider's node access: kubectl with the cluster's kubeconfig, kube-proxy's endpoints through node exec. */
+export function makeClusterHandle(mode: Mode, provider: ProviderId, access: NodeAccess): ClusterHandle {
   const name = clusterName(mode);
   const kubeconfig = kubeconfigPath(mode);
 
   const kubectl = (args: readonly string[], opts?: RunOptions) =>
     run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeoutMs: TIMEOUTS.normal, ...opts });
-
-  const nodeExec = (node: string, args: readonly string[], opts?: RunOptions) => nodeRunner(node).run(args, { timeoutMs: TIMEOUTS.normal, ...opts });
-
-  async function nodes(opts?: RunOptions): Promise<string[]> {
-    const r = await run('kind', ['get', 'nodes', '--name', name], { timeoutMs: TIMEOUTS.quick, ...opts });
-    const list = r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
-    if (list.length === 0) throw new DplabError(`Cluster ${name} has no nodes.`, { fix: `Start it with \`dplab up ${mode}\`.`, status: 409 });
-    return list.sort((a, b) => Number(!a.endsWith('control-plane')) - Number(!b.endsWith('control-plane')) || a.localeCompare(b));
-  }
-
-  async function nodeIp(node: string, opts?: RunOptions): Promise<string> {
-    const r = await run('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', node], { timeoutMs: TIMEOUTS.quick, ...opts });
-    const ip = r.stdout.trim().split(/\s+/).find((s) => /^\d+\.\d+\.\d+\.\d+$/.test(s));
-    if (!ip) throw new DplabError(`Node ${node} has no IPv4 address on a Docker network.`, { details: r.stdout, status: 409 });
-    return ip;
-  }
-
-  async function probeFromOutside(node: string, port: number, path: string, opts?: RunOptions): Promise<ProbeResult> {
-    const ip = await nodeIp(node, opts);
-    return probeUrl(`http://${ip}:${port}${path}`, opts);
-  }
+  const nodeExec = (node: string, args: readonly string[], opts?: RunOptions) => access.nodeExec(node, args, { timeoutMs: TIMEOUTS.normal, ...opts });
 
   return {
     mode,
+    provider,
     name,
     kubeconfig,
     kubectl,
@@ -90,10 +91,10 @@ export function clusterHandle(mode: Mode): ClusterHandle {
       }
       return parsed.data;
     },
-    nodes,
+    nodes: (opts) => access.nodes(opts),
     nodeExec,
-    nodeShell: (node) => ['docker', 'exec', '-it', node, 'bash'],
-    nodeIp,
+    nodeShell: (node) => access.nodeShell(node),
+    nodeIp: (node, opts) => access.nodeIp(node, opts),
     async proxyMode(node, opts) {
       const r = await nodeExec(node, ['curl', '-sS', '--max-time', '5', `${KUBE_PROXY_METRICS}/proxyMode`], opts);
       return r.stdout.trim();
@@ -102,6 +103,33 @@ export function clusterHandle(mode: Mode): ClusterHandle {
       const r = await nodeExec(node, ['curl', '-sS', '--max-time', '5', `${KUBE_PROXY_METRICS}/metrics`], opts);
       return r.stdout;
     },
-    probeFromOutside,
+    probeFromOutside: (node, port, path, opts) => access.probeFromOutside(node, port, path, opts),
   };
 }
+
+/** kind's nodes: containers on the `kind` Docker network, reached with `docker exec`. */
+export function kindNodeAccess(mode: Mode): NodeAccess {
+  const name = clusterName(mode);
+  async function nodeIp(node: string, opts?: RunOptions): Promise<string> {
+    const r = await run('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', node], { timeoutMs: TIMEOUTS.quick, ...opts });
+    const ip = r.stdout.trim().split(/\s+/).find((s) => /^\d+\.\d+\.\d+\.\d+$/.test(s));
+    if (!ip) throw new DplabError(`Node ${node} has no IPv4 address on a Docker network.`, { details: r.stdout, status: 409 });
+    return ip;
+  }
+  return {
+    async nodes(opts) {
+      const r = await run('kind', ['get', 'nodes', '--name', name], { timeoutMs: TIMEOUTS.quick, ...opts });
+      const list = r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+      if (list.length === 0) throw new DplabError(`Cluster ${name} has no nodes.`, { fix: `Start it with \`dplab up ${mode}\`.`, status: 409 });
+      return sortNodes(list);
+    },
+    nodeExec: (node, args, opts) => nodeRunner(node).run(args, opts),
+    nodeShell: (node) => ['docker', 'exec', '-it', node, 'bash'],
+    nodeIp,
+    async probeFromOutside(node, port, path, opts) {
+      const ip = await nodeIp(node, opts);
+      return probeUrl(`http://${ip}:${port}${path}`, opts);
+    },
+  };
+}
+

@@ -8,13 +8,15 @@ import { existsSync, rmSync } from 'node:fs';
 import { CommandError } from '../exec.ts';
 import { DplabError, errorToJson } from '../errors.ts';
 import { dockerBlocker, type PreflightSystem } from '../preflight/index.ts';
-import { actionFailure, provisionActions, type ProvisionContext } from './actions.ts';
+import { actionFailure, type Action, type ProvisionContext } from './actions.ts';
 import { Emitter, type ClusterEvent } from './events.ts';
-import { exportKubeconfig, kindClusters, kindDelete, nodeHealth } from './kube.ts';
+import { nodeHealth } from './kube.ts';
 import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from './modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
+import type { ClusterProvider, ProviderId } from './provider.ts';
+import { providerFor } from './providers.ts';
 
 export type { ClusterEvent } from './events.ts';
 export type { ClusterState, ClusterStatus, ErrorJson, Progress, ActionProgress } from './status-types.ts';
@@ -26,6 +28,8 @@ export interface ManagerOptions {
   imagesFor?: (mode: Mode) => readonly string[];
   /** Host facts for the preflight (tests play other machines). */
   system?: PreflightSystem;
+  /** Which provider a mode's cluster has (default: providers.ts' choice per mode). */
+  provider?: (mode: Mode) => ClusterProvider;
 }
 
 export interface EnsureOptions extends ManagerOptions {
@@ -43,6 +47,8 @@ interface Run {
   progress: Progress;
   promise: Promise<ClusterStatus>;
   waiters: number;
+  provider: ClusterProvider;
+  actions: readonly Action[];
 }
 
 const proxyModeOf = (mode: Mode) => MODE_INFO[mode].proxyMode ?? 'cilium';
@@ -66,6 +72,10 @@ export class ClusterManager {
 
   constructor(private readonly defaults: ManagerOptions = {}) {}
 
+  #provider(mode: Mode): ClusterProvider {
+    return (this.defaults.provider ?? providerFor)(mode);
+  }
+
   /** Make sure `dplab-<mode>` exists and is healthy; concurrent callers share one run. */
   ensure(mode: Mode, opts: EnsureOptions = {}): Promise<ClusterStatus> {
     let run = this.#runs.get(mode);
@@ -81,7 +91,7 @@ export class ClusterManager {
       run.controller.abort(cancelled(mode, false));
       await run.promise.catch(() => undefined);
     }
-    await kindDelete(mode, { timeoutMs: timeouts.delete, signal: opts.signal });
+    await this.#provider(mode).delete(mode, { timeoutMs: timeouts.delete, signal: opts.signal });
     rmSync(kubeconfigPath(mode), { force: true });
     this.#lastError.delete(mode);
     this.#lastProgress.delete(mode);
@@ -90,7 +100,7 @@ export class ClusterManager {
     return status;
   }
 
-  /** Cheap: one `kind get clusters`, then the nodes of this cluster if it exists. */
+  /** Cheap: one list of the provider's clusters (`kind get clusters`), then the nodes of this cluster if it exists. */
   async status(mode: Mode, opts: { signal?: AbortSignal } = {}): Promise<ClusterStatus> {
     return (await this.#statuses([mode], opts.signal))[0];
   }
@@ -143,8 +153,9 @@ export class ClusterManager {
 
   #start(mode: Mode, opts: EnsureOptions): Run {
     const runId = randomUUID().slice(0, 8);
-    const actions = provisionActions(mode);
-    const run: Run = { runId, controller: new AbortController(), progress: newProgress(runId, actions), promise: Promise.resolve(baseStatus(mode, 'absent')), waiters: 0 };
+    const provider = this.#provider(mode);
+    const actions = provider.actions(mode);
+    const run: Run = { runId, controller: new AbortController(), progress: newProgress(runId, [...actions]), promise: Promise.resolve(baseStatus(mode, 'absent')), waiters: 0, provider, actions };
     this.#runs.set(mode, run);
     this.#lastProgress.set(mode, run.progress);
     this.#lastError.delete(mode);
@@ -178,7 +189,7 @@ export class ClusterManager {
     this.#emit({ type: 'status', mode, status: { ...baseStatus(mode, 'provisioning'), progress: run.progress } });
 
     try {
-      const existing = await this.#probeExisting(mode, timeouts, signal);
+      const existing = await this.#probeExisting(mode, run.provider, timeouts, signal);
       if (existing === 'healthy') {
         ctx.note(`Reusing the running cluster ${ctx.name}.`);
         for (const a of run.progress.actions) a.state = 'skipped';
@@ -188,15 +199,15 @@ export class ClusterManager {
       }
       if (existing === 'unhealthy') {
         ctx.note(`Deleting ${ctx.name} left broken by an earlier run.`);
-        await kindDelete(mode, { timeoutMs: timeouts.delete, signal });
+        await run.provider.delete(mode, { timeoutMs: timeouts.delete, signal });
       }
     } catch (err) {
       const error = signal.aborted ? cancelled(mode, retain) : err instanceof DplabError ? err : new DplabError(String(err));
-      throw await this.#fail(mode, error, { created: false, retain, timeouts });
+      throw await this.#fail(mode, error, { created: false, retain, timeouts, provider: run.provider });
     }
 
     let created = false;
-    for (const [i, action] of provisionActions(mode).entries()) {
+    for (const [i, action] of run.actions.entries()) {
       const st = new ActionStatus(run.progress.actions[i], mode, run.runId, (e) => this.#emit(e));
       st.start();
       try {
@@ -206,7 +217,7 @@ export class ClusterManager {
       } catch (err) {
         const error = signal.aborted ? (signal.reason instanceof DplabError ? signal.reason : cancelled(mode, retain)) : actionFailure(action, ctx, err);
         st.end(false, errorToJson(error));
-        throw await this.#fail(mode, error, { created, retain, timeouts });
+        throw await this.#fail(mode, error, { created, retain, timeouts, provider: run.provider });
       } finally {
         st.end(false);
       }
@@ -217,16 +228,16 @@ export class ClusterManager {
   }
 
   /** After a failure: remove the half-made cluster (unless retained), record and report the error. */
-  async #fail(mode: Mode, error: DplabError, o: { created: boolean; retain: boolean; timeouts: ProvisionTimeouts }): Promise<DplabError> {
+  async #fail(mode: Mode, error: DplabError, o: { created: boolean; retain: boolean; timeouts: ProvisionTimeouts; provider: ClusterProvider }): Promise<DplabError> {
     let final = error;
     if (o.created && !o.retain) {
       try {
         // No signal: clean-up must run even (especially) after a cancel.
-        await kindDelete(mode, { timeoutMs: o.timeouts.delete });
+        await o.provider.delete(mode, { timeoutMs: o.timeouts.delete });
         rmSync(kubeconfigPath(mode), { force: true });
       } catch (cleanupErr) {
         final = new DplabError(error.message, {
-          fix: `${error.fix ? `${error.fix} ` : ''}Clean-up failed too: remove the leftover cluster with \`kind delete cluster --name ${clusterName(mode)}\`.`,
+          fix: `${error.fix ? `${error.fix} ` : ''}Clean-up failed too: remove the leftover cluster with \`${o.provider.manualCleanup(mode)}\`.`,
           details: [error.details, `Clean-up: ${cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr)}`].filter(Boolean).join('\n\n'),
           status: error.status,
         });
@@ -239,11 +250,12 @@ export class ClusterManager {
   }
 
   /** Does `dplab-<mode>` already exist, and is it healthy? Errors mean "unknown": the preflight explains them. */
-  async #probeExisting(mode: Mode, timeouts: ProvisionTimeouts, signal: AbortSignal): Promise<'absent' | 'healthy' | 'unhealthy'> {
+  async #probeExisting(mode: Mode, provider: ClusterProvider, timeouts: ProvisionTimeouts, signal: AbortSignal): Promise<'absent' | 'healthy' | 'unhealthy'> {
     try {
-      const names = await kindClusters({ timeoutMs: timeouts.quick, signal });
+      const names = await provider.list({ timeoutMs: timeouts.quick, signal });
       if (!names.includes(clusterName(mode))) return 'absent';
-      if (!existsSync(kubeconfigPath(mode))) await exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
+      if (provider.isComplete && !provider.isComplete(mode)) return 'unhealthy';
+      if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
       const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
       return h.total > 0 && h.notReady.length === 0 ? 'healthy' : 'unhealthy';
     } catch (err) {
@@ -260,28 +272,37 @@ export class ClusterManager {
 
   async #statuses(modes: readonly Mode[], signal?: AbortSignal): Promise<ClusterStatus[]> {
     const timeouts = resolveTimeouts(this.defaults.timeouts);
-    let names: string[] | undefined;
-    let listError: ErrorJson | undefined;
-    if (modes.some((m) => !this.#runs.has(m))) {
+    // One list per provider in use (one `kind get clusters` for all kind modes).
+    const lists = new Map<ProviderId, { names?: string[]; error?: ErrorJson }>();
+    const providers = new Map(modes.map((m) => [m, this.#provider(m)] as const));
+    for (const p of new Set([...providers].filter(([m]) => !this.#runs.has(m)).map(([, p]) => p))) {
       try {
-        names = await kindClusters({ timeoutMs: timeouts.quick, signal });
+        lists.set(p.id, { names: await p.list({ timeoutMs: timeouts.quick, signal }) });
       } catch (err) {
         if (signal?.aborted) throw err;
-        // Name Docker first when it is (also) missing, as `dplab up` and `doctor` do.
-        listError = (await dockerBlocker(this.defaults.system, signal).catch(() => undefined)) ?? errorToJson(err);
+        // Name Docker first when kind's list fails and Docker is (also) missing, as `dplab up` and `doctor` do.
+        const docker = p.id === 'kind' ? await dockerBlocker(this.defaults.system, signal).catch(() => undefined) : undefined;
+        lists.set(p.id, { error: docker ?? errorToJson(err) });
       }
     }
-    return Promise.all(modes.map((mode) => this.#statusOf(mode, names, listError, timeouts, signal)));
+    return Promise.all(modes.map((mode) => {
+      const provider = providers.get(mode)!;
+      const l = lists.get(provider.id);
+      return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal);
+    }));
   }
 
-  async #statusOf(mode: Mode, names: string[] | undefined, listError: ErrorJson | undefined, timeouts: ProvisionTimeouts, signal?: AbortSignal): Promise<ClusterStatus> {
+  async #statusOf(mode: Mode, provider: ClusterProvider, names: string[] | undefined, listError: ErrorJson | undefined, timeouts: ProvisionTimeouts, signal?: AbortSignal): Promise<ClusterStatus> {
     const run = this.#runs.get(mode);
     if (run) return { ...baseStatus(mode, 'provisioning'), progress: run.progress };
     const last = { error: this.#lastError.get(mode), progress: this.#lastProgress.get(mode) };
     if (!names) return { ...baseStatus(mode, 'absent'), ...last, error: listError ?? last.error };
     if (!names.includes(clusterName(mode))) return { ...baseStatus(mode, 'absent'), ...last };
+    if (provider.isComplete && !provider.isComplete(mode)) {
+      return { ...baseStatus(mode, 'broken'), progress: last.progress, error: { message: `${clusterName(mode)} was left half-made by an interrupted start.`, fix: `Start it again (\`dplab up ${mode}\` removes the leftovers first) or remove it: \`${provider.manualCleanup(mode)}\`.` } };
+    }
     try {
-      if (!existsSync(kubeconfigPath(mode))) await exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
+      if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
       const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
       const healthy = h.total > 0 && h.notReady.length === 0;
       return {

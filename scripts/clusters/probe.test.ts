@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installDoubles } from '../../test/fixtures/doubles.ts';
-import { clusterHandle } from './handle.ts';
+import { clusterHandle } from './providers.ts';
 import { probeRoute, resetProbeRoute } from './probe.ts';
 import { NODE_IMAGE } from './versions.ts';
 

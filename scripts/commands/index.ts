@@ -13,6 +13,7 @@ import { reset } from './reset.ts';
 import { verifyLabsCommand } from './verify-labs.ts';
 import { explain } from './explain.ts';
 import { bench } from './bench.ts';
+import { simBuild } from './sim-build.ts';
 
 export const COMMANDS: readonly Command[] = [
   serve,
@@ -28,4 +29,5 @@ export const COMMANDS: readonly Command[] = [
   verifyLabsCommand,
   explain,
   bench,
+  simBuild,
 ];

@@ -3,16 +3,33 @@ import { parseFlags, usageError } from './command.ts';
 import { isMode, MODES } from '../clusters/modes.ts';
 import { verifyLabs } from '../labs/harness.ts';
 import { loadLabs, requireLab } from '../labs/registry.ts';
+import { sharedClusterManager } from '../runner/services.ts';
+import { progressPrinter } from '../clusters/cli-progress.ts';
+import { requestedProvider } from '../clusters/providers.ts';
+import { SIM_MODES, simUnsupported } from '../sim/layout.ts';
+import type { Mode } from '../clusters/modes.ts';
 
 export const verifyLabsCommand: Command = {
   name: 'verify-labs',
   summary: 'Author check: per lab, mode and step, setup → check fails → solve → check passes',
-  usage: 'dplab verify-labs [--lab <id>] [--mode <mode>] [--record]\n  --record writes each check\'s observations under labs/<id>/observations/ (marked recorded)',
+  usage: 'dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n  --record writes each check\'s observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed',
   async run(argv) {
     const { values } = parseFlags(this, argv, { lab: { type: 'string' }, mode: { type: 'string' }, record: { type: 'boolean' } }, false);
     if (values.mode !== undefined && !isMode(values.mode)) throw usageError(this, `unknown mode "${values.mode}"; known: ${MODES.join(', ')}`);
     const labs = values.lab ? [requireLab(values.lab)] : loadLabs();
-    const modes = values.mode && isMode(values.mode) ? [values.mode] : undefined;
+    let modes: readonly Mode[] | undefined = values.mode && isMode(values.mode) ? [values.mode] : undefined;
+    if (requestedProvider() === 'sim') {
+      const bad = modes?.find((m) => !(SIM_MODES as readonly Mode[]).includes(m));
+      if (bad) throw simUnsupported(bad);
+      modes ??= SIM_MODES;
+      const needed = modes.filter((m) => labs.some((l) => l.modes.includes(m)));
+      const printer = progressPrinter();
+      try {
+        for (const m of needed) await sharedClusterManager().ensure(m, { onEvent: printer.onEvent });
+      } finally {
+        printer.dispose();
+      }
+    }
     const report = await verifyLabs(labs, { modes, record: values.record, log: (l) => process.stderr.write(`… ${l}\n`) });
     process.stdout.write(`${report.table}\n`);
     for (const r of report.rows.filter((x) => x.breach)) process.stdout.write(`✗ ${r.lab} / ${r.mode} / ${r.step}: ${r.breach}\n`);

@@ -5,7 +5,8 @@
  * fix, never a crash.
  */
 import type { z } from 'zod';
-import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { type ClusterHandle } from '../clusters/handle.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 import { kubeListSchema, listOf, namespacedObjectSchema, type KubeObject } from '../clusters/kube-objects.ts';
 import { MODE_INFO, type Mode } from '../clusters/modes.ts';
 import { allOrCancel, CommandError, type RunOptions } from '../exec.ts';

@@ -4,7 +4,8 @@
  * stops us from looking (no cluster, no Docker, a hung command) becomes an `error` result with
  * a fix; only evaluate can say `fail`.
  */
-import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { type ClusterHandle } from '../clusters/handle.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { pollUntil } from './checks/poll.ts';
 import { checkedObservations } from './observations.ts';

@@ -5,7 +5,8 @@
  * with the kind and Kubernetes versions, so `npm test` replays them on machines without Docker.
  */
 import { run, TIMEOUTS } from '../exec.ts';
-import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { type ClusterHandle } from '../clusters/handle.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 import { kubeVersionSchema } from '../clusters/kube-objects.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { runCheck, type CheckResult } from './engine.ts';
@@ -15,6 +16,7 @@ import { resetLab } from './reset.ts';
 import type { Lab } from './schema.ts';
 import { applySolution } from './solve.ts';
 import { describeClusterError } from '../clusters/cluster-errors.ts';
+import { componentVersions } from '../sim/components.ts';
 
 export type Outcome = CheckResult['status'] | 'skipped';
 
@@ -47,9 +49,11 @@ export interface HarnessReport {
 }
 
 async function recordedSource(cluster: ClusterHandle): Promise<Extract<ObservationFile['source'], { kind: 'recorded' }>> {
-  const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
   const kube = await cluster.kubectlJson(['version'], kubeVersionSchema, { timeoutMs: TIMEOUTS.quick });
-  return { kind: 'recorded', kindVersion: kind.stdout.trim(), kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
+  const base = { kind: 'recorded' as const, kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
+  if (cluster.provider === 'sim') return { ...base, provider: 'sim', components: componentVersions() };
+  const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
+  return { ...base, provider: 'kind', kindVersion: kind.stdout.trim() };
 }
 
 function record(lab: Lab, mode: Mode, r: CheckResult, state: 'unsolved' | 'solved', source: ObservationFile['source']): void {

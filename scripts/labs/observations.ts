@@ -23,15 +23,23 @@ export const observationSourceSchema = () =>
       from: z.string().min(1),
     }),
     z.object({
-      kind: z.literal('recorded'),
-      /** `kind version` of the machine that recorded it. */
-      kindVersion: z.string(),
-      /** The cluster's server version (`kubectl version -o json`). */
-      kubernetesVersion: z.string(),
-      /** ISO date of the recording. */
-      date: z.string(),
-    }),
-  ]);
+        kind: z.literal('recorded'),
+        /** The cluster provider it was recorded on: kind (Docker) or sim (real components on netns nodes). */
+        provider: z.enum(['kind', 'sim']).default('kind'),
+        /** `kind version` of the machine that recorded it (kind provider). */
+        kindVersion: z.string().optional(),
+        /** The cluster's server version (`kubectl version -o json`). */
+        kubernetesVersion: z.string(),
+        /** Every component and its version (sim provider: kube-apiserver, kube-proxy, etcd, CoreDNS, agnhost, …). */
+        components: z.record(z.string(), z.string()).optional(),
+        /** ISO date of the recording. */
+        date: z.string(),
+      }),
+  ]).superRefine((s, ctx) => {
+    if (s.kind === 'recorded' && (s.provider === 'kind' ? !s.kindVersion : !s.components)) {
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a kind recording names its kindVersion, a sim recording its components' });
+    }
+  });
 
 export const observationFileSchema = () =>
   z.object({

@@ -7,7 +7,8 @@
  */
 import { TIMEOUTS } from '../exec.ts';
 import { DplabError } from '../errors.ts';
-import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { type ClusterHandle } from '../clusters/handle.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab } from './schema.ts';

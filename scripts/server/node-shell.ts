@@ -3,7 +3,8 @@
  * must be one the mode's cluster lists right now, and the argv comes from the cluster handle
  * (`docker exec -it <node> bash` under kind), so nothing the client sends becomes a command.
  */
-import { clusterHandle, type ClusterHandle } from '../clusters/handle.ts';
+import { type ClusterHandle } from '../clusters/handle.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { DplabError } from '../errors.ts';
 

@@ -10,7 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { clusterHandle } from '../../scripts/clusters/handle.ts';
+import { clusterHandle } from '../../scripts/clusters/providers.ts';
 import { sharedClusterManager } from '../../scripts/runner/services.ts';
 
 const clusterManager = sharedClusterManager();

@@ -76,31 +76,24 @@ export interface SyncTime {
 }
 
 /**
- * Reads the histogram from kube-proxy's Prometheus text. Since Kubernetes 1.33 every series
- * carries `ip_family` (`…_count{ip_family="IPv4"} 68`, buckets `{ip_family="IPv4",le="0.001"}`);
- * older kube-proxies print them unlabelled. A dual-stack node has one series per family: they are
- * added up, as both proxiers sync on the same node.
+ * Since Kubernetes 1.33 kube-proxy's metrics carry an `ip_family` label (one series per family,
+ * the unused one with zero syncs): series are summed over their labels, buckets per `le`.
  */
 export function syncTime(metrics: string | null): SyncTime | null {
   if (!metrics) return null;
-  let syncs = 0;
-  let total = 0;
-  let seen = false;
-  const buckets = new Map<number, number>();
-  const line = new RegExp(`^${SYNC_METRIC}_(count|sum|bucket)(?:\\{([^}]*)\\})?\\s+(\\S+)`, 'gm');
-  for (const m of metrics.matchAll(line)) {
-    const v = Number(m[3]);
-    if (!Number.isFinite(v)) continue;
-    if (m[1] === 'count') { syncs += v; seen = true; }
-    else if (m[1] === 'sum') total += v;
-    else {
-      const le = /(?:^|,)le="([^"]+)"/.exec(m[2] ?? '')?.[1];
-      if (le !== undefined) buckets.set(Number(le), (buckets.get(Number(le)) ?? 0) + v);
-    }
+  const sums = new Map<string, number>();
+  for (const m of metrics.matchAll(new RegExp(`^${SYNC_METRIC}_(bucket|sum|count)(?:\\{([^}]*)\\})?\\s+(\\S+)`, 'gm'))) {
+    const le = m[1] === 'bucket' ? /(?:^|,)le="([^"]+)"/.exec(m[2] ?? '')?.[1] : '';
+    if (le === undefined) continue;
+    const key = `${m[1]}:${le}`;
+    sums.set(key, (sums.get(key) ?? 0) + Number(m[3]));
   }
-  if (!seen || syncs <= 0) return null;
-  const p90 = [...buckets].sort((a, b) => a[0] - b[0]).find(([, n]) => n >= 0.9 * syncs);
-  return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90[0]) ? p90[0] * 1000 : null };
+  const syncs = sums.get('count:') ?? Number.NaN;
+  const total = sums.get('sum:') ?? Number.NaN;
+  if (!Number.isFinite(syncs) || !Number.isFinite(total) || syncs <= 0) return null;
+  const buckets = [...sums].filter(([k]) => k.startsWith('bucket:')).map(([k, n]) => ({ le: Number(k.slice(7)), n })).sort((x, y) => x.le - y.le);
+  const p90 = buckets.find((b) => b.n >= 0.9 * syncs);
+  return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90.le) ? p90.le * 1000 : null };
 }
 
 /**

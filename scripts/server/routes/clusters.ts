@@ -3,7 +3,7 @@
  * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
  */
 import type { ServerResponse } from 'node:http';
-import { clusterHandle } from '../../clusters/handle.ts';
+import { clusterHandle } from '../../clusters/providers.ts';
 import type { ClusterService, RunnerServices } from '../../runner/services.ts';
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
 import { unknownId } from '../../errors.ts';

@@ -1,0 +1,83 @@
+/**
+ * Where everything of a sim cluster lives, as pure data: the node network (a distinct /24 per
+ * mode on its own bridge, so several sim clusters run side by side, away from 192.0.2.0/24),
+ * node names and addresses like kind's, the pod and Service subnets of kind-configs/<mode>.yaml,
+ * the cluster DNS address kubeadm would pick, and the state folder.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { DplabError } from '../errors.ts';
+import { stateDir } from '../paths.ts';
+import { clusterName, kindConfigPath, MODES, type Mode } from '../clusters/modes.ts';
+
+/** The dataplane modes the sim provider runs (no ip_vs module here; Cilium needs its own agent and images). */
+export const SIM_MODES = ['iptables', 'nftables'] as const satisfies readonly Mode[];
+export type SimMode = (typeof SIM_MODES)[number];
+
+export function isSimMode(mode: Mode): mode is SimMode {
+  return (SIM_MODES as readonly Mode[]).includes(mode);
+}
+
+export function simUnsupported(mode: Mode): DplabError {
+  return new DplabError(`The sim provider runs the ${SIM_MODES.join(' and ')} modes only, not ${mode}.`, {
+    fix: mode === 'ipvs' ? 'IPVS needs the ip_vs kernel modules and kind: use `--provider kind` on a machine with Docker.' : 'Cilium runs as its own agent from container images: use `--provider kind` on a machine with Docker.',
+    status: 400,
+  });
+}
+
+export interface SimNode {
+  name: string;
+  role: 'control-plane' | 'worker';
+  ip: string;
+  /** The host end of the node's veth on the bridge (≤ 15 characters). */
+  hostVeth: string;
+}
+
+export interface SimLayout {
+  mode: SimMode;
+  name: string;
+  bridge: string;
+  /** The host's address on the bridge (kind's Docker network gateway). */
+  gateway: string;
+  prefixLength: 24;
+  nodeSubnet: string;
+  nodes: SimNode[];
+  podSubnet: string;
+  serviceSubnet: string;
+  /** kube-dns' ClusterIP: the tenth address of the Service subnet, as kubeadm picks it. */
+  dnsIp: string;
+  clusterDomain: string;
+  /** State folder: pidfiles, logs, PKI, etcd data, per-node configs. */
+  dir: string;
+}
+
+/** networking.podSubnet / serviceSubnet of the mode's kind config: the one source of both. */
+export function kindSubnets(mode: Mode): { podSubnet: string; serviceSubnet: string } {
+  const doc = parse(readFileSync(kindConfigPath(mode), 'utf8')) as { networking?: { podSubnet?: string; serviceSubnet?: string } };
+  const n = doc.networking;
+  if (!n?.podSubnet || !n.serviceSubnet) throw new DplabError(`${kindConfigPath(mode)} names no podSubnet/serviceSubnet.`);
+  return { podSubnet: n.podSubnet, serviceSubnet: n.serviceSubnet };
+}
+
+function nthAddress(cidr: string, n: number): string {
+  const p = cidr.split('/')[0].split('.').map(Number);
+  const v = ((p[0] << 24) >>> 0) + (p[1] << 16) + (p[2] << 8) + p[3] + n;
+  return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.');
+}
+
+export function simStateDir(mode: Mode): string {
+  return join(stateDir(), 'sim', clusterName(mode));
+}
+
+export function simLayout(mode: Mode): SimLayout {
+  if (!isSimMode(mode)) throw simUnsupported(mode);
+  const idx = MODES.indexOf(mode) + 1;
+  const nodeSubnet = `172.31.${idx}.0/24`;
+  const name = clusterName(mode);
+  const roles: SimNode['role'][] = ['control-plane', 'worker', 'worker'];
+  const suffixes = ['control-plane', 'worker', 'worker2'];
+  const nodes = roles.map((role, i) => ({ name: `${name}-${suffixes[i]}`, role, ip: nthAddress(nodeSubnet, 2 + i), hostVeth: `dplab${idx}n${i}` }));
+  const { podSubnet, serviceSubnet } = kindSubnets(mode);
+  return { mode, name, bridge: `dplab${idx}br`, gateway: nthAddress(nodeSubnet, 1), prefixLength: 24, nodeSubnet, nodes, podSubnet, serviceSubnet, dnsIp: nthAddress(serviceSubnet, 10), clusterDomain: 'cluster.local', dir: simStateDir(mode) };
+}

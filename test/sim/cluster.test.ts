@@ -1,0 +1,122 @@
+/**
+ * The simulated-node tier, per mode: a sim cluster of the real control plane, kube-proxy and
+ * CoreDNS on three network-namespace nodes; every iptables/nftables lab step through the author
+ * contract; real traffic (client pod → ClusterIP spreads over the agnhost pods; NodePort with
+ * externalTrafficPolicy: Local answers only where a pod runs, with the client's address kept);
+ * and deletion that leaves no namespace, link or process behind.
+ */
+import { kubeVersionSchema } from '../../scripts/clusters/kube-objects.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ClusterHandle } from '../../scripts/clusters/handle.ts';
+import { clusterHandle } from '../../scripts/clusters/providers.ts';
+import { ClusterManager } from '../../scripts/clusters/manager.ts';
+import { verifyLabs } from '../../scripts/labs/harness.ts';
+import { loadLabs } from '../../scripts/labs/registry.ts';
+import { labsDir } from '../../scripts/paths.ts';
+import { SIM_MODES, simLayout } from '../../scripts/sim/layout.ts';
+import { leftovers } from '../../scripts/sim/network.ts';
+
+process.env.DPLAB_PROVIDER = 'sim';
+
+/** Processes whose command line names this cluster (its daemons, stand-ins, pods' agnhost). */
+function processesOf(name: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmd.includes(`sim/${name}/`) || cmd.includes(`netns exec ${name}-`)) found.push(`${pid}: ${cmd.slice(0, 160)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+const manifest = (rel: string) => readFileSync(join(labsDir, rel), 'utf8');
+
+for (const mode of SIM_MODES) {
+  describe(`sim cluster, ${mode} mode`, () => {
+    const layout = simLayout(mode);
+    const manager = new ClusterManager({ images: [] });
+    let cluster: ClusterHandle;
+
+    const kubectl = (args: string[], input?: string) => cluster.kubectl(args, { input, timeoutMs: 120_000 });
+
+    beforeAll(async () => {
+      const lines: string[] = [];
+      const status = await manager.ensure(mode, { onEvent: (e) => e.type === 'info' && lines.push(e.message) });
+      expect(status, lines.join('\n')).toMatchObject({ state: 'ready', nodes: 3, readyNodes: 3 });
+      cluster = clusterHandle(mode);
+    });
+
+    afterAll(async () => {
+      await manager.delete(mode).catch(() => undefined);
+    });
+
+    it('runs the real kube-proxy in this mode on every node, named like kind', async () => {
+      const nodes = await cluster.nodes();
+      expect(nodes).toEqual([`dplab-${mode}-control-plane`, `dplab-${mode}-worker`, `dplab-${mode}-worker2`]);
+      for (const n of nodes) expect(await cluster.proxyMode(n)).toBe(mode);
+      const v = await cluster.kubectlJson(['version'], kubeVersionSchema);
+      expect(v.serverVersion?.gitVersion).toBe('v1.35.0');
+    });
+
+    it('client pod → ClusterIP (by DNS name) spreads over the agnhost pods', async () => {
+      const ns = 'sim-traffic';
+      await kubectl(['create', 'namespace', ns]);
+      for (const f of ['_shared/manifests/web-deployment.yaml', '_shared/manifests/web-service.yaml', '_shared/manifests/client.yaml']) await kubectl(['-n', ns, 'apply', '-f', '-'], manifest(f));
+      await kubectl(['-n', ns, 'rollout', 'status', 'deployment/web', '--timeout=180s']);
+      await kubectl(['-n', ns, 'wait', '--for=condition=Ready', 'pod/client', '--timeout=180s']);
+      const pods = (await kubectl(['-n', ns, 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.trim().split(/\s+/);
+      expect(pods).toHaveLength(3);
+      const seen = new Map<string, number>();
+      for (let i = 0; i < 30; i++) {
+        const r = await kubectl(['-n', ns, 'exec', 'client', '--', 'curl', '-sS', '--max-time', '3', 'http://web/hostname']);
+        seen.set(r.stdout.trim(), (seen.get(r.stdout.trim()) ?? 0) + 1);
+      }
+      // Every answer came from a web pod, and random selection over 30 requests reached each of the three.
+      expect([...seen.keys()].sort()).toEqual([...pods].sort());
+    });
+
+    it('NodePort with externalTrafficPolicy: Local answers only on the node with a pod, keeping the client address', async () => {
+      const ns = 'sim-etp';
+      const [, withPod, without] = await cluster.nodes();
+      await kubectl(['label', 'node', withPod, 'dplab-web=yes', '--overwrite']);
+      try {
+        await kubectl(['create', 'namespace', ns]);
+        for (const f of ['etp-local/manifests/web-deployment.yaml', 'etp-local/manifests/web-nodeport.yaml']) await kubectl(['-n', ns, 'apply', '-f', '-'], manifest(f));
+        await kubectl(['-n', ns, 'rollout', 'status', 'deployment/web', '--timeout=180s']);
+        const port = Number((await kubectl(['-n', ns, 'get', 'service', 'web', '-o', 'jsonpath={.spec.ports[0].nodePort}'])).stdout);
+        expect(port).toBeGreaterThanOrEqual(30000);
+        // kube-proxy's rules follow the EndpointSlice within its 1 s minSyncPeriod; allow a few rounds.
+        let hit = await cluster.probeFromOutside(withPod, port, '/clientip');
+        for (let i = 0; i < 10 && !hit.answered; i++) hit = await cluster.probeFromOutside(withPod, port, '/clientip');
+        expect(hit, JSON.stringify(hit)).toMatchObject({ answered: true, status: 200 });
+        // The host is the client on the node bridge: its address arrives unchanged (no SNAT under Local).
+        expect(hit.body?.split(':')[0]).toBe(layout.gateway);
+        const miss = await cluster.probeFromOutside(without, port, '/clientip');
+        expect(miss.answered, JSON.stringify(miss)).toBe(false);
+      } finally {
+        await kubectl(['label', 'node', withPod, 'dplab-web-']).catch(() => undefined);
+        await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+      }
+    });
+
+    it(`every ${mode} lab step: setup → check fails → solve → check passes`, async () => {
+      const labs = loadLabs().filter((l) => l.modes.includes(mode));
+      expect(labs.length).toBeGreaterThan(0);
+      const report = await verifyLabs(labs, { modes: [mode], log: (l) => process.stderr.write(`[${mode}] ${l}\n`) });
+      process.stderr.write(`${report.table}\n`);
+      expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab}/${r.step}: ${r.breach}`)).toEqual([]);
+    });
+
+    it('delete removes every namespace, link, process and file it made', async () => {
+      await manager.delete(mode);
+      expect(await leftovers(layout)).toEqual([]);
+      expect(processesOf(layout.name)).toEqual([]);
+      expect((await manager.status(mode)).state).toBe('absent');
+    });
+  });
+}
