@@ -41,7 +41,13 @@ describe.skipIf(!hasChromium)('lab page in the browser (skipped: /usr/bin/chromi
     const { page } = browser;
     await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
     await page.locator(`${step('deploy-web')} [data-action="run"]`).first().click();
-    await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 10_000 }).toContain('cat first-service/web-deployment.yaml');
+    // The lab's files exist from the start, so the manifest itself fills the screen ...
+    await expect.poll(async () => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 10_000 }).toContain('app: web');
+    // ... and the shell's history shows the command the click typed (its line scrolled away).
+    await page.locator('dplab-terminal:not([node]) .xterm').click();
+    await page.keyboard.type('fc -ln -1');
+    await page.keyboard.press('Enter');
+    await expect.poll(async () => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 10_000 }).toContain('cat first-service/web-deployment.yaml');
   });
 
   it('progress and revealed hints survive a reload', async () => {

@@ -26,8 +26,8 @@ describe.skipIf(!hasChromium)('workspace layout (skipped: /usr/bin/chromium is n
     course = await startCourse();
     browser = await launchBrowser();
     await openSignedIn(browser.page, course, '/');
-    // A fresh page per size: no saved split or mode from another test.
-    await browser.page.evaluate(() => localStorage.clear());
+    // A fresh page per size: no saved split or mode from another test (the sign-in token stays).
+    await browser.page.evaluate(() => Object.keys(localStorage).filter((k) => k !== 'dplab.token').forEach((k) => localStorage.removeItem(k)));
   });
   afterAll(async () => {
     await browser?.close();
