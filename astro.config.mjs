@@ -19,7 +19,15 @@ export default defineConfig({
       description:
         'How a Kubernetes Service becomes packet forwarding: kube-proxy in iptables, IPVS and nftables modes, and Cilium eBPF, on your own kind clusters.',
       sidebar: [
-        { label: 'Start here', items: [{ label: 'Welcome', link: '/' }, { label: 'Scratch terminal', link: '/terminal/' }, { label: 'Clusters', link: '/clusters/' }, { label: 'Dataplane explorer', link: '/explorer/' }] },
+        {
+          label: 'Start here',
+          items: [
+            { label: 'Welcome', link: '/' },
+            { label: 'Scratch terminal', link: '/terminal/' },
+            { label: 'Clusters', link: '/clusters/' },
+            { label: 'Dataplane explorer', link: '/explorer/' },
+          ],
+        },
         { label: 'Lessons', autogenerate: { directory: 'lessons' } },
         { label: 'Labs', items: loadLabs().map((lab) => ({ label: lab.title, link: `/labs/${lab.id}/` })) },
       ],

@@ -43,7 +43,13 @@ export default tseslint.config(
     files: ['site/public/**/*.js'],
     languageOptions: {
       sourceType: 'script',
-      globals: { location: 'readonly', history: 'readonly', localStorage: 'readonly', sessionStorage: 'readonly', addEventListener: 'readonly' },
+      globals: {
+        location: 'readonly',
+        history: 'readonly',
+        localStorage: 'readonly',
+        sessionStorage: 'readonly',
+        addEventListener: 'readonly',
+      },
     },
   },
   {

@@ -58,12 +58,35 @@ describe.skipIf(!hasChromium)('accessibility with axe-core (skipped: /usr/bin/ch
         await page.goto(`${course.origin}${path}`, { waitUntil: 'load' });
         expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
         await page.waitForTimeout(SETTLE_MS);
-        await page.waitForFunction(() => [...document.querySelectorAll('dplab-mermaid')].every((m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed')), undefined, { timeout: 20_000 }).catch(() => undefined);
+        await page
+          .waitForFunction(
+            () =>
+              [...document.querySelectorAll('dplab-mermaid')].every(
+                (m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed'),
+              ),
+            undefined,
+            { timeout: 20_000 },
+          )
+          .catch(() => undefined);
         await page.addScriptTag({ path: AXE });
         const violations = await page.evaluate(async () => {
-          const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe;
+          const axe = (
+            window as unknown as {
+              axe: {
+                run(
+                  ctx: Document,
+                  opts: object,
+                ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+              };
+            }
+          ).axe;
           const r = await axe.run(document, { resultTypes: ['violations'] });
-          return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')) }));
+          return r.violations.map((v) => ({
+            id: v.id,
+            impact: v.impact,
+            help: v.help,
+            targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')),
+          }));
         });
         for (const v of violations) if (v.impact === 'critical' || v.impact === 'serious') found.push({ page: path, theme, ...v });
       }

@@ -18,7 +18,17 @@ describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not 
   let browser: Browser;
 
   beforeAll(async () => {
-    stage = await stageWithDoubles(scenario('iptables', [{ tool: 'kind', match: '^create cluster --name dplab-iptables ', delayMs: CREATE_DELAY_MS, stderr: ' ✓ Preparing nodes\n', set: { created: 'yes' } }]));
+    stage = await stageWithDoubles(
+      scenario('iptables', [
+        {
+          tool: 'kind',
+          match: '^create cluster --name dplab-iptables ',
+          delayMs: CREATE_DELAY_MS,
+          stderr: ' ✓ Preparing nodes\n',
+          set: { created: 'yes' },
+        },
+      ]),
+    );
     ({ browser, doubles } = stage);
     await openSignedIn(browser.page, stage.course, '/clusters/');
   });
@@ -40,7 +50,9 @@ describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not 
     await expect.poll(() => panel().getAttribute('data-state'), { timeout: 20_000 }).toBe('ready');
     expect(await panel().textContent()).toContain('3/3 nodes Ready');
     const lines = doubles.commandLines();
-    expect(lines.some((l) => l.startsWith('kind create cluster --name dplab-iptables --config ') && l.includes('kind-configs/iptables.yaml'))).toBe(true);
+    expect(
+      lines.some((l) => l.startsWith('kind create cluster --name dplab-iptables --config ') && l.includes('kind-configs/iptables.yaml')),
+    ).toBe(true);
   });
 
   it('Delete removes the cluster', async () => {
@@ -51,7 +63,15 @@ describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not 
 
   it('a failed create shows the error, its details and Start (again), and cleans up', async () => {
     doubles.setScenario(
-      scenario('iptables', [{ tool: 'kind', match: '^create cluster --name dplab-iptables ', stderr: 'ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*"\n', exit: 1, set: { created: 'yes' } }]),
+      scenario('iptables', [
+        {
+          tool: 'kind',
+          match: '^create cluster --name dplab-iptables ',
+          stderr: 'ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*"\n',
+          exit: 1,
+          set: { created: 'yes' },
+        },
+      ]),
     );
     const deletesBefore = doubles.commandLines().filter((l) => l.startsWith('kind delete cluster')).length;
     await panel().locator('button', { hasText: 'Start' }).click();
@@ -60,7 +80,9 @@ describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not 
     expect(await alert.textContent()).toContain('Error:');
     expect(await alert.locator('details pre').textContent()).toContain('failed to create cluster');
     await expect.poll(() => panel().locator('button', { hasText: 'Start' }).count(), { timeout: 10_000 }).toBe(1);
-    await expect.poll(() => doubles.commandLines().filter((l) => l.startsWith('kind delete cluster')).length).toBeGreaterThan(deletesBefore);
+    await expect
+      .poll(() => doubles.commandLines().filter((l) => l.startsWith('kind delete cluster')).length)
+      .toBeGreaterThan(deletesBefore);
   });
 
   it('its buttons are reachable from the keyboard', async () => {

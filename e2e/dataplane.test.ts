@@ -33,7 +33,9 @@ describe.skipIf(!hasChromium)('dataplane explorer in the browser (skipped: /usr/
     await openSignedIn(page, course, '/explorer/');
     const first = page.locator('dplab-dataplane .dp-column').first();
     await first.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
-    expect(await first.locator('.dp-summary').textContent()).toMatch(/^default\/web on fixture iptables-save\/clusterip .* · iptables-save · \d+ rules$/);
+    expect(await first.locator('.dp-summary').textContent()).toMatch(
+      /^default\/web on fixture iptables-save\/clusterip .* · iptables-save · \d+ rules$/,
+    );
     const shares = await first.locator('table.dp-shares td.dp-share').allTextContents();
     expect(shares).toEqual(['33.3%', '33.3%', '33.3%']);
     expect(await first.locator('.dp-diagram svg').textContent()).toContain('10.244.2.2:8080');
@@ -52,7 +54,9 @@ describe.skipIf(!hasChromium)('dataplane explorer in the browser (skipped: /usr/
     await page.locator('dplab-dataplane input[name=service]').fill('ns5/svc5');
     await first.locator('select.dp-source').selectOption('fixture:iptables-save/upstream-v1.35-overall');
     await page.locator('dplab-dataplane button[type=submit]').click();
-    await expect.poll(() => first.locator('.dp-summary').textContent(), { timeout: 20_000 }).toContain('ns5/svc5 on fixture iptables-save/upstream-v1.35-overall');
+    await expect
+      .poll(() => first.locator('.dp-summary').textContent(), { timeout: 20_000 })
+      .toContain('ns5/svc5 on fixture iptables-save/upstream-v1.35-overall');
     await first.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
     const table = await first.locator('table.dp-shares').textContent();
     expect(table).toContain('LoadBalancer');
@@ -70,7 +74,9 @@ describe.skipIf(!hasChromium)('dataplane explorer in the browser (skipped: /usr/
     await first.locator('select.dp-source').selectOption('fixture:ipvsadm/etp-local-without-endpoints');
     await page.keyboard.press('Tab'); // the node select is disabled for fixtures: focus moves to Refresh
     await page.keyboard.press('Enter');
-    await expect.poll(() => first.locator('.dp-summary').textContent(), { timeout: 20_000 }).toContain('ipvsadm/etp-local-without-endpoints');
+    await expect
+      .poll(() => first.locator('.dp-summary').textContent(), { timeout: 20_000 })
+      .toContain('ipvsadm/etp-local-without-endpoints');
     await first.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
     expect(await first.locator('table.dp-shares').textContent()).toContain('dropped here: no local endpoint');
   });

@@ -8,7 +8,18 @@ import type { Page } from 'playwright-core';
 import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 import { screenshot } from './workspace-view.ts';
 
-const LESSONS = ['services', 'iptables', 'ipvs', 'nftables', 'cilium', 'traffic-paths', 'affinity-topology-headless', 'l7-policy-hubble', 'comparing', 'debugging-migrating'];
+const LESSONS = [
+  'services',
+  'iptables',
+  'ipvs',
+  'nftables',
+  'cilium',
+  'traffic-paths',
+  'affinity-topology-headless',
+  'l7-policy-hubble',
+  'comparing',
+  'debugging-migrating',
+];
 
 interface Measured {
   minLabelPx: number;

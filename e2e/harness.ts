@@ -36,7 +36,10 @@ export interface Course {
 }
 
 /** A fresh random token per course, as strong as the runner's own (it refuses weaker ones). */
-export async function startCourse(token = `e2e-${randomBytes(16).toString('hex')}`, opts: Pick<ServeOptions, 'maxTerminals'> = {}): Promise<Course> {
+export async function startCourse(
+  token = `e2e-${randomBytes(16).toString('hex')}`,
+  opts: Pick<ServeOptions, 'maxTerminals'> = {},
+): Promise<Course> {
   // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
   const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true, ...opts });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
@@ -51,7 +54,13 @@ export interface Browser {
 /** `bypassCSP` lets a test inject a checker (axe-core) into pages whose CSP would refuse it. */
 export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'dplab-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1400, height: 900 }, bypassCSP: opts.bypassCSP ?? false });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1400, height: 900 },
+    bypassCSP: opts.bypassCSP ?? false,
+  });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
@@ -75,7 +84,10 @@ export async function openSignedIn(page: Page, course: Course, path: string): Pr
 
 /** fetch() from inside the page with the stored token, as the page's own code does. */
 export function fetchStatusInPage(page: Page, path: string): Promise<number> {
-  return page.evaluate(async (p) => (await fetch(p, { headers: { authorization: `Bearer ${localStorage.getItem('dplab.token')}` } })).status, path);
+  return page.evaluate(
+    async (p) => (await fetch(p, { headers: { authorization: `Bearer ${localStorage.getItem('dplab.token')}` } })).status,
+    path,
+  );
 }
 
 /** The runner over the cluster test doubles, with Chromium: what every browser test of a lab or cluster page starts from. */

@@ -35,7 +35,8 @@ function startButton(page: Page) {
 
 /** A fix that names the Start button or a `dplab` command must find it where it is shown. */
 async function fixesExist(page: Page, text: string): Promise<void> {
-  if (/\bStart\b/.test(text) && /button|bar at the top|Press Start/.test(text)) await expect(startButton(page).isVisible()).resolves.toBe(true);
+  if (/\bStart\b/.test(text) && /button|bar at the top|Press Start/.test(text))
+    await expect(startButton(page).isVisible()).resolves.toBe(true);
   if (/`dplab [a-z]/.test(text)) {
     await typeInShell(page, 'command -v dplab && echo DPLAB-ON-PATH');
     await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('DPLAB-ON-PATH');
@@ -53,9 +54,22 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
     stage = await stageWithDoubles({
       rules: [
         // Provisioning takes a moment, so the progress can be seen.
-        { tool: 'kind', match: '^create cluster --name dplab-iptables ', delayMs: 1200, stderr: ' ✓ Preparing nodes\n', set: { created: 'yes' }, writesAfter: '--kubeconfig', writes: 'apiVersion: v1\nkind: Config\n' },
+        {
+          tool: 'kind',
+          match: '^create cluster --name dplab-iptables ',
+          delayMs: 1200,
+          stderr: ' ✓ Preparing nodes\n',
+          set: { created: 'yes' },
+          writesAfter: '--kubeconfig',
+          writes: 'apiVersion: v1\nkind: Config\n',
+        },
         // A node shell: what `docker exec -it <node> bash` would print before its prompt.
-        { tool: 'docker', match: '^exec -it dplab-iptables-worker bash$', stdout: 'root@dplab-iptables-worker:/# NODE-SHELL-UP\r\n', delayMs: 300 },
+        {
+          tool: 'docker',
+          match: '^exec -it dplab-iptables-worker bash$',
+          stdout: 'root@dplab-iptables-worker:/# NODE-SHELL-UP\r\n',
+          delayMs: 300,
+        },
         ...lab.rules,
         ...healthyRules('iptables'),
       ],
@@ -73,7 +87,9 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
 
   it('with no cluster: the Start button is in the bar, the files are there, and the notices name what exists', async () => {
     await openSignedIn(page, stage.course, PAGE);
-    await expect.poll(() => page.locator('.dplab-ws-bar dplab-cluster-panel[mode="iptables"]').getAttribute('data-state'), { timeout: 15_000 }).toBe('absent');
+    await expect
+      .poll(() => page.locator('.dplab-ws-bar dplab-cluster-panel[mode="iptables"]').getAttribute('data-state'), { timeout: 15_000 })
+      .toBe('absent');
     await expect(startButton(page).isVisible()).resolves.toBe(true);
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 20_000 });
     // The terminal says the cluster is not running, and names the Start button and dplab.
@@ -85,7 +101,10 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
     await fixesExist(page, first);
     await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 10_000 }).toBe('waiting');
     // The first snippet reads a workspace file: it is there before any cluster.
-    await page.locator(`${step('deploy-web')} [data-action="run"]`).first().click();
+    await page
+      .locator(`${step('deploy-web')} [data-action="run"]`)
+      .first()
+      .click();
     await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('kind: Deployment');
     expect(await terminalText(page)).not.toContain('No such file');
     await screenshot(page, 'journey-1-no-cluster');
@@ -115,7 +134,10 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
   });
 
   it('a snippet typed into the terminal does the step, and Check passes', async () => {
-    await page.locator(`${step('deploy-web')} [data-action="run"]`).nth(1).click();
+    await page
+      .locator(`${step('deploy-web')} [data-action="run"]`)
+      .nth(1)
+      .click();
     await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('deployment.apps/web created');
     await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
     await page.locator(`${step('deploy-web')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 20_000 });
@@ -136,7 +158,9 @@ describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium
     await expect.poll(() => terminalText(page), { timeout: 10_000 }).toMatch(/KC=\S*dplab-nftables\.yaml/);
     // Node tabs of the old cluster are gone; the bar shows the new mode's cluster with its Start button.
     expect(await page.locator('dplab-terminal-tabs [data-tab="node"]').count()).toBe(0);
-    await expect.poll(() => page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel').getAttribute('mode')).toBe('nftables');
+    await expect
+      .poll(() => page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel').getAttribute('mode'))
+      .toBe('nftables');
     await fixesExist(page, text);
   });
 

@@ -40,14 +40,21 @@ describe.skipIf(!hasChromium)('lab page in the browser (skipped: /usr/bin/chromi
   it('a snippet click types the command into the terminal', async () => {
     const { page } = browser;
     await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
-    await page.locator(`${step('deploy-web')} [data-action="run"]`).first().click();
+    await page
+      .locator(`${step('deploy-web')} [data-action="run"]`)
+      .first()
+      .click();
     // The lab's files exist from the start, so the manifest itself fills the screen ...
-    await expect.poll(async () => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 10_000 }).toContain('app: web');
+    await expect
+      .poll(async () => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 10_000 })
+      .toContain('app: web');
     // ... and the shell's history shows the command the click typed (its line scrolled away).
     await page.locator('dplab-terminal:not([node]) .xterm').click();
     await page.keyboard.type('fc -ln -1');
     await page.keyboard.press('Enter');
-    await expect.poll(async () => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 10_000 }).toContain('cat first-service/web-deployment.yaml');
+    await expect
+      .poll(async () => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 10_000 })
+      .toContain('cat first-service/web-deployment.yaml');
   });
 
   it('progress and revealed hints survive a reload', async () => {
@@ -57,7 +64,9 @@ describe.skipIf(!hasChromium)('lab page in the browser (skipped: /usr/bin/chromi
     await page.locator(`${step('deploy-web')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 20_000 });
     await page.locator(`${step('expose-web')} [data-action="hint"]`).click();
     await page.reload();
-    await page.waitForFunction(() => document.querySelector('dplab-lab .dplab-step[data-step="deploy-web"]')?.getAttribute('data-status') === 'pass');
+    await page.waitForFunction(
+      () => document.querySelector('dplab-lab .dplab-step[data-step="deploy-web"]')?.getAttribute('data-status') === 'pass',
+    );
     expect(await page.locator('dplab-lab .dplab-progress-text').textContent()).toBe('1 of 4 steps done on iptables');
     expect(await page.locator(`${step('expose-web')} .dplab-hint-list li:not([hidden])`).count()).toBe(1);
   });

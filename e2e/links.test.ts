@@ -25,7 +25,14 @@ describe('internal links of the built course', () => {
 
   it('has the pages a learner starts from', () => {
     const names = pages.map((p) => relative(distDir, p));
-    for (const must of ['index.html', 'terminal/index.html', 'clusters/index.html', 'explorer/index.html', 'labs/first-service/index.html', 'lessons/services/index.html']) {
+    for (const must of [
+      'index.html',
+      'terminal/index.html',
+      'clusters/index.html',
+      'explorer/index.html',
+      'labs/first-service/index.html',
+      'lessons/services/index.html',
+    ]) {
       expect(names).toContain(must);
     }
   });
@@ -48,7 +55,8 @@ describe('internal links of the built course', () => {
           continue;
         }
         const fragment = decodeURIComponent(url.hash.slice(1));
-        if (fragment && target.endsWith('.html') && !idsOf(target).has(fragment)) broken.push(`${relative(distDir, page)} → ${m[1]} (no id "${fragment}")`);
+        if (fragment && target.endsWith('.html') && !idsOf(target).has(fragment))
+          broken.push(`${relative(distDir, page)} → ${m[1]} (no id "${fragment}")`);
       }
     }
     expect(broken).toEqual([]);

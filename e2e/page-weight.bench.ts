@@ -32,7 +32,9 @@ try {
     await page.waitForTimeout(1500);
     const total = js.reduce((n, f) => n + f.bytes, 0);
     const has = (re: RegExp) => (js.some((f) => re.test(f.url)) ? 'yes' : 'no');
-    console.log(`${name.padEnd(24)}${String(js.length).padStart(8)}   ${String(total).padStart(18)}   ${has(/xterm/i).padStart(5)}  ${has(/mermaid|flowDiagram|dagre/i).padStart(7)}`);
+    console.log(
+      `${name.padEnd(24)}${String(js.length).padStart(8)}   ${String(total).padStart(18)}   ${has(/xterm/i).padStart(5)}  ${has(/mermaid|flowDiagram|dagre/i).padStart(7)}`,
+    );
     await page.close();
   }
 } finally {

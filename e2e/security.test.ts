@@ -147,7 +147,9 @@ describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin
     page.on('pageerror', (e) => problems.push(`${page.url()}: ${e.message}`));
     // CSP violations also arrive as events in the page, whatever the console shows.
     await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`Refused to load (CSP ${e.violatedDirective}): ${e.blockedURI}`));
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`Refused to load (CSP ${e.violatedDirective}): ${e.blockedURI}`),
+      );
     });
     for (const path of pages) {
       const res = await page.goto(`${course.origin}${path}`, { waitUntil: 'load' });

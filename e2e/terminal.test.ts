@@ -64,7 +64,9 @@ describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium
 
   it('snippet events type into the active terminal', async () => {
     const { page } = browser;
-    await page.evaluate(() => document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text: 'echo SNIP-$((3*3))', execute: true } })));
+    await page.evaluate(() =>
+      document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text: 'echo SNIP-$((3*3))', execute: true } })),
+    );
     await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 10_000 }).toContain('SNIP-9');
   });
 

@@ -27,7 +27,11 @@ describe.skipIf(!hasChromium)('workspace layout (skipped: /usr/bin/chromium is n
     browser = await launchBrowser();
     await openSignedIn(browser.page, course, '/');
     // A fresh page per size: no saved split or mode from another test (the sign-in token stays).
-    await browser.page.evaluate(() => Object.keys(localStorage).filter((k) => k !== 'dplab.token').forEach((k) => localStorage.removeItem(k)));
+    await browser.page.evaluate(() =>
+      Object.keys(localStorage)
+        .filter((k) => k !== 'dplab.token')
+        .forEach((k) => localStorage.removeItem(k)),
+    );
   });
   afterAll(async () => {
     await browser?.close();
@@ -47,11 +51,23 @@ describe.skipIf(!hasChromium)('workspace layout (skipped: /usr/bin/chromium is n
         await page.keyboard.press('Enter');
         await expect.poll(async () => (await terminalGeometry(page, ['snake_case_END'])).found.length, { timeout: 10_000 }).toBe(1);
         // The prompt after the output.
-        await expect.poll(async () => { const g = await terminalGeometry(page, ['snake_case_END', pg.prompt]); return g.found.length === 2 && g.found[1].top > g.found[0].top; }, { timeout: 10_000 }).toBe(true);
+        await expect
+          .poll(
+            async () => {
+              const g = await terminalGeometry(page, ['snake_case_END', pg.prompt]);
+              return g.found.length === 2 && g.found[1].top > g.found[0].top;
+            },
+            { timeout: 10_000 },
+          )
+          .toBe(true);
         const g = await terminalGeometry(page, ['100', 'snake_case_END', pg.prompt]);
         await screenshot(page, `${pg.name}-${size.width}x${size.height}`);
 
-        expect(g.found.map((f) => f.text.replace(/ +$/, ''))).toEqual(['100', 'snake_case_END', expect.stringMatching(new RegExp(pg.prompt))]);
+        expect(g.found.map((f) => f.text.replace(/ +$/, ''))).toEqual([
+          '100',
+          'snake_case_END',
+          expect.stringMatching(new RegExp(pg.prompt)),
+        ]);
         for (const row of g.found) {
           expect(row.top, `"${row.text}" starts inside the terminal`).toBeGreaterThanOrEqual(g.box.top);
           expect(row.bottom, `"${row.text}" ends inside the terminal (bottom ${g.box.bottom})`).toBeLessThanOrEqual(g.box.bottom);
@@ -83,7 +99,9 @@ describe.skipIf(!hasChromium)('workspace layout (skipped: /usr/bin/chromium is n
     expect(box.y).toBeLessThan(844 / 2);
     expect(box.y + box.height).toBeLessThanOrEqual(844);
     expect(box.height).toBeGreaterThan(844 / 3);
-    await expect.poll(async () => (await terminalGeometry(page, ['^\\(iptables\\) workspace [$#]'])).found.length, { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(async () => (await terminalGeometry(page, ['^\\(iptables\\) workspace [$#]'])).found.length, { timeout: 10_000 })
+      .toBe(1);
     await screenshot(page, 'lab-phone-terminal');
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   });
@@ -102,7 +120,9 @@ describe.skipIf(!hasChromium)('workspace layout (skipped: /usr/bin/chromium is n
     expect(Number(await sep.getAttribute('aria-valuenow'))).toBe(before + 10);
     await expect.poll(width).toBeGreaterThan(w0 + 100);
     await page.reload();
-    expect(Number(await page.getByRole('separator', { name: 'Resize instructions and terminal' }).getAttribute('aria-valuenow'))).toBe(before + 10);
+    expect(Number(await page.getByRole('separator', { name: 'Resize instructions and terminal' }).getAttribute('aria-valuenow'))).toBe(
+      before + 10,
+    );
     await page.evaluate(() => localStorage.removeItem('dplab:split'));
   });
 });

@@ -14,7 +14,8 @@ import headless from './headless/lab.ts';
 import ciliumL7Policy from './cilium-l7-policy/lab.ts';
 import scaleCompare from './scale-compare/lab.ts';
 
-export const LAB_MODULES = [{ folder: 'first-service', definition: firstService },
+export const LAB_MODULES = [
+  { folder: 'first-service', definition: firstService },
   { folder: 'proxy-mode-rules', definition: proxyModeRules },
   { folder: 'ipvs-inspect', definition: ipvsInspect },
   { folder: 'iptables-chains', definition: iptablesChains },
@@ -24,4 +25,5 @@ export const LAB_MODULES = [{ folder: 'first-service', definition: firstService 
   { folder: 'cilium-kpr', definition: ciliumKpr },
   { folder: 'headless', definition: headless },
   { folder: 'cilium-l7-policy', definition: ciliumL7Policy },
-  { folder: 'scale-compare', definition: scaleCompare },];
+  { folder: 'scale-compare', definition: scaleCompare },
+];

@@ -59,14 +59,7 @@ export function howItEnded(r: Pick<CommandResult, 'exitCode' | 'signal'>): strin
   return r.signal ? `killed by ${r.signal}` : `exit code ${r.exitCode}`;
 }
 
-export type FailureKind =
-  | 'tool-missing'
-  | 'daemon-down'
-  | 'cluster-missing'
-  | 'cluster-unreachable'
-  | 'timeout'
-  | 'aborted'
-  | 'failed';
+export type FailureKind = 'tool-missing' | 'daemon-down' | 'cluster-missing' | 'cluster-unreachable' | 'timeout' | 'aborted' | 'failed';
 
 const INSTALL_HINTS: Record<string, string> = {
   docker: 'Install Docker (https://docs.docker.com/get-docker/) and make sure `docker version` works for your user.',
@@ -118,7 +111,9 @@ function formatDuration(ms: number): string {
 }
 
 function clip(text: string): string {
-  return text.length > MAX_DETAIL_CHARS ? `${text.slice(0, MAX_DETAIL_CHARS)}\n… (${text.length - MAX_DETAIL_CHARS} more characters)` : text;
+  return text.length > MAX_DETAIL_CHARS
+    ? `${text.slice(0, MAX_DETAIL_CHARS)}\n… (${text.length - MAX_DETAIL_CHARS} more characters)`
+    : text;
 }
 
 function describeForDetails(r: CommandResult): string {
@@ -128,20 +123,30 @@ function describeForDetails(r: CommandResult): string {
   return parts.join('\n');
 }
 
-const DAEMON_DOWN = /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|docker\.sock: connect: (?:no such file|permission denied|connection refused)/i;
+const DAEMON_DOWN =
+  /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|docker\.sock: connect: (?:no such file|permission denied|connection refused)/i;
 const DOCKER_NOT_FOUND = /exec: "docker": executable file not found/;
-const CLUSTER_MISSING = /No such container: dplab-|could not locate any control plane nodes|unknown cluster "dplab-|no nodes found for cluster/i;
-const CLUSTER_UNREACHABLE = /The connection to the server .* was refused|Unable to connect to the server|dial tcp .*: connect: connection refused|stat .*dplab-\w+\.yaml: no such file/i;
+const CLUSTER_MISSING =
+  /No such container: dplab-|could not locate any control plane nodes|unknown cluster "dplab-|no nodes found for cluster/i;
+const CLUSTER_UNREACHABLE =
+  /The connection to the server .* was refused|Unable to connect to the server|dial tcp .*: connect: connection refused|stat .*dplab-\w+\.yaml: no such file/i;
 
 /** Decide what a failed command means. The only place that reads error text for meaning. */
-export function classifyFailure(result: CommandResult, extra: { timedOut?: boolean; aborted?: boolean; missing?: boolean; timeoutMs?: number }): {
+export function classifyFailure(
+  result: CommandResult,
+  extra: { timedOut?: boolean; aborted?: boolean; missing?: boolean; timeoutMs?: number },
+): {
   kind: FailureKind;
   message: string;
   fix?: string;
 } {
   const tool = result.file;
   if (extra.missing) {
-    return { kind: 'tool-missing', message: `\`${tool}\` was not found on PATH.`, fix: INSTALL_HINTS[tool] ?? `Install ${tool} and put it on PATH.` };
+    return {
+      kind: 'tool-missing',
+      message: `\`${tool}\` was not found on PATH.`,
+      fix: INSTALL_HINTS[tool] ?? `Install ${tool} and put it on PATH.`,
+    };
   }
   if (extra.aborted) return { kind: 'aborted', message: `\`${result.command}\` was cancelled.` };
   if (extra.timedOut) {
@@ -164,13 +169,28 @@ export function classifyFailure(result: CommandResult, extra: { timedOut?: boole
     };
   }
   if (CLUSTER_MISSING.test(text)) {
-    return { kind: 'cluster-missing', message: 'The lab cluster does not exist (any more).', fix: 'Start it again with `dplab up <mode>` or Start in the bar at the top of the lab page.' };
+    return {
+      kind: 'cluster-missing',
+      message: 'The lab cluster does not exist (any more).',
+      fix: 'Start it again with `dplab up <mode>` or Start in the bar at the top of the lab page.',
+    };
   }
   if (CLUSTER_UNREACHABLE.test(text)) {
-    return { kind: 'cluster-unreachable', message: 'The cluster API server is not reachable.', fix: 'Check `dplab status`; if the cluster is broken, `dplab down <mode>` then `dplab up <mode>`.' };
+    return {
+      kind: 'cluster-unreachable',
+      message: 'The cluster API server is not reachable.',
+      fix: 'Check `dplab status`; if the cluster is broken, `dplab down <mode>` then `dplab up <mode>`.',
+    };
   }
-  const firstLine = result.stderr.trim().split('\n').find((l) => l.trim()) ?? '';
-  return { kind: 'failed', message: `\`${result.command}\` failed (${howItEnded(result)})${firstLine ? `: ${firstLine.slice(0, 300)}` : '.'}` };
+  const firstLine =
+    result.stderr
+      .trim()
+      .split('\n')
+      .find((l) => l.trim()) ?? '';
+  return {
+    kind: 'failed',
+    message: `\`${result.command}\` failed (${howItEnded(result)})${firstLine ? `: ${firstLine.slice(0, 300)}` : '.'}`,
+  };
 }
 
 /**
@@ -204,7 +224,12 @@ export async function run(file: string, args: readonly string[], opts: RunOption
   };
   if (!sub.failed) return result;
   const code = (sub as { code?: string }).code;
-  const c = classifyFailure(result, { timedOut: sub.timedOut, aborted: sub.isCanceled, missing: code === 'ENOENT', timeoutMs: opts.timeoutMs ?? TIMEOUTS.normal });
+  const c = classifyFailure(result, {
+    timedOut: sub.timedOut,
+    aborted: sub.isCanceled,
+    missing: code === 'ENOENT',
+    timeoutMs: opts.timeoutMs ?? TIMEOUTS.normal,
+  });
   throw new CommandError(c.kind, result, c.message, c.fix);
 }
 
@@ -246,13 +271,25 @@ export async function allOrCancel<T extends readonly unknown[]>(
  * kube-proxy, kubelet stand-ins): its own session, stdin closed, stdout and stderr appended to
  * `logFile`. Returns its pid; the caller keeps it in a pidfile. Never uses a shell.
  */
-export function spawnDetached(file: string, args: readonly string[], opts: { logFile: string; env?: Record<string, string | undefined>; cwd?: string }): number {
+export function spawnDetached(
+  file: string,
+  args: readonly string[],
+  opts: { logFile: string; env?: Record<string, string | undefined>; cwd?: string },
+): number {
   const fd = openSync(opts.logFile, 'a');
   try {
-    const child = spawn(file, [...args], { detached: true, stdio: ['ignore', fd, fd], env: { ...process.env, ...opts.env }, cwd: opts.cwd });
+    const child = spawn(file, [...args], {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: { ...process.env, ...opts.env },
+      cwd: opts.cwd,
+    });
     // A missing executable is reported below (no pid); the later 'error' event must not crash us.
     child.on('error', () => undefined);
-    if (child.pid === undefined) throw new DplabError(`Could not start \`${formatCommand(file, args)}\`: not found or not executable.`, { fix: INSTALL_HINTS[file] ?? `Check that ${file} exists (for the sim components: \`dplab sim-build\`).` });
+    if (child.pid === undefined)
+      throw new DplabError(`Could not start \`${formatCommand(file, args)}\`: not found or not executable.`, {
+        fix: INSTALL_HINTS[file] ?? `Check that ${file} exists (for the sim components: \`dplab sim-build\`).`,
+      });
     child.unref();
     return child.pid;
   } finally {

@@ -56,7 +56,11 @@ export async function buildSite(): Promise<{ log: string; durationMs: number }> 
     // A production build whoever calls: under vitest NODE_ENV is "test" and DEV/PROD/MODE are
     // set, which Astro's import.meta.env takes over, and Starlight then leaves the site search
     // out of the pages (the browser tier would test another site). Undefined drops a variable.
-    const r = await run(process.execPath, [astroBin, 'build'], { cwd: projectRoot, timeoutMs: TIMEOUTS.provision, env: { NODE_ENV: 'production', DEV: undefined, PROD: undefined, MODE: undefined } });
+    const r = await run(process.execPath, [astroBin, 'build'], {
+      cwd: projectRoot,
+      timeoutMs: TIMEOUTS.provision,
+      env: { NODE_ENV: 'production', DEV: undefined, PROD: undefined, MODE: undefined },
+    });
     writeFileSync(log, `${r.stdout}${r.stderr}`);
     writeFileSync(STAMP, `${new Date().toISOString()}\n`);
     return { log, durationMs: r.durationMs };

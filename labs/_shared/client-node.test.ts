@@ -14,7 +14,9 @@ const PER_NODE_STATE = /ip_vs_conn|xt_recent|ipvsadm -Lnc/;
 describe('snippets that read per-node client state', () => {
   const cases = ['session-affinity', 'ipvs-inspect'].flatMap((id) => {
     const lab = requireLab(id);
-    return lab.steps.flatMap((s) => s.snippets.filter((sn) => PER_NODE_STATE.test(sn.command)).map((sn) => [id, sn.label, sn.command, lab.namespace] as const));
+    return lab.steps.flatMap((s) =>
+      s.snippets.filter((sn) => PER_NODE_STATE.test(sn.command)).map((sn) => [id, sn.label, sn.command, lab.namespace] as const),
+    );
   });
 
   it('exist', () => expect(cases.length).toBeGreaterThanOrEqual(3));
@@ -26,9 +28,15 @@ describe('snippets that read per-node client state', () => {
   it('clientNode() expands to the node kubectl reports for the client pod', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dplab-cn-'));
     try {
-      writeFileSync(join(dir, 'kubectl'), '#!/bin/sh\n[ "$*" = "-n lab-x get pod client -o jsonpath={.spec.nodeName}" ] && printf dplab-ipvs-worker2\n');
+      writeFileSync(
+        join(dir, 'kubectl'),
+        '#!/bin/sh\n[ "$*" = "-n lab-x get pod client -o jsonpath={.spec.nodeName}" ] && printf dplab-ipvs-worker2\n',
+      );
       chmodSync(join(dir, 'kubectl'), 0o755);
-      const out = execFileSync('sh', ['-c', `echo ${clientNode('lab-x')}`], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } });
+      const out = execFileSync('sh', ['-c', `echo ${clientNode('lab-x')}`], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+      });
       expect(out.trim()).toBe('dplab-ipvs-worker2');
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -9,18 +9,27 @@ import { requireLab } from '../../scripts/labs/registry.ts';
 
 const NODES = ['dplab-ipvs-control-plane', 'dplab-ipvs-worker', 'dplab-ipvs-worker2'];
 /** The IPVS part of kind's kube-proxy config.conf (KubeProxyConfiguration, abridged). */
-const conf = (scheduler: string) => `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nipvs:\n  excludeCIDRs: null\n  minSyncPeriod: 0s\n  scheduler: ${scheduler}\n  strictARP: false\nkind: KubeProxyConfiguration\nmode: ipvs\n`;
+const conf = (scheduler: string) =>
+  `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nipvs:\n  excludeCIDRs: null\n  minSyncPeriod: 0s\n  scheduler: ${scheduler}\n  strictARP: false\nkind: KubeProxyConfiguration\nmode: ipvs\n`;
 
 function fakeCluster(state: { installed: Set<string>; scheduler: string; labels: Set<string> }) {
   const calls: string[] = [];
-  const ok = (stdout = ''): CommandResult => ({ command: 'x', args: [], exitCode: 0, stdout, stderr: '', durationMs: 1 } as unknown as CommandResult);
+  const ok = (stdout = ''): CommandResult =>
+    ({ command: 'x', args: [], exitCode: 0, stdout, stderr: '', durationMs: 1 }) as unknown as CommandResult;
   const handle = {
-    mode: 'ipvs', name: 'dplab-ipvs', kubeconfig: '/dev/null',
-    async nodes() { return NODES; },
+    mode: 'ipvs',
+    name: 'dplab-ipvs',
+    kubeconfig: '/dev/null',
+    async nodes() {
+      return NODES;
+    },
     async nodeExec(node: string, args: readonly string[]) {
       calls.push(`exec ${node} ${args.join(' ')}`);
       const script = args[2] ?? '';
-      if (script.includes('dpkg -s ipvsadm') && state.installed.has(node)) { state.installed.delete(node); return ok('removed\n'); }
+      if (script.includes('dpkg -s ipvsadm') && state.installed.has(node)) {
+        state.installed.delete(node);
+        return ok('removed\n');
+      }
       return ok();
     },
     async kubectl(args: readonly string[], opts?: { input?: string }) {
@@ -31,7 +40,8 @@ function fakeCluster(state: { installed: Set<string>; scheduler: string; labels:
     },
     async kubectlJson(args: readonly string[]) {
       calls.push(`kubectl ${args.join(' ')} -o json`);
-      if (args.includes('configmap')) return { metadata: { name: 'kube-proxy', namespace: 'kube-system' }, data: { 'config.conf': conf(state.scheduler) } };
+      if (args.includes('configmap'))
+        return { metadata: { name: 'kube-proxy', namespace: 'kube-system' }, data: { 'config.conf': conf(state.scheduler) } };
       if (args[0] === 'get' && args[1] === 'nodes') return { items: [...state.labels].map((name) => ({ metadata: { name } })) };
       return {};
     },

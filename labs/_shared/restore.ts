@@ -15,7 +15,15 @@ export function nodePackage(pkg: string): Restorer {
     async run({ cluster, signal }) {
       const removed: string[] = [];
       for (const node of await cluster.nodes({ signal })) {
-        const r = await cluster.nodeExec(node, ['sh', '-c', `if dpkg -s ${pkg} >/dev/null 2>&1; then DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq ${pkg} >/dev/null 2>&1 && echo removed; fi`], { signal });
+        const r = await cluster.nodeExec(
+          node,
+          [
+            'sh',
+            '-c',
+            `if dpkg -s ${pkg} >/dev/null 2>&1; then DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq ${pkg} >/dev/null 2>&1 && echo removed; fi`,
+          ],
+          { signal },
+        );
         if (r.stdout.includes('removed')) removed.push(node);
       }
       return removed.length ? `removed ${pkg} from ${removed.join(', ')}` : null;
@@ -24,7 +32,9 @@ export function nodePackage(pkg: string): Restorer {
 }
 
 /** What the restorers read of `kubectl get … -o json`: names of listed nodes, a ConfigMap's data. */
-const NODE_NAMES = z.object({ items: z.array(z.object({ metadata: z.object({ name: z.string() }).passthrough() }).passthrough()).optional() }).passthrough();
+const NODE_NAMES = z
+  .object({ items: z.array(z.object({ metadata: z.object({ name: z.string() }).passthrough() }).passthrough()).optional() })
+  .passthrough();
 const CONFIG_MAP = z.object({ data: z.record(z.string(), z.string()).optional() }).passthrough();
 
 /** A label a step puts on nodes (`dplab-web=yes`). */
@@ -57,7 +67,10 @@ export function ipvsSchedulerDefault(): Restorer {
       const restored = { ...cm, data: { ...cm.data, 'config.conf': conf.replace(SCHEDULER_LINE, '$1 ""') } };
       await cluster.kubectl(['apply', '-f', '-'], { signal, input: JSON.stringify(restored) });
       await cluster.kubectl(['-n', 'kube-system', 'rollout', 'restart', 'daemonset', 'kube-proxy'], { signal });
-      await cluster.kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset', 'kube-proxy', '--timeout=120s'], { signal, timeoutMs: 150_000 });
+      await cluster.kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset', 'kube-proxy', '--timeout=120s'], {
+        signal,
+        timeoutMs: 150_000,
+      });
       return `kube-proxy's IPVS scheduler set back from ${scheduler} to the default (rr), kube-proxy restarted`;
     },
   };

@@ -24,7 +24,11 @@ import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 function recorded(obs: ConfigMapObservation, name: string, key: string, want: string, ns: string, facts: Fact[]): Verdict | undefined {
   const seen = configMapValue(obs, key);
   const f = fact(`your answer (ConfigMap ${name}, key ${key})`, want, seen ?? 'not recorded');
-  if (seen === undefined) return fail(`Your answer is not recorded yet: create a ConfigMap \`${name}\` in \`${ns}\` whose key \`${key}\` holds what you found.`, [...facts, f]);
+  if (seen === undefined)
+    return fail(`Your answer is not recorded yet: create a ConfigMap \`${name}\` in \`${ns}\` whose key \`${key}\` holds what you found.`, [
+      ...facts,
+      f,
+    ]);
   if (!f.ok) return fail(`You recorded ${key}=${seen}, but the cluster shows ${want}. Look again.`, [...facts, f]);
   facts.push(f);
   return undefined;
@@ -39,14 +43,24 @@ export const kprCheck = defineCheck({
   evaluate(obs, ctx) {
     const agent = evaluateProxyMode(obs.agent, ctx);
     if (agent.status === 'fail') return agent;
-    const seen = obs.agent.kind === 'cilium' ? kubeProxyReplacement(obs.agent.status.stdout) ?? '' : '';
+    const seen = obs.agent.kind === 'cilium' ? (kubeProxyReplacement(obs.agent.status.stdout) ?? '') : '';
     const wrong = recorded(obs.answer, 'kpr', 'KubeProxyReplacement', seen, ctx.namespace, agent.facts);
-    return wrong ?? pass('Right: no kube-proxy runs here, and the Cilium agent reports KubeProxyReplacement: True. Its eBPF programs implement every Service.', agent.facts);
+    return (
+      wrong ??
+      pass(
+        'Right: no kube-proxy runs here, and the Cilium agent reports KubeProxyReplacement: True. Its eBPF programs implement every Service.',
+        agent.facts,
+      )
+    );
   },
 });
 
 /** Counts of iptables lines on a node: kube-proxy's Service chains and Cilium's own chains. */
-export const IPTABLES_COUNTS = ['sh', '-c', 'echo KUBE-SVC=$(iptables-save | grep -c KUBE-SVC); echo CILIUM=$(iptables-save | grep -c CILIUM_)'] as const;
+export const IPTABLES_COUNTS = [
+  'sh',
+  '-c',
+  'echo KUBE-SVC=$(iptables-save | grep -c KUBE-SVC); echo CILIUM=$(iptables-save | grep -c CILIUM_)',
+] as const;
 
 export function parseCounts(stdout: string): Record<string, number> {
   return Object.fromEntries([...stdout.matchAll(/^([\w-]+)=(\d+)\s*$/gm)].map((m) => [m[1], Number(m[2])]));
@@ -63,12 +77,24 @@ export const noKubeRulesCheck = defineCheck({
   evaluate(obs, ctx) {
     const c = parseCounts(obs.counts.stdout);
     if (obs.counts.exitCode !== 0 || c['KUBE-SVC'] === undefined) {
-      return fail(`Could not read iptables-save on ${obs.node}.`, [fact(`iptables-save on ${obs.node}`, 'readable', obs.counts.stderr.trim() || `exit code ${obs.counts.exitCode}`, false)]);
+      return fail(`Could not read iptables-save on ${obs.node}.`, [
+        fact(`iptables-save on ${obs.node}`, 'readable', obs.counts.stderr.trim() || `exit code ${obs.counts.exitCode}`, false),
+      ]);
     }
-    const facts = [fact(`lines mentioning KUBE-SVC on ${obs.node}`, 0, c['KUBE-SVC']), fact(`lines mentioning CILIUM_ chains on ${obs.node}`, 'any (Cilium keeps a few for masquerading)', c.CILIUM ?? 0, true)];
-    if (!facts[0].ok) return fail(`${obs.node} still has ${c['KUBE-SVC']} KUBE-SVC lines: leftovers from kube-proxy would compete with Cilium.`, facts);
+    const facts = [
+      fact(`lines mentioning KUBE-SVC on ${obs.node}`, 0, c['KUBE-SVC']),
+      fact(`lines mentioning CILIUM_ chains on ${obs.node}`, 'any (Cilium keeps a few for masquerading)', c.CILIUM ?? 0, true),
+    ];
+    if (!facts[0].ok)
+      return fail(`${obs.node} still has ${c['KUBE-SVC']} KUBE-SVC lines: leftovers from kube-proxy would compete with Cilium.`, facts);
     const wrong = recorded(obs.answer, 'kube-svc-rules', 'count', String(c['KUBE-SVC']), ctx.namespace, facts);
-    return wrong ?? pass(`No KUBE-SVC chains on ${obs.node}: Services are not in iptables here. The ${c.CILIUM ?? 0} CILIUM_ lines are Cilium's own housekeeping (masquerading, proxy redirects), not Service rules.`, facts);
+    return (
+      wrong ??
+      pass(
+        `No KUBE-SVC chains on ${obs.node}: Services are not in iptables here. The ${c.CILIUM ?? 0} CILIUM_ lines are Cilium's own housekeeping (masquerading, proxy redirects), not Service rules.`,
+        facts,
+      )
+    );
   },
 });
 
@@ -84,17 +110,36 @@ export const hubbleCheck = defineCheck({
     return { client, hubble: await gatherHubble(ctx, ['--to-service', `${ctx.namespace}/web`]) };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable('client', obs.client, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-kpr/client.yaml\`.`);
+    const notUsable = podNotUsable(
+      'client',
+      obs.client,
+      ctx,
+      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-kpr/client.yaml\`.`,
+    );
     if (notUsable) return notUsable;
     const { flows, failed } = allFlows(obs.hubble ?? { agents: [] });
-    const facts = [fact('client → http://web/hostname', 'a web pod answers', obs.client.result?.exitCode === 0 ? obs.client.result.stdout.trim() : `failed: ${obs.client.result?.stderr.trim()}`, obs.client.result?.exitCode === 0)];
+    const facts = [
+      fact(
+        'client → http://web/hostname',
+        'a web pod answers',
+        obs.client.result?.exitCode === 0 ? obs.client.result.stdout.trim() : `failed: ${obs.client.result?.stderr.trim()}`,
+        obs.client.result?.exitCode === 0,
+      ),
+    ];
     if (failed.length) {
       facts.push(fact('hubble observe in every Cilium agent', 'works', failed, false));
-      return fail('Hubble did not answer in the Cilium agents. Enable it (`cilium hubble enable`, or Helm value `hubble.enabled=true`) and try again.', facts);
+      return fail(
+        'Hubble did not answer in the Cilium agents. Enable it (`cilium hubble enable`, or Helm value `hubble.enabled=true`) and try again.',
+        facts,
+      );
     }
     const pre = flows.filter((f) => f.sock_xlate_point?.includes('PRE')).length;
     facts.push(fact(`flows to service ${ctx.namespace}/web (hubble observe --to-service)`, 'at least 1', flows.length, flows.length > 0));
-    if (flows.length) facts.push(fact('latest flows', 'any', flows.slice(-3).map(describeFlow), true), fact('connect() calls translated at the socket (pre-xlate-fwd)', 'any', pre, true));
+    if (flows.length)
+      facts.push(
+        fact('latest flows', 'any', flows.slice(-3).map(describeFlow), true),
+        fact('connect() calls translated at the socket (pre-xlate-fwd)', 'any', pre, true),
+      );
     if (!flows.length) return fail(`Hubble shows no flow to ${ctx.namespace}/web yet.`, facts, true);
     const how = pre ? `: ${pre} connect() call${pre === 1 ? '' : 's'} to its ClusterIP, each rewritten to a pod address at the socket` : '';
     return pass(`Hubble shows ${flows.length} flow${flows.length === 1 ? '' : 's'} to ${ctx.namespace}/web${how}.`, facts);

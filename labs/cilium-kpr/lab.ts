@@ -21,12 +21,14 @@ const KPR_VALUE = `$(${AGENT} cilium-dbg status | awk '/^KubeProxyReplacement:/ 
  */
 export const RELAY_OBSERVE = `cilium hubble enable && { cilium hubble port-forward & sleep 5; } && hubble observe --to-service ${NS}/web --last 20`;
 const KUBE_SVC_COUNT = 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c KUBE-SVC || true\'';
-const save = (name: string, key: string, value: string) => `kubectl -n ${NS} create configmap ${name} --from-literal=${key}="${value}" --dry-run=client -o yaml | kubectl apply -f -`;
+const save = (name: string, key: string, value: string) =>
+  `kubectl -n ${NS} create configmap ${name} --from-literal=${key}="${value}" --dry-run=client -o yaml | kubectl apply -f -`;
 
 export default defineLab({
   id: ID,
   title: 'Cilium without kube-proxy',
-  summary: 'On a cluster with no kube-proxy at all, confirm that Cilium replaces it, find the web Service in the agent\'s eBPF service table, check that iptables holds no Service rules, and watch web\'s flows in Hubble.',
+  summary:
+    "On a cluster with no kube-proxy at all, confirm that Cilium replaces it, find the web Service in the agent's eBPF service table, check that iptables holds no Service rules, and watch web's flows in Hubble.",
   modes: ['cilium'],
   minutes: 20,
   concepts: ['E1', 'E2', 'E4'],
@@ -47,25 +49,36 @@ export default defineLab({
       ],
       hints: [
         '`kubectl -n kube-system get daemonsets` lists `cilium` but no `kube-proxy`: the cluster was created with `kubeProxyMode: none`.',
-        '`cilium-dbg` is the agent\'s own debug tool; it runs inside the agent container: `kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`.',
+        "`cilium-dbg` is the agent's own debug tool; it runs inside the agent container: `kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`.",
         `Write the value after \`KubeProxyReplacement:\` into ConfigMap \`kpr\`, key \`KubeProxyReplacement\`: \`kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=<value>\`.`,
       ],
       solution: {
-        commands: ['kubectl -n kube-system get daemonsets', `${AGENT} cilium-dbg status | grep KubeProxyReplacement`, save('kpr', 'KubeProxyReplacement', KPR_VALUE)],
-        explanation: 'The agent reports `KubeProxyReplacement: True` and lists the devices its eBPF NodePort programs attach to; no kube-proxy DaemonSet exists.',
+        commands: [
+          'kubectl -n kube-system get daemonsets',
+          `${AGENT} cilium-dbg status | grep KubeProxyReplacement`,
+          save('kpr', 'KubeProxyReplacement', KPR_VALUE),
+        ],
+        explanation:
+          'The agent reports `KubeProxyReplacement: True` and lists the devices its eBPF NodePort programs attach to; no kube-proxy DaemonSet exists.',
       },
       check: kprCheck,
     },
     {
       id: 'service-list',
-      title: 'Find web in the agent\'s service table',
+      title: "Find web in the agent's service table",
       instructions: labText(ID, 'steps/service-list.md'),
       concepts: ['E1', 'E2'],
       snippets: [
-        { label: 'Run web and its Service', command: `kubectl -n ${NS} apply -f cilium-kpr/web-deployment.yaml -f cilium-kpr/web-service.yaml` },
+        {
+          label: 'Run web and its Service',
+          command: `kubectl -n ${NS} apply -f cilium-kpr/web-deployment.yaml -f cilium-kpr/web-service.yaml`,
+        },
         { label: 'Its ClusterIP and pods', command: `kubectl -n ${NS} get service web; kubectl -n ${NS} get pods -l app=web -o wide` },
-        { label: 'The agent\'s service table', command: `${AGENT} cilium-dbg service list` },
-        { label: 'Only web\'s rows', command: `${AGENT} cilium-dbg service list | grep -A2 "$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')"` },
+        { label: "The agent's service table", command: `${AGENT} cilium-dbg service list` },
+        {
+          label: "Only web's rows",
+          command: `${AGENT} cilium-dbg service list | grep -A2 "$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')"`,
+        },
         { label: 'The eBPF map behind it', command: `${AGENT} cilium-dbg bpf lb list` },
       ],
       hints: [
@@ -79,7 +92,8 @@ export default defineLab({
           `kubectl -n ${NS} rollout status deployment/web --timeout=180s`,
           `${AGENT} cilium-dbg service list`,
         ],
-        explanation: 'The agent watched the Service and its EndpointSlices and wrote a frontend with three backends into its eBPF load-balancing maps.',
+        explanation:
+          'The agent watched the Service and its EndpointSlices and wrote a frontend with three backends into its eBPF load-balancing maps.',
       },
       check: allOf({
         deployment: deploymentReady('web', { replicas: 3, image: AGNHOST, runs: 'netexec' }),
@@ -94,7 +108,10 @@ export default defineLab({
       concepts: ['E2'],
       snippets: [
         { label: 'Count KUBE-SVC lines on a worker', command: KUBE_SVC_COUNT },
-        { label: 'What Cilium keeps in iptables', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -E "^:CILIUM_"\'' },
+        {
+          label: 'What Cilium keeps in iptables',
+          command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -E "^:CILIUM_"\'',
+        },
         { label: 'Record the count', command: save('kube-svc-rules', 'count', '<count>') },
       ],
       hints: [
@@ -104,25 +121,32 @@ export default defineLab({
       ],
       solution: {
         commands: [KUBE_SVC_COUNT, save('kube-svc-rules', 'count', `$(${KUBE_SVC_COUNT})`)],
-        explanation: 'The count is 0: without kube-proxy nobody writes KUBE-SERVICES or KUBE-SVC chains. The few `CILIUM_` chains handle masquerading and proxy redirects, not Service load balancing.',
+        explanation:
+          'The count is 0: without kube-proxy nobody writes KUBE-SERVICES or KUBE-SVC chains. The few `CILIUM_` chains handle masquerading and proxy redirects, not Service load balancing.',
       },
       check: noKubeRulesCheck,
     },
     {
       id: 'hubble-flows',
-      title: 'Watch web\'s flows in Hubble',
+      title: "Watch web's flows in Hubble",
       instructions: labText(ID, 'steps/hubble-flows.md'),
       concepts: ['E1', 'E4'],
       snippets: [
-        { label: 'Start the client pod', command: `kubectl -n ${NS} apply -f cilium-kpr/client.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s` },
-        { label: 'Send a few requests', command: `for i in 1 2 3 4 5; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done` },
+        {
+          label: 'Start the client pod',
+          command: `kubectl -n ${NS} apply -f cilium-kpr/client.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
+        },
+        {
+          label: 'Send a few requests',
+          command: `for i in 1 2 3 4 5; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
+        },
         { label: 'Flows to web, in the agent', command: `${AGENT} hubble observe --to-service ${NS}/web --last 20` },
         { label: 'Or cluster-wide through Hubble Relay (needs the hubble CLI on your machine)', command: RELAY_OBSERVE },
       ],
       hints: [
         'Flows only exist once something talks to web: start the client pod and send a few requests first.',
         `Each agent sees only its own node's flows. \`${AGENT} hubble observe …\` asks one agent; if it shows nothing, the client may run on another node: pick that node's agent pod (\`kubectl -n kube-system get pods -l k8s-app=cilium -o wide\`).`,
-        'Look for `pre-xlate-fwd` (the client connecting to web\'s ClusterIP) followed by `post-xlate-fwd` (the same socket, now pointing at a pod): the backend was chosen at connect().',
+        "Look for `pre-xlate-fwd` (the client connecting to web's ClusterIP) followed by `post-xlate-fwd` (the same socket, now pointing at a pod): the backend was chosen at connect().",
       ],
       solution: {
         commands: [
@@ -131,7 +155,8 @@ export default defineLab({
           `for i in 1 2 3 4 5; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
           `${AGENT} hubble observe --to-service ${NS}/web --last 20`,
         ],
-        explanation: 'Hubble reads Cilium\'s flow events. `--to-service` keeps the flows whose destination resolves to web: the socket-level translation events and the packets that follow.',
+        explanation:
+          "Hubble reads Cilium's flow events. `--to-service` keeps the flows whose destination resolves to web: the socket-level translation events and the packets that follow.",
       },
       check: hubbleCheck,
     },

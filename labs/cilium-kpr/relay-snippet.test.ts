@@ -18,12 +18,24 @@ describe('cilium-kpr Relay snippet', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dplab-relay-'));
     try {
       // `cilium hubble enable` takes a while (it waits for Relay); the port-forward keeps running.
-      stub(dir, 'cilium', 'case "$2" in enable) sleep 0.3; echo enabled >> "$LOG";; port-forward) echo port-forward >> "$LOG"; exec sleep 2;; esac');
-      stub(dir, 'hubble', 'grep -q enabled "$LOG" && grep -q port-forward "$LOG" && echo observe-after-relay >> "$LOG" || echo observe-too-early >> "$LOG"');
+      stub(
+        dir,
+        'cilium',
+        'case "$2" in enable) sleep 0.3; echo enabled >> "$LOG";; port-forward) echo port-forward >> "$LOG"; exec sleep 2;; esac',
+      );
+      stub(
+        dir,
+        'hubble',
+        'grep -q enabled "$LOG" && grep -q port-forward "$LOG" && echo observe-after-relay >> "$LOG" || echo observe-too-early >> "$LOG"',
+      );
       for (const sh of ['sh', 'bash']) {
         writeFileSync(join(dir, 'log'), '');
         execFileSync(sh, ['-c', RELAY_OBSERVE], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 20_000 });
-        expect(readFileSync(join(dir, 'log'), 'utf8').split('\n').filter(Boolean), sh).toEqual(['enabled', 'port-forward', 'observe-after-relay']);
+        expect(readFileSync(join(dir, 'log'), 'utf8').split('\n').filter(Boolean), sh).toEqual([
+          'enabled',
+          'port-forward',
+          'observe-after-relay',
+        ]);
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -33,11 +45,18 @@ describe('cilium-kpr Relay snippet', () => {
   it('the old form backgrounded the enable too, so observe ran before Relay (the defect this guards)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'dplab-relay-'));
     try {
-      stub(dir, 'cilium', 'case "$2" in enable) /bin/sleep 1; echo enabled >> "$LOG";; port-forward) echo port-forward >> "$LOG"; exec sleep 1;; esac');
+      stub(
+        dir,
+        'cilium',
+        'case "$2" in enable) /bin/sleep 1; echo enabled >> "$LOG";; port-forward) echo port-forward >> "$LOG"; exec sleep 1;; esac',
+      );
       stub(dir, 'hubble', 'grep -q enabled "$LOG" && echo observe-after-relay >> "$LOG" || echo observe-too-early >> "$LOG"');
       stub(dir, 'sleep', 'exec /bin/sleep 0.1');
       writeFileSync(join(dir, 'log'), '');
-      execFileSync('sh', ['-c', 'cilium hubble enable && cilium hubble port-forward & sleep 5; hubble observe --last 20'], { env: { ...process.env, PATH: `${dir}:${process.env.PATH}` }, timeout: 20_000 });
+      execFileSync('sh', ['-c', 'cilium hubble enable && cilium hubble port-forward & sleep 5; hubble observe --last 20'], {
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}` },
+        timeout: 20_000,
+      });
       expect(readFileSync(join(dir, 'log'), 'utf8')).toMatch(/^observe-too-early$/m);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -17,13 +17,16 @@ export const REQUESTS = [
 ] as const;
 
 /** Prints `GET /hostname 403` per request; 000 is curl's code for "no HTTP answer" (timeout, refused). */
-export const REQUEST_SCRIPT = REQUESTS.map((r) => `echo "${r.method} ${r.path} $(curl -s -o /dev/null -w '%{http_code}' --max-time 3 -X ${r.method} ${API}${r.path})"`).join('; ');
+export const REQUEST_SCRIPT = REQUESTS.map(
+  (r) => `echo "${r.method} ${r.path} $(curl -s -o /dev/null -w '%{http_code}' --max-time 3 -X ${r.method} ${API}${r.path})"`,
+).join('; ');
 
 export function statusCodes(stdout: string): Record<string, string> {
   return Object.fromEntries([...stdout.matchAll(/^(GET|POST|PUT|DELETE) (\S+) (\d{3})\s*$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
 }
 
-const codeText = (c: string | undefined) => (c === undefined ? 'not run' : c === '000' ? 'no answer' : c === '403' ? '403 (Access denied)' : c);
+const codeText = (c: string | undefined) =>
+  c === undefined ? 'not run' : c === '000' ? 'no answer' : c === '403' ? '403 (Access denied)' : c;
 
 /** Step 1: before any policy, the frontend gets real answers from api on every request. */
 export const baselineCheck = defineCheck({
@@ -32,16 +35,33 @@ export const baselineCheck = defineCheck({
     return { frontend: await gatherPodCommand(ctx, 'frontend', ['sh', '-c', REQUEST_SCRIPT]) };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable('frontend', obs.frontend, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`);
+    const notUsable = podNotUsable(
+      'frontend',
+      obs.frontend,
+      ctx,
+      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`,
+    );
     if (notUsable) return notUsable;
     const codes = statusCodes(obs.frontend.result?.stdout ?? '');
     const facts = REQUESTS.map((r) => {
       const c = codes[`${r.method} ${r.path}`];
-      return fact(`frontend: ${r.method} ${API}${r.path}`, 'an answer from api (no policy yet)', codeText(c), c !== undefined && c !== '000' && c !== '403');
+      return fact(
+        `frontend: ${r.method} ${API}${r.path}`,
+        'an answer from api (no policy yet)',
+        codeText(c),
+        c !== undefined && c !== '000' && c !== '403',
+      );
     });
     const wrong = facts.filter((f) => !f.ok);
-    if (wrong.length) return fail(`Not every request from frontend reached api: ${wrong.map((f) => `${f.label.split(': ')[1]} → ${f.seen}`).join('; ')}. Is a policy already in place, or is api not ready?`, facts);
-    return pass('Without a policy, frontend reaches api with any method and path: Cilium allows everything until a policy selects the pod.', facts);
+    if (wrong.length)
+      return fail(
+        `Not every request from frontend reached api: ${wrong.map((f) => `${f.label.split(': ')[1]} → ${f.seen}`).join('; ')}. Is a policy already in place, or is api not ready?`,
+        facts,
+      );
+    return pass(
+      'Without a policy, frontend reaches api with any method and path: Cilium allows everything until a policy selects the pod.',
+      facts,
+    );
   },
 });
 
@@ -49,28 +69,54 @@ export const baselineCheck = defineCheck({
 export const l7Check = defineCheck({
   observations: observationsOf({ policy: schemas.kubeList, frontend: schemas.podCommand }),
   async gather(ctx) {
-    const [policy, frontend] = await Promise.all([getByName(ctx, 'ciliumnetworkpolicies', 'api-l7'), gatherPodCommand(ctx, 'frontend', ['sh', '-c', REQUEST_SCRIPT])]);
+    const [policy, frontend] = await Promise.all([
+      getByName(ctx, 'ciliumnetworkpolicies', 'api-l7'),
+      gatherPodCommand(ctx, 'frontend', ['sh', '-c', REQUEST_SCRIPT]),
+    ]);
     return { policy, frontend };
   },
   evaluate(obs, ctx) {
     const cnp = firstItem(obs.policy);
-    const rules = (cnp?.spec?.ingress ?? []).flatMap((i) => (i.toPorts ?? []).flatMap((t) => (t.rules?.http ?? []).map((h) => `${h.method ?? '*'} ${h.path ?? '*'}`)));
-    const facts: Fact[] = [fact('CiliumNetworkPolicy api-l7', 'exists with an http rule', cnp ? (rules.length ? rules : 'no http rules') : 'not found', !!cnp && rules.length > 0)];
+    const rules = (cnp?.spec?.ingress ?? []).flatMap((i) =>
+      (i.toPorts ?? []).flatMap((t) => (t.rules?.http ?? []).map((h) => `${h.method ?? '*'} ${h.path ?? '*'}`)),
+    );
+    const facts: Fact[] = [
+      fact(
+        'CiliumNetworkPolicy api-l7',
+        'exists with an http rule',
+        cnp ? (rules.length ? rules : 'no http rules') : 'not found',
+        !!cnp && rules.length > 0,
+      ),
+    ];
     if (!cnp) return fail(`There is no CiliumNetworkPolicy \`api-l7\` in \`${ctx.namespace}\` yet.`, facts);
-    const notUsable = podNotUsable('frontend', obs.frontend, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`);
+    const notUsable = podNotUsable(
+      'frontend',
+      obs.frontend,
+      ctx,
+      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`,
+    );
     if (notUsable) return { ...notUsable, facts: [...facts, ...notUsable.facts] };
     const codes = statusCodes(obs.frontend.result?.stdout ?? '');
     for (const r of REQUESTS) {
       const c = codes[`${r.method} ${r.path}`];
       const ok = r.allowed ? c !== undefined && c !== '000' && c !== '403' : c === '403';
-      facts.push(fact(`frontend: ${r.method} ${API}${r.path}`, r.allowed ? 'allowed: answered by api' : '403 from Cilium\'s proxy', codeText(c), ok));
+      facts.push(
+        fact(`frontend: ${r.method} ${API}${r.path}`, r.allowed ? 'allowed: answered by api' : "403 from Cilium's proxy", codeText(c), ok),
+      );
     }
     const wrong = facts.filter((f) => !f.ok);
     if (wrong.length) {
       // A new policy takes a moment to reach the proxy, so a mismatch right after `apply` is worth another look.
-      return fail(`The policy exists, but requests from frontend do not behave as it says yet: ${wrong.map((f) => `${f.label.split(': ')[1]} got ${f.seen}, expected ${f.expected}`).join('; ')}.`, facts, true);
+      return fail(
+        `The policy exists, but requests from frontend do not behave as it says yet: ${wrong.map((f) => `${f.label.split(': ')[1]} got ${f.seen}, expected ${f.expected}`).join('; ')}.`,
+        facts,
+        true,
+      );
     }
-    return pass('Cilium\'s proxy lets GET /api/v1/… through to api and answers every other request from frontend with 403 Access denied.', facts);
+    return pass(
+      "Cilium's proxy lets GET /api/v1/… through to api and answers every other request from frontend with 403 Access denied.",
+      facts,
+    );
   },
 });
 
@@ -79,28 +125,52 @@ export const dropsCheck = defineCheck({
   observations: observationsOf({ other: schemas.podCommand, hubble: schemas.hubble.optional() }),
   settleMs: 20_000,
   async gather(ctx) {
-    const other = await gatherPodCommand(ctx, 'other', ['sh', '-c', `curl -s -o /dev/null -w '%{http_code}' --max-time 3 ${API}/api/v1/hostname; echo`]);
+    const other = await gatherPodCommand(ctx, 'other', [
+      'sh',
+      '-c',
+      `curl -s -o /dev/null -w '%{http_code}' --max-time 3 ${API}/api/v1/hostname; echo`,
+    ]);
     if (!other.result) return { other };
     return { other, hubble: await gatherHubble(ctx, ['--namespace', ctx.namespace, '--verdict', 'DROPPED']) };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable('other', obs.other, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/other.yaml\`.`);
+    const notUsable = podNotUsable(
+      'other',
+      obs.other,
+      ctx,
+      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/other.yaml\`.`,
+    );
     if (notUsable) return notUsable;
     const code = (obs.other.result?.stdout ?? '').trim().split('\n')[0];
     const facts = [fact(`other: GET ${API}/api/v1/hostname`, 'no answer (dropped)', codeText(code), code === '000')];
     const { flows, failed } = allFlows(obs.hubble ?? { agents: [] });
     if (failed.length) {
       facts.push(fact('hubble observe in every Cilium agent', 'works', failed, false));
-      return fail('Hubble did not answer in the Cilium agents. Enable it (`cilium hubble enable`, or Helm value `hubble.enabled=true`) and try again.', facts);
+      return fail(
+        'Hubble did not answer in the Cilium agents. Enable it (`cilium hubble enable`, or Helm value `hubble.enabled=true`) and try again.',
+        facts,
+      );
     }
     const fromOther = flows.filter((f) => f.source?.pod_name === 'other');
     const l7 = flows.filter((f) => f.Type === 'L7');
     facts.push(
-      fact('DROPPED flows from other (L3/L4)', 'at least 1', fromOther.length ? fromOther.slice(-2).map(describeFlow) : 0, fromOther.length > 0),
+      fact(
+        'DROPPED flows from other (L3/L4)',
+        'at least 1',
+        fromOther.length ? fromOther.slice(-2).map(describeFlow) : 0,
+        fromOther.length > 0,
+      ),
       fact('DROPPED L7 requests (403 from the proxy)', 'any', l7.length ? l7.slice(-2).map(describeFlow) : 0, true),
     );
-    if (code !== '000') return fail(`The pod other got ${codeText(code)} from api; the policy should drop it, since other is not a frontend. Is api-l7 still in place?`, facts);
+    if (code !== '000')
+      return fail(
+        `The pod other got ${codeText(code)} from api; the policy should drop it, since other is not a frontend. Is api-l7 still in place?`,
+        facts,
+      );
     if (!fromOther.length) return fail('Hubble shows no DROPPED flow from other yet.', facts, true);
-    return pass(`Hubble shows ${fromOther.length} dropped flow${fromOther.length === 1 ? '' : 's'} from other (${fromOther[0].drop_reason_desc ?? 'policy denied'})${l7.length ? ` and ${l7.length} L7 request${l7.length === 1 ? '' : 's'} denied by the proxy` : ''}.`, facts);
+    return pass(
+      `Hubble shows ${fromOther.length} dropped flow${fromOther.length === 1 ? '' : 's'} from other (${fromOther[0].drop_reason_desc ?? 'policy denied'})${l7.length ? ` and ${l7.length} L7 request${l7.length === 1 ? '' : 's'} denied by the proxy` : ''}.`,
+      facts,
+    );
   },
 });

@@ -11,12 +11,14 @@ import { AGNHOST } from '../_shared/workload.ts';
 const ID = 'cilium-l7-policy';
 const NS = 'lab-cilium-l7-policy';
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
-const curl = (pod: string, method: string, path: string) => `kubectl -n ${NS} exec ${pod} -- curl -s -w ' [%{http_code}]\\n' --max-time 3 -X ${method} http://api:8080${path}`;
+const curl = (pod: string, method: string, path: string) =>
+  `kubectl -n ${NS} exec ${pod} -- curl -s -w ' [%{http_code}]\\n' --max-time 3 -X ${method} http://api:8080${path}`;
 
 export default defineLab({
   id: ID,
   title: 'HTTP-aware policy with Cilium',
-  summary: 'Allow only GET /api/v1/… from the frontend to the api pods with a CiliumNetworkPolicy, watch Cilium\'s proxy refuse everything else, and find the drops in Hubble.',
+  summary:
+    "Allow only GET /api/v1/… from the frontend to the api pods with a CiliumNetworkPolicy, watch Cilium's proxy refuse everything else, and find the drops in Hubble.",
   modes: ['cilium'],
   minutes: 20,
   concepts: ['E5', 'E4'],
@@ -34,17 +36,24 @@ export default defineLab({
       concepts: ['E5'],
       snippets: [
         { label: 'The api pods and Service', command: `kubectl -n ${NS} get pods,services -o wide` },
-        { label: 'Start the frontend pod', command: `kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s` },
+        {
+          label: 'Start the frontend pod',
+          command: `kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s`,
+        },
         { label: 'GET /hostname', command: curl('frontend', 'GET', '/hostname') },
         { label: 'GET /api/v1/hostname', command: curl('frontend', 'GET', '/api/v1/hostname') },
         { label: 'POST /api/v1/hostname', command: curl('frontend', 'POST', '/api/v1/hostname') },
       ],
       hints: [
         'The frontend pod is in your workspace: `cilium-l7-policy/frontend.yaml`. It carries the label `app=frontend`.',
-        '`kubectl exec frontend -- curl …` runs curl inside it; `-w \' [%{http_code}]\'` prints the status code after the body.',
+        "`kubectl exec frontend -- curl …` runs curl inside it; `-w ' [%{http_code}]'` prints the status code after the body.",
       ],
       solution: {
-        commands: [`kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml`, `kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s`, curl('frontend', 'GET', '/hostname')],
+        commands: [
+          `kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml`,
+          `kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s`,
+          curl('frontend', 'GET', '/hostname'),
+        ],
         explanation: 'No policy selects the api pods yet, so Cilium allows all traffic to them.',
       },
       check: baselineCheck,
@@ -64,12 +73,18 @@ export default defineLab({
       ],
       hints: [
         'The policy is ready in your workspace; `kubectl apply -f cilium-l7-policy/api-l7-policy.yaml` creates it (`kubectl get cnp` lists it).',
-        'A refused request still gets an HTTP answer: `403` with the body `Access denied`, written by Cilium\'s Envoy proxy, not by api.',
+        "A refused request still gets an HTTP answer: `403` with the body `Access denied`, written by Cilium's Envoy proxy, not by api.",
         'The first request after applying may take a second while the proxy gets its configuration; try again.',
       ],
       solution: {
-        commands: [`kubectl -n ${NS} apply -f cilium-l7-policy/api-l7-policy.yaml`, 'sleep 3', curl('frontend', 'GET', '/api/v1/hostname'), curl('frontend', 'GET', '/hostname')],
-        explanation: 'The `rules.http` list makes Cilium redirect port 8080 of the api pods to its proxy, which checks method and path (both regular expressions) of every request.',
+        commands: [
+          `kubectl -n ${NS} apply -f cilium-l7-policy/api-l7-policy.yaml`,
+          'sleep 3',
+          curl('frontend', 'GET', '/api/v1/hostname'),
+          curl('frontend', 'GET', '/hostname'),
+        ],
+        explanation:
+          'The `rules.http` list makes Cilium redirect port 8080 of the api pods to its proxy, which checks method and path (both regular expressions) of every request.',
       },
       check: l7Check,
     },
@@ -79,7 +94,10 @@ export default defineLab({
       instructions: labText(ID, 'steps/hubble-drops.md'),
       concepts: ['E4'],
       snippets: [
-        { label: 'Start a pod that is not a frontend', command: `kubectl -n ${NS} apply -f cilium-l7-policy/other.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/other --timeout=120s` },
+        {
+          label: 'Start a pod that is not a frontend',
+          command: `kubectl -n ${NS} apply -f cilium-l7-policy/other.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/other --timeout=120s`,
+        },
         { label: 'Try from there', command: curl('other', 'GET', '/api/v1/hostname') },
         { label: 'Dropped flows in this namespace', command: `${AGENT} hubble observe --namespace ${NS} --verdict DROPPED --last 20` },
         { label: 'HTTP requests the proxy saw', command: `${AGENT} hubble observe --namespace ${NS} --type l7 --last 20` },
@@ -87,7 +105,7 @@ export default defineLab({
       hints: [
         '`other` carries the label `app=other`, which the policy does not admit, so its packets are dropped before any HTTP happens: curl times out.',
         `Each agent shows only its own node's flows. The drop is recorded by the agent on the node of the api pod that was chosen: list the agents with \`kubectl -n kube-system get pods -l k8s-app=cilium -o wide\` and ask the right one (\`kubectl -n kube-system exec <pod> -c cilium-agent -- hubble observe …\`).`,
-        'Look for `Policy denied DROPPED` for other, and for `http-request DROPPED` lines with a 403 for the frontend\'s refused requests.',
+        "Look for `Policy denied DROPPED` for other, and for `http-request DROPPED` lines with a 403 for the frontend's refused requests.",
       ],
       solution: {
         commands: [
@@ -96,7 +114,8 @@ export default defineLab({
           `${curl('other', 'GET', '/api/v1/hostname')} || true`,
           `for p in $(kubectl -n kube-system get pods -l k8s-app=cilium -o name); do kubectl -n kube-system exec "$p" -c cilium-agent -- hubble observe --namespace ${NS} --verdict DROPPED --last 20; done`,
         ],
-        explanation: 'Drops at L3/L4 happen in the eBPF datapath (`Policy denied`); L7 refusals happen in the proxy and appear as `http-request DROPPED`. Hubble shows both, with pod names and the reason.',
+        explanation:
+          'Drops at L3/L4 happen in the eBPF datapath (`Policy denied`); L7 refusals happen in the proxy and appear as `http-request DROPPED`. Hubble shows both, with pod names and the reason.',
       },
       check: dropsCheck,
     },

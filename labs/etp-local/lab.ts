@@ -30,7 +30,8 @@ const probeAll = (path: string) =>
 export default defineLab({
   id: ID,
   title: 'externalTrafficPolicy: Local versus Cluster',
-  summary: 'Expose web as a NodePort, knock on every node from outside, and see which nodes answer and which source address the pod sees, with externalTrafficPolicy Local and then Cluster.',
+  summary:
+    'Expose web as a NodePort, knock on every node from outside, and see which nodes answer and which source address the pod sees, with externalTrafficPolicy Local and then Cluster.',
   modes: ['iptables', 'nftables', 'cilium'],
   minutes: 20,
   concepts: ['T2', 'T3'],
@@ -61,8 +62,13 @@ export default defineLab({
         `Pending pods? \`kubectl -n ${NS} describe pod -l app=web\` shows the scheduler's reason under Events.`,
       ],
       solution: {
-        commands: [LABEL, `kubectl -n ${NS} apply -f etp-local/web-deployment.yaml`, `kubectl -n ${NS} rollout status deployment/web --timeout=180s`],
-        explanation: 'The label gives the nodeSelector a match on exactly one node, so both replicas land there and the other two nodes run no web pod.',
+        commands: [
+          LABEL,
+          `kubectl -n ${NS} apply -f etp-local/web-deployment.yaml`,
+          `kubectl -n ${NS} rollout status deployment/web --timeout=180s`,
+        ],
+        explanation:
+          'The label gives the nodeSelector a match on exactly one node, so both replicas land there and the other two nodes run no web pod.',
       },
       check: allOf({ deployment: deploymentReady('web', { replicas: 2, image: AGNHOST, runs: 'netexec' }), placement: pinnedToOneNode }),
     },
@@ -77,8 +83,11 @@ export default defineLab({
         { label: 'Its NodePort', command: `kubectl -n ${NS} get service web -o wide` },
         { label: 'Ask every node for /hostname', command: probeAll('/hostname') },
         { label: 'Ask every node for /clientip', command: probeAll('/clientip') },
-        { label: 'A LoadBalancer twin of web (health checks exist only for LoadBalancer + Local)', command: `kubectl -n ${NS} apply -f etp-local/web-lb.yaml` },
-        { label: 'Ask every node\'s health-check port: 200 or 503', command: HEALTH_PROBE },
+        {
+          label: 'A LoadBalancer twin of web (health checks exist only for LoadBalancer + Local)',
+          command: `kubectl -n ${NS} apply -f etp-local/web-lb.yaml`,
+        },
+        { label: "Ask every node's health-check port: 200 or 503", command: HEALTH_PROBE },
       ],
       hints: [
         'The manifest in your workspace is a NodePort Service with `externalTrafficPolicy: Local`; apply it.',
@@ -87,7 +96,8 @@ export default defineLab({
       ],
       solution: {
         commands: [`kubectl -n ${NS} apply -f etp-local/web-nodeport.yaml`, probeAll('/hostname'), probeAll('/clientip')],
-        explanation: 'With `Local`, each node only uses its own ready endpoints for outside traffic. Nodes without one drop it; the node with the pods delivers it without SNAT, so `/clientip` shows your address.',
+        explanation:
+          'With `Local`, each node only uses its own ready endpoints for outside traffic. Nodes without one drop it; the node with the pods delivers it without SNAT, so `/clientip` shows your address.',
       },
       check: allOf({
         service: serviceSpec('web', { type: 'NodePort', externalTrafficPolicy: 'Local', selector: { app: 'web' } }),
@@ -111,7 +121,8 @@ export default defineLab({
       ],
       solution: {
         commands: [`kubectl -n ${NS} patch service web -p '{"spec":{"externalTrafficPolicy":"Cluster"}}'`, probeAll('/clientip')],
-        explanation: '`Cluster` lets every node use every endpoint. To get the reply back through itself, a node masquerades the connection, so the pod sees the node\'s address instead of yours.',
+        explanation:
+          "`Cluster` lets every node use every endpoint. To get the reply back through itself, a node masquerades the connection, so the pod sees the node's address instead of yours.",
       },
       check: allOf({
         service: serviceSpec('web', { type: 'NodePort', externalTrafficPolicy: 'Cluster', selector: { app: 'web' } }),

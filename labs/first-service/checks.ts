@@ -28,14 +28,25 @@ const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http:
 export const reachWebCheck = defineCheck({
   observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
   async gather(ctx) {
-    const [client, web] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web')]);
+    const [client, web] = await Promise.all([
+      gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]),
+      listBySelector(ctx, 'pods', 'app=web'),
+    ]);
     return { client, web };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable('client', obs.client, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f first-service/client.yaml\`.`);
+    const notUsable = podNotUsable(
+      'client',
+      obs.client,
+      ctx,
+      `Start it with \`kubectl -n ${ctx.namespace} apply -f first-service/client.yaml\`.`,
+    );
     if (notUsable) return notUsable;
     const webPods = new Set((obs.web.items ?? []).filter(podReady).map((p) => p.metadata?.name ?? ''));
-    const lines = (obs.client.result?.stdout ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const lines = (obs.client.result?.stdout ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     const answered = lines.filter((l) => webPods.has(l));
     const distinct = [...new Set(answered)].sort();
     const facts = [
@@ -44,7 +55,10 @@ export const reachWebCheck = defineCheck({
     ];
     if (answered.length === 0) {
       const err = obs.client.result?.stderr.trim().split('\n')[0];
-      return fail(`The client pod got no answer from http://web/hostname${err ? ` (${err})` : ''}. Is the Service \`web\` there, with ready endpoints?`, facts);
+      return fail(
+        `The client pod got no answer from http://web/hostname${err ? ` (${err})` : ''}. Is the Service \`web\` there, with ready endpoints?`,
+        facts,
+      );
     }
     if (distinct.length < 2) return fail(`Only ${distinct[0]} answered; with three ready pods, several names should show up.`, facts, true);
     return pass(`From the client pod, ${distinct.length} different web pods answered: ${distinct.join(', ')}.`, facts);
@@ -62,7 +76,10 @@ export const proxyModeCheck = defineCheck({
     if (node.status === 'fail') return node;
     const seen = seenProxyMode(obs.node) ?? '';
     if (!firstItem(obs.answer.configmaps)) {
-      return fail(`Your answer is not recorded yet: create a ConfigMap \`proxy-mode\` in \`${ctx.namespace}\` whose key \`mode\` holds what the node told you.`, [...node.facts, fact('ConfigMap proxy-mode, key mode', 'your answer', 'not found', false)]);
+      return fail(
+        `Your answer is not recorded yet: create a ConfigMap \`proxy-mode\` in \`${ctx.namespace}\` whose key \`mode\` holds what the node told you.`,
+        [...node.facts, fact('ConfigMap proxy-mode, key mode', 'your answer', 'not found', false)],
+      );
     }
     const answer = evaluateConfigMapValue('proxy-mode', 'mode', seen, obs.answer, ctx);
     const facts = [...node.facts, ...answer.facts];

@@ -12,12 +12,16 @@ const NS = 'lab-first-service';
 const KUBE_PROXY_MODE = 'docker exec "$DPLAB_CLUSTER-control-plane" curl -s http://127.0.0.1:10249/proxyMode';
 const CILIUM_KPR = 'kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status | grep KubeProxyReplacement';
 /** Delete first so the solution can run twice; then record the answer. */
-const record = (value: string) => [`kubectl -n ${NS} delete configmap proxy-mode --ignore-not-found`, `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode="${value}"`];
+const record = (value: string) => [
+  `kubectl -n ${NS} delete configmap proxy-mode --ignore-not-found`,
+  `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode="${value}"`,
+];
 
 export default defineLab({
   id: ID,
   title: 'Your first Service',
-  summary: 'Run three web pods, put a ClusterIP Service in front of them, watch requests spread over the pods, and find out what on the node does the forwarding.',
+  summary:
+    'Run three web pods, put a ClusterIP Service in front of them, watch requests spread over the pods, and find out what on the node does the forwarding.',
   modes: [...MODES],
   minutes: 15,
   concepts: ['S2', 'S3'],
@@ -31,7 +35,10 @@ export default defineLab({
       snippets: [
         { label: 'Read the manifest', command: 'cat first-service/web-deployment.yaml' },
         { label: 'Apply it', command: `kubectl -n ${NS} apply -f first-service/web-deployment.yaml` },
-        { label: 'Or create it imperatively', command: `kubectl -n ${NS} create deployment web --image=${AGNHOST} --replicas=3 -- /agnhost netexec --http-port=8080` },
+        {
+          label: 'Or create it imperatively',
+          command: `kubectl -n ${NS} create deployment web --image=${AGNHOST} --replicas=3 -- /agnhost netexec --http-port=8080`,
+        },
         { label: 'Watch the pods start', command: `kubectl -n ${NS} get pods -o wide` },
       ],
       hints: [
@@ -40,7 +47,10 @@ export default defineLab({
         'The first start pulls the agnhost image; give it up to a minute, then Check again.',
       ],
       solution: {
-        commands: [`kubectl -n ${NS} apply -f first-service/web-deployment.yaml`, `kubectl -n ${NS} rollout status deployment/web --timeout=180s`],
+        commands: [
+          `kubectl -n ${NS} apply -f first-service/web-deployment.yaml`,
+          `kubectl -n ${NS} rollout status deployment/web --timeout=180s`,
+        ],
         explanation: '`apply` creates the Deployment; `rollout status` waits until all three replicas are ready.',
       },
       check: deploymentReady('web', { replicas: 3, image: AGNHOST, runs: 'netexec' }),
@@ -57,13 +67,14 @@ export default defineLab({
         { label: 'List its EndpointSlices', command: `kubectl -n ${NS} get endpointslices -l kubernetes.io/service-name=web -o wide` },
       ],
       hints: [
-        '`kubectl expose deployment web` builds a Service whose selector is the Deployment\'s own (`app=web`).',
-        'The Service listens on `--port=80` and sends traffic to the pods\' `--target-port=8080`.',
+        "`kubectl expose deployment web` builds a Service whose selector is the Deployment's own (`app=web`).",
+        "The Service listens on `--port=80` and sends traffic to the pods' `--target-port=8080`.",
         'EndpointSlices carry the label `kubernetes.io/service-name=web`; list them with `-l`.',
       ],
       solution: {
         commands: [`kubectl -n ${NS} apply -f first-service/web-service.yaml`],
-        explanation: 'The manifest is what `kubectl expose deployment web --port=80 --target-port=8080` would create; `apply` can be run again safely.',
+        explanation:
+          'The manifest is what `kubectl expose deployment web --port=80 --target-port=8080` would create; `apply` can be run again safely.',
       },
       check: allOf({
         service: serviceSpec('web', { type: 'ClusterIP', ports: [{ port: 80, targetPort: 8080 }], selector: { app: 'web' } }),
@@ -78,7 +89,10 @@ export default defineLab({
       snippets: [
         { label: 'Start the client pod', command: `kubectl -n ${NS} apply -f first-service/client.yaml` },
         { label: 'Wait until it is ready', command: `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s` },
-        { label: 'Ask web who answers, six times', command: `for i in 1 2 3 4 5 6; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done` },
+        {
+          label: 'Ask web who answers, six times',
+          command: `for i in 1 2 3 4 5 6; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
+        },
       ],
       hints: [
         'The client pod has curl; `kubectl exec client -- <command>` runs a command inside it.',
@@ -100,12 +114,24 @@ export default defineLab({
       instructions: labText(ID, 'steps/proxy-mode.md'),
       concepts: ['S3'],
       snippets: [
-        { label: "Ask kube-proxy on a node for its mode", command: KUBE_PROXY_MODE, modes: ['iptables', 'ipvs', 'nftables'] },
-        { label: 'See the kube-proxy DaemonSet', command: 'kubectl -n kube-system get daemonset kube-proxy', modes: ['iptables', 'ipvs', 'nftables'] },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<mode>`, modes: ['iptables', 'ipvs', 'nftables'] },
+        { label: 'Ask kube-proxy on a node for its mode', command: KUBE_PROXY_MODE, modes: ['iptables', 'ipvs', 'nftables'] },
+        {
+          label: 'See the kube-proxy DaemonSet',
+          command: 'kubectl -n kube-system get daemonset kube-proxy',
+          modes: ['iptables', 'ipvs', 'nftables'],
+        },
+        {
+          label: 'Record your answer',
+          command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<mode>`,
+          modes: ['iptables', 'ipvs', 'nftables'],
+        },
         { label: 'No kube-proxy here', command: 'kubectl -n kube-system get daemonset kube-proxy', modes: ['cilium'] },
         { label: 'Ask the Cilium agent instead', command: CILIUM_KPR, modes: ['cilium'] },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<value>`, modes: ['cilium'] },
+        {
+          label: 'Record your answer',
+          command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<value>`,
+          modes: ['cilium'],
+        },
       ],
       hints: [
         'kube-proxy serves `/proxyMode` on 127.0.0.1:10249 inside each node; `docker exec` gets you inside a node.',
@@ -115,9 +141,15 @@ export default defineLab({
       solution: {
         commands: [KUBE_PROXY_MODE, ...record(`$(${KUBE_PROXY_MODE})`)],
         byMode: {
-          cilium: [CILIUM_KPR, ...record(`$(kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status | awk '/^KubeProxyReplacement:/ {print $2}')`)],
+          cilium: [
+            CILIUM_KPR,
+            ...record(
+              `$(kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status | awk '/^KubeProxyReplacement:/ {print $2}')`,
+            ),
+          ],
         },
-        explanation: 'The first command asks the node; the last one stores the answer where the check can read it (deleting any earlier answer first, so it can be run twice).',
+        explanation:
+          'The first command asks the node; the last one stores the answer where the check can read it (deleting any earlier answer first, so it can be run twice).',
       },
       check: proxyModeCheck,
     },

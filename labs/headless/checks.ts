@@ -1,5 +1,14 @@
 /** headless's own check: the client pod's DNS answer for web-headless lists exactly the ready web pods. */
-import { defineCheck, fact, fail, gatherPodCommand, listBySelector, pass, podNotUsable, podReady } from '../../scripts/labs/checks/index.ts';
+import {
+  defineCheck,
+  fact,
+  fail,
+  gatherPodCommand,
+  listBySelector,
+  pass,
+  podNotUsable,
+  podReady,
+} from '../../scripts/labs/checks/index.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 export const HEADLESS_FQDN = (ns: string) => `web-headless.${ns}.svc.cluster.local`;
@@ -19,20 +28,48 @@ export function nslookupAddresses(stdout: string): string[] {
 export const dnsCheck = defineCheck({
   observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
   async gather(ctx) {
-    const [client, web] = await Promise.all([gatherPodCommand(ctx, 'client', ['nslookup', HEADLESS_FQDN(ctx.namespace)]), listBySelector(ctx, 'pods', 'app=web')]);
+    const [client, web] = await Promise.all([
+      gatherPodCommand(ctx, 'client', ['nslookup', HEADLESS_FQDN(ctx.namespace)]),
+      listBySelector(ctx, 'pods', 'app=web'),
+    ]);
     return { client, web };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable('client', obs.client, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f headless/client.yaml\`.`);
+    const notUsable = podNotUsable(
+      'client',
+      obs.client,
+      ctx,
+      `Start it with \`kubectl -n ${ctx.namespace} apply -f headless/client.yaml\`.`,
+    );
     if (notUsable) return notUsable;
-    const podIps = (obs.web.items ?? []).filter(podReady).map((p) => String(p.status?.podIP ?? '?')).sort();
+    const podIps = (obs.web.items ?? [])
+      .filter(podReady)
+      .map((p) => String(p.status?.podIP ?? '?'))
+      .sort();
     const answers = nslookupAddresses(obs.client.result?.stdout ?? '');
-    const facts = [fact(`nslookup ${HEADLESS_FQDN(ctx.namespace)} from client`, podIps, answers, answers.join() === podIps.join()), fact('ready web pod IPs', 'the same addresses', podIps, true)];
+    const facts = [
+      fact(`nslookup ${HEADLESS_FQDN(ctx.namespace)} from client`, podIps, answers, answers.join() === podIps.join()),
+      fact('ready web pod IPs', 'the same addresses', podIps, true),
+    ];
     if (answers.length === 0) {
-      const why = (obs.client.result?.stdout ?? '').match(/\*\*.*|NXDOMAIN|can't find[^\n]*/)?.[0] ?? obs.client.result?.stderr.trim().split('\n')[0] ?? '';
-      return fail(`DNS has no address for ${HEADLESS_FQDN(ctx.namespace)}${why ? ` (${why.trim()})` : ''}. Does the Service web-headless exist?`, facts);
+      const why =
+        (obs.client.result?.stdout ?? '').match(/\*\*.*|NXDOMAIN|can't find[^\n]*/)?.[0] ??
+        obs.client.result?.stderr.trim().split('\n')[0] ??
+        '';
+      return fail(
+        `DNS has no address for ${HEADLESS_FQDN(ctx.namespace)}${why ? ` (${why.trim()})` : ''}. Does the Service web-headless exist?`,
+        facts,
+      );
     }
-    if (!facts[0].ok) return fail('DNS answered, but not with exactly the ready web pods; pods may still be changing. Check again in a moment.', facts, true);
-    return pass(`DNS answers ${HEADLESS_FQDN(ctx.namespace)} with the ${answers.length} pod addresses themselves: ${answers.join(', ')}. No virtual IP in between.`, facts);
+    if (!facts[0].ok)
+      return fail(
+        'DNS answered, but not with exactly the ready web pods; pods may still be changing. Check again in a moment.',
+        facts,
+        true,
+      );
+    return pass(
+      `DNS answers ${HEADLESS_FQDN(ctx.namespace)} with the ${answers.length} pod addresses themselves: ${answers.join(', ')}. No virtual IP in between.`,
+      facts,
+    );
   },
 });

@@ -62,10 +62,19 @@ export default defineLab({
       instructions: labText(ID, 'steps/dns-answers.md'),
       concepts: ['T7'],
       snippets: [
-        { label: 'Start the client pod', command: `kubectl -n ${NS} apply -f headless/client.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s` },
+        {
+          label: 'Start the client pod',
+          command: `kubectl -n ${NS} apply -f headless/client.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
+        },
         { label: 'Look up the headless name', command: `kubectl -n ${NS} exec client -- nslookup ${FQDN}` },
-        { label: 'Compare with the pod IPs', command: `kubectl -n ${NS} get pods -l app=web -o custom-columns=NAME:.metadata.name,IP:.status.podIP` },
-        { label: 'Ask twice: the order may change', command: `kubectl -n ${NS} exec client -- sh -c 'for i in 1 2; do nslookup ${FQDN} | grep ^Address | tail -n +2; echo; done'` },
+        {
+          label: 'Compare with the pod IPs',
+          command: `kubectl -n ${NS} get pods -l app=web -o custom-columns=NAME:.metadata.name,IP:.status.podIP`,
+        },
+        {
+          label: 'Ask twice: the order may change',
+          command: `kubectl -n ${NS} exec client -- sh -c 'for i in 1 2; do nslookup ${FQDN} | grep ^Address | tail -n +2; echo; done'`,
+        },
       ],
       hints: [
         'The agnhost image in the client pod ships `nslookup` and `dig`.',
@@ -73,33 +82,56 @@ export default defineLab({
         'Expect one `Address:` line per ready web pod; the first `Address` with `#53` is the DNS server itself.',
       ],
       solution: {
-        commands: [`kubectl -n ${NS} apply -f headless/client.yaml`, `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`, `kubectl -n ${NS} exec client -- nslookup ${FQDN}`],
-        explanation: 'CoreDNS answers a headless name with one A record per ready endpoint. The client picks an address itself; nothing on the node balances it.',
+        commands: [
+          `kubectl -n ${NS} apply -f headless/client.yaml`,
+          `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
+          `kubectl -n ${NS} exec client -- nslookup ${FQDN}`,
+        ],
+        explanation:
+          'CoreDNS answers a headless name with one A record per ready endpoint. The client picks an address itself; nothing on the node balances it.',
       },
       check: dnsCheck,
     },
     {
       id: 'no-rules',
-      title: 'Compare the node\'s rules with a ClusterIP Service',
+      title: "Compare the node's rules with a ClusterIP Service",
       instructions: labText(ID, 'steps/no-rules.md'),
       concepts: ['T7'],
       snippets: [
-        { label: 'Add a normal ClusterIP Service', command: `kubectl -n ${NS} apply -f headless/web-service.yaml && kubectl -n ${NS} get services` },
-        { label: 'iptables: rules per Service', command: `docker exec ${CP} sh -c 'iptables-save | grep "${NS}/web"'`, modes: ['iptables'] },
-        { label: 'nftables: elements per Service', command: `docker exec ${CP} sh -c 'nft list table ip kube-proxy | grep "${NS}/web"'`, modes: ['nftables'] },
+        {
+          label: 'Add a normal ClusterIP Service',
+          command: `kubectl -n ${NS} apply -f headless/web-service.yaml && kubectl -n ${NS} get services`,
+        },
+        {
+          label: 'iptables: rules per Service',
+          command: `docker exec ${CP} sh -c 'iptables-save | grep "${NS}/web"'`,
+          modes: ['iptables'],
+        },
+        {
+          label: 'nftables: elements per Service',
+          command: `docker exec ${CP} sh -c 'nft list table ip kube-proxy | grep "${NS}/web"'`,
+          modes: ['nftables'],
+        },
         { label: 'IPVS: virtual servers', command: `docker exec ${CP} cat /proc/net/ip_vs`, modes: ['ipvs'] },
-        { label: 'IPVS: web\'s ClusterIP', command: `kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}{"\\n"}'`, modes: ['ipvs'] },
+        {
+          label: "IPVS: web's ClusterIP",
+          command: `kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}{"\\n"}'`,
+          modes: ['ipvs'],
+        },
         { label: 'Cilium: the service table', command: `${AGENT} cilium-dbg service list`, modes: ['cilium'] },
       ],
       hints: [
         'Create the ClusterIP Service `web` from `headless/web-service.yaml`; it selects the same pods.',
-        'kube-proxy names the Service in its rules (`lab-headless/web` in comments and chain names); search the node\'s rules for both names.',
+        "kube-proxy names the Service in its rules (`lab-headless/web` in comments and chain names); search the node's rules for both names.",
         'Only `lab-headless/web` shows up. `web-headless` has no virtual IP, so there is nothing to translate.',
       ],
       solution: {
         commands: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `docker exec ${CP} sh -c 'iptables-save | grep "${NS}/web"'`],
         byMode: {
-          nftables: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `docker exec ${CP} sh -c 'nft list table ip kube-proxy | grep "${NS}/web"'`],
+          nftables: [
+            `kubectl -n ${NS} apply -f headless/web-service.yaml`,
+            `docker exec ${CP} sh -c 'nft list table ip kube-proxy | grep "${NS}/web"'`,
+          ],
           ipvs: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `docker exec ${CP} cat /proc/net/ip_vs`],
           cilium: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `${AGENT} cilium-dbg service list`],
         },

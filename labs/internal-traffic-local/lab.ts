@@ -17,7 +17,8 @@ const NAT_AGENT = (node: string) => `docker exec "$DPLAB_CLUSTER-${node}" iptabl
 export default defineLab({
   id: ID,
   title: 'internalTrafficPolicy: Local and a node-local agent',
-  summary: 'Keep in-cluster traffic on the client’s own node with internalTrafficPolicy: Local: see a node without an agent pod drop the requests, then run the agent as a DaemonSet so every node serves its own clients.',
+  summary:
+    'Keep in-cluster traffic on the client’s own node with internalTrafficPolicy: Local: see a node without an agent pod drop the requests, then run the agent as a DaemonSet so every node serves its own clients.',
   modes: ['iptables'],
   minutes: 20,
   concepts: ['T4'],
@@ -43,7 +44,14 @@ export default defineLab({
         'The manifest is in your workspace: `cat internal-traffic-local/agent-service.yaml`.',
         `\`kubectl -n ${NS} apply -f internal-traffic-local/agent-service.yaml\`, then ask from both clients.`,
       ],
-      solution: { commands: [`kubectl -n ${NS} apply -f internal-traffic-local/agent-service.yaml`, 'sleep 3', FROM('client-near'), FROM('client-far')] },
+      solution: {
+        commands: [
+          `kubectl -n ${NS} apply -f internal-traffic-local/agent-service.yaml`,
+          'sleep 3',
+          FROM('client-near'),
+          FROM('client-far'),
+        ],
+      },
       check: exposeCheck,
     },
     {
@@ -73,7 +81,10 @@ export default defineLab({
       concepts: ['T4'],
       snippets: [
         { label: 'Read the DaemonSet', command: 'cat internal-traffic-local/agent-daemonset.yaml' },
-        { label: 'Swap the Deployment for the DaemonSet', command: `kubectl -n ${NS} delete deployment agent && kubectl -n ${NS} apply -f internal-traffic-local/agent-daemonset.yaml` },
+        {
+          label: 'Swap the Deployment for the DaemonSet',
+          command: `kubectl -n ${NS} delete deployment agent && kubectl -n ${NS} apply -f internal-traffic-local/agent-daemonset.yaml`,
+        },
         { label: 'Wait for it', command: `kubectl -n ${NS} rollout status daemonset agent --timeout=120s` },
         { label: 'From both clients', command: `${FROM('client-near')}; ${FROM('client-far')}` },
       ],

@@ -23,7 +23,8 @@ const CT_MAX = `$(docker exec ${CLIENT_NODE} cat /proc/sys/net/netfilter/nf_conn
 export default defineLab({
   id: ID,
   title: 'iptables chains, probabilities and conntrack',
-  summary: "Walk web's chains rule by rule, work out why the probabilities 1/3 and 1/2 give an equal share, scale web and count how the rules grow, then find the conntrack entries each connection leaves.",
+  summary:
+    "Walk web's chains rule by rule, work out why the probabilities 1/3 and 1/2 give an equal share, scale web and count how the rules grow, then find the conntrack entries each connection leaves.",
   modes: ['iptables'],
   minutes: 30,
   concepts: ['I1', 'I2', 'I4', 'I5', 'I6'],
@@ -47,8 +48,12 @@ export default defineLab({
         `Record them in order, separated by a space: \`kubectl -n ${NS} create configmap web-probabilities --from-literal=probabilities="0.33333333349 0.50000000000"\` if that is what you see.`,
       ],
       solution: {
-        commands: [waitForWebRules(NS, 'iptables'), `${NAT} | grep "^-A ${SVC_CHAIN} "`, recordCommand(NS, 'web-probabilities', { probabilities: PROBS })],
-        explanation: '`$NF` of the KUBE-SERVICES rule is the chain it jumps to; the chain\'s `--probability` values are the answer.',
+        commands: [
+          waitForWebRules(NS, 'iptables'),
+          `${NAT} | grep "^-A ${SVC_CHAIN} "`,
+          recordCommand(NS, 'web-probabilities', { probabilities: PROBS }),
+        ],
+        explanation: "`$NF` of the KUBE-SERVICES rule is the chain it jumps to; the chain's `--probability` values are the answer.",
       },
       check: probabilitiesCheck,
     },
@@ -59,7 +64,10 @@ export default defineLab({
       concepts: ['I2', 'I4', 'I6'],
       snippets: [
         { label: 'Count before', command: `docker exec ${NODE} iptables-save | grep -c '${NS}/web'` },
-        { label: `Scale to ${SCALED}`, command: `kubectl -n ${NS} scale deployment web --replicas=${SCALED} && kubectl -n ${NS} rollout status deployment web` },
+        {
+          label: `Scale to ${SCALED}`,
+          command: `kubectl -n ${NS} scale deployment web --replicas=${SCALED} && kubectl -n ${NS} rollout status deployment web`,
+        },
         { label: 'The chain now', command: `${NAT} | grep "^-A ${SVC_CHAIN} "` },
         { label: 'Count after', command: `docker exec ${NODE} iptables-save | grep -c '${NS}/web'` },
         { label: 'All KUBE rules on the node', command: `docker exec ${NODE} iptables-save | grep -c '^-A KUBE'` },
@@ -91,7 +99,10 @@ export default defineLab({
         { label: 'Send ten requests', command: REQUESTS },
         { label: 'Which node is the client on?', command: `kubectl -n ${NS} get pod client -o wide` },
         { label: 'Entries to the ClusterIP', command: `docker exec ${CLIENT_NODE} conntrack -L -d ${CLUSTER_IP}` },
-        { label: 'How full is the table?', command: `docker exec ${CLIENT_NODE} cat /proc/sys/net/netfilter/nf_conntrack_count /proc/sys/net/netfilter/nf_conntrack_max` },
+        {
+          label: 'How full is the table?',
+          command: `docker exec ${CLIENT_NODE} cat /proc/sys/net/netfilter/nf_conntrack_count /proc/sys/net/netfilter/nf_conntrack_max`,
+        },
         { label: 'Per-CPU statistics (drops, insert failures)', command: `docker exec ${CLIENT_NODE} conntrack -S` },
         { label: 'Write the maximum down', command: recordCommand(NS, 'conntrack', { max: '<max>' }) },
       ],

@@ -25,7 +25,8 @@ const WAIT = 'kubectl -n kube-system rollout status daemonset kube-proxy --timeo
 export default defineLab({
   id: ID,
   title: 'IPVS: web as a virtual server',
-  summary: 'Install ipvsadm in a kind node, read web as an IPVS virtual server with three real servers, find its ClusterIP on kube-ipvs0, and switch the scheduler from round robin to least connection.',
+  summary:
+    'Install ipvsadm in a kind node, read web as an IPVS virtual server with three real servers, find its ClusterIP on kube-ipvs0, and switch the scheduler from round robin to least connection.',
   modes: ['ipvs'],
   minutes: 25,
   concepts: ['V1', 'V2', 'V3'],
@@ -50,7 +51,10 @@ export default defineLab({
         `Install with \`${INSTALL}\`.`,
         `\`${LIST}\` then prints one block per virtual server; web's starts with \`TCP  <ClusterIP>:80 rr\`.`,
       ],
-      solution: { commands: [INSTALL, LIST], explanation: 'ipvsadm only reads the tables the kernel already holds; installing it changes nothing about forwarding.' },
+      solution: {
+        commands: [INSTALL, LIST],
+        explanation: 'ipvsadm only reads the tables the kernel already holds; installing it changes nothing about forwarding.',
+      },
       check: installIpvsadmCheck,
     },
     {
@@ -63,8 +67,15 @@ export default defineLab({
         { label: 'Just web', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80` },
         { label: 'The dummy interface', command: `docker exec ${NODE} ip -4 addr show dev kube-ipvs0` },
         { label: 'IPVS still needs a little iptables', command: `docker exec ${NODE} iptables-save -t nat | grep -c KUBE` },
-        { label: "Connections IPVS tracks, on the client's node (the kernel's table, in hex; ipvsadm -Lnc prints it readably where ipvsadm is installed)", command: `kubectl -n ${NS} exec client -- curl -s http://web/hostname; docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn` },
-        { label: 'Write it down', command: recordCommand(NS, 'web-ipvs', { 'virtual-server': '<ClusterIP>:80', scheduler: '<scheduler>' }) },
+        {
+          label:
+            "Connections IPVS tracks, on the client's node (the kernel's table, in hex; ipvsadm -Lnc prints it readably where ipvsadm is installed)",
+          command: `kubectl -n ${NS} exec client -- curl -s http://web/hostname; docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`,
+        },
+        {
+          label: 'Write it down',
+          command: recordCommand(NS, 'web-ipvs', { 'virtual-server': '<ClusterIP>:80', scheduler: '<scheduler>' }),
+        },
       ],
       hints: [
         '`ipvsadm -Ln -t <ip>:<port>` shows one virtual server; its first line ends with the scheduler.',
@@ -72,7 +83,14 @@ export default defineLab({
         `Record both: \`kubectl -n ${NS} create configmap web-ipvs --from-literal=virtual-server=<ClusterIP>:80 --from-literal=scheduler=rr\`.`,
       ],
       solution: {
-        commands: [`docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, `docker exec ${NODE} ip -4 addr show dev kube-ipvs0`, recordCommand(NS, 'web-ipvs', { 'virtual-server': `${CLUSTER_IP}:80`, scheduler: `$(docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80 | awk '$1 == "TCP" {print $3}')` })],
+        commands: [
+          `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`,
+          `docker exec ${NODE} ip -4 addr show dev kube-ipvs0`,
+          recordCommand(NS, 'web-ipvs', {
+            'virtual-server': `${CLUSTER_IP}:80`,
+            scheduler: `$(docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80 | awk '$1 == "TCP" {print $3}')`,
+          }),
+        ],
         explanation: 'The virtual server line reads `TCP  <ip>:80 <scheduler>`; its third field is the scheduler.',
       },
       check: virtualServerCheck,
@@ -83,7 +101,10 @@ export default defineLab({
       instructions: labText(ID, 'steps/switch-to-lc.md'),
       concepts: ['V2'],
       snippets: [
-        { label: "kube-proxy's configuration", command: 'kubectl -n kube-system get configmap kube-proxy -o jsonpath="{.data.config\\.conf}" | grep -A6 "^ipvs:"' },
+        {
+          label: "kube-proxy's configuration",
+          command: 'kubectl -n kube-system get configmap kube-proxy -o jsonpath="{.data.config\\.conf}" | grep -A6 "^ipvs:"',
+        },
         { label: 'Edit it by hand', command: 'kubectl -n kube-system edit configmap kube-proxy' },
         { label: 'Or set it with sed', command: SET_LC },
         { label: 'Restart kube-proxy on every node', command: `${RESTART} && ${WAIT}` },
@@ -96,7 +117,8 @@ export default defineLab({
       ],
       solution: {
         commands: [SET_LC, RESTART, WAIT, `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`],
-        explanation: 'The new kube-proxy pods compare each virtual server with the one they want (scheduler included) and update those that differ. To go back: set the scheduler to `""` (or `rr`) and restart again.',
+        explanation:
+          'The new kube-proxy pods compare each virtual server with the one they want (scheduler included) and update those that differ. To go back: set the scheduler to `""` (or `rr`) and restart again.',
       },
       check: switchToLcCheck,
     },

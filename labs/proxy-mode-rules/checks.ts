@@ -45,9 +45,11 @@ export const readModeCheck = defineCheck({
 
 /** What "not there yet" looks like when the Service exists but the node has no frontend for it. */
 function noFrontend(rules: RulesObservation, key: string, clusterIP: string | undefined): Verdict {
-  return fail(`The rules on ${rules.node} have no entry for ${key} (${clusterIP ?? 'no ClusterIP'}) yet; kube-proxy writes them within seconds of the Service appearing.`, [
-    fact(`ClusterIP frontend of ${key} on ${rules.node}`, `${clusterIP ?? '?'}:80`, 'none', false),
-  ], true);
+  return fail(
+    `The rules on ${rules.node} have no entry for ${key} (${clusterIP ?? 'no ClusterIP'}) yet; kube-proxy writes them within seconds of the Service appearing.`,
+    [fact(`ClusterIP frontend of ${key} on ${rules.node}`, `${clusterIP ?? '?'}:80`, 'none', false)],
+    true,
+  );
 }
 
 export const findChainCheck = defineCheck({
@@ -63,9 +65,20 @@ export const findChainCheck = defineCheck({
     const fe = found.frontend;
     if (!fe) return noFrontend(obs.rules, found.key, found.clusterIP);
     const chain = balancingChain(fe) ?? '';
-    const path = fact(`path from ${fe.ip}:${fe.port} on ${obs.rules.node}`, ctx.mode === 'nftables' ? 'services → @service-ips → service-…' : 'KUBE-SERVICES → KUBE-SVC-…', fe.path.join(' → '), true);
+    const path = fact(
+      `path from ${fe.ip}:${fe.port} on ${obs.rules.node}`,
+      ctx.mode === 'nftables' ? 'services → @service-ips → service-…' : 'KUBE-SERVICES → KUBE-SVC-…',
+      fe.path.join(' → '),
+      true,
+    );
     const answer = evaluateAnswer(
-      { configMap: 'web-chain', key: 'chain', truth: chain, what: `the chain ${found.key}'s ClusterIP leads to`, same: (a, t) => a.trim().replace(/^goto\s+|^-j\s+/, '') === t },
+      {
+        configMap: 'web-chain',
+        key: 'chain',
+        truth: chain,
+        what: `the chain ${found.key}'s ClusterIP leads to`,
+        same: (a, t) => a.trim().replace(/^goto\s+|^-j\s+/, '') === t,
+      },
       obs.answer,
       ctx,
     );
@@ -89,7 +102,7 @@ export function sliceTargets(slices: KubeList): string[] {
   const out: string[] = [];
   for (const slice of slices.items ?? []) {
     const port = (slice as { ports?: { port?: number }[] }).ports?.[0]?.port;
-    for (const ep of ((slice as { endpoints?: SliceEndpoint[] }).endpoints ?? [])) {
+    for (const ep of (slice as { endpoints?: SliceEndpoint[] }).endpoints ?? []) {
       if (ep.conditions?.ready === false) continue;
       for (const a of ep.addresses ?? []) out.push(`${a}:${port ?? '?'}`);
     }
@@ -97,12 +110,21 @@ export function sliceTargets(slices: KubeList): string[] {
   return out.sort();
 }
 
-export function backendFacts(targets: string[], backends: { ip: string; port: number; via?: string; detail?: string }[], node: string): Fact[] {
+export function backendFacts(
+  targets: string[],
+  backends: { ip: string; port: number; via?: string; detail?: string }[],
+  node: string,
+): Fact[] {
   const inRules = backends.map((b) => `${b.ip}:${b.port}`).sort();
   return [
     fact('ready endpoints in the EndpointSlices', 'the pods of web', targets, targets.length > 0),
     fact(`DNAT targets in the rules on ${node}`, targets, inRules),
-    fact('how each is chosen', 'one entry per endpoint', backends.map((b) => `${b.via ?? '?'} (${b.detail ?? '?'})`), backends.length > 0),
+    fact(
+      'how each is chosen',
+      'one entry per endpoint',
+      backends.map((b) => `${b.via ?? '?'} (${b.detail ?? '?'})`),
+      backends.length > 0,
+    ),
   ];
 }
 
@@ -110,7 +132,11 @@ export const followEndpointsCheck = defineCheck({
   observations: observationsOf({ rules: schemas.rules, slices: schemas.kubeList, answer: schemas.answer }),
   async gather(ctx) {
     const node = await pickNode(ctx, NODE_ROLE);
-    const [rules, slices, answer] = await Promise.all([gatherNodeRules(ctx, 'web', node), listBySelector(ctx, 'endpointslices', `${SERVICE_NAME_LABEL}=web`), gatherAnswer(ctx, 'web-endpoints')]);
+    const [rules, slices, answer] = await Promise.all([
+      gatherNodeRules(ctx, 'web', node),
+      listBySelector(ctx, 'endpointslices', `${SERVICE_NAME_LABEL}=web`),
+      gatherAnswer(ctx, 'web-endpoints'),
+    ]);
     return { rules, slices, answer };
   },
   evaluate(obs, ctx: EvalContext) {
@@ -120,12 +146,30 @@ export const followEndpointsCheck = defineCheck({
     if (!fe) return noFrontend(obs.rules, found.key, found.clusterIP);
     const targets = sliceTargets(obs.slices);
     const facts = backendFacts(targets, fe.backends, obs.rules.node);
-    if (!facts[1].ok) return fail(`The rules on ${obs.rules.node} and the EndpointSlices of web disagree (${facts[1].seen} versus ${facts[1].expected}); wait a moment while kube-proxy catches up.`, facts, true);
-    const truth = fe.backends.map((b) => `${b.ip}:${b.port}`).sort().join(' ');
-    const answer = evaluateAnswer({ configMap: 'web-endpoints', key: 'endpoints', truth, what: 'the pod addresses the rules DNAT to', same: sameSet }, obs.answer, ctx);
+    if (!facts[1].ok)
+      return fail(
+        `The rules on ${obs.rules.node} and the EndpointSlices of web disagree (${facts[1].seen} versus ${facts[1].expected}); wait a moment while kube-proxy catches up.`,
+        facts,
+        true,
+      );
+    const truth = fe.backends
+      .map((b) => `${b.ip}:${b.port}`)
+      .sort()
+      .join(' ');
+    const answer = evaluateAnswer(
+      { configMap: 'web-endpoints', key: 'endpoints', truth, what: 'the pod addresses the rules DNAT to', same: sameSet },
+      obs.answer,
+      ctx,
+    );
     const all = [...facts, ...answer.facts];
     if (answer.status === 'fail') return { ...answer, facts: all };
-    const how = ctx.mode === 'nftables' ? `\`${fe.chooser} mod ${fe.backends.length}\` picks one endpoint chain` : 'the `statistic` rules pick one KUBE-SEP chain';
-    return pass(`Followed to the end: ${how}, and each ends in a DNAT to one of the ${fe.backends.length} pods the EndpointSlices list.`, all);
+    const how =
+      ctx.mode === 'nftables'
+        ? `\`${fe.chooser} mod ${fe.backends.length}\` picks one endpoint chain`
+        : 'the `statistic` rules pick one KUBE-SEP chain';
+    return pass(
+      `Followed to the end: ${how}, and each ends in a DNAT to one of the ${fe.backends.length} pods the EndpointSlices list.`,
+      all,
+    );
   },
 });

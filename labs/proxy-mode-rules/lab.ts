@@ -20,7 +20,8 @@ const SVC_CHAIN_NFT = `$(docker exec ${NODE} nft list map ip kube-proxy service-
 export default defineLab({
   id: ID,
   title: 'Proxy mode and the rules behind web',
-  summary: 'Ask a node which proxy mode kube-proxy runs in, find the rules it wrote for the web Service, and follow them from the ClusterIP to the three pods.',
+  summary:
+    'Ask a node which proxy mode kube-proxy runs in, find the rules it wrote for the web Service, and follow them from the ClusterIP to the three pods.',
   modes: ['iptables', 'nftables'],
   minutes: 20,
   concepts: ['S3', 'I1', 'I6', 'N1', 'N3'],
@@ -44,7 +45,8 @@ export default defineLab({
       ],
       solution: {
         commands: [PROXY_MODE, recordCommand(NS, 'proxy-mode', { mode: `$(${PROXY_MODE})` })],
-        explanation: 'The node answers for itself; the ConfigMap is where the check reads your answer (created with `--dry-run=client -o yaml | kubectl apply` so it can be run twice).',
+        explanation:
+          'The node answers for itself; the ConfigMap is where the check reads your answer (created with `--dry-run=client -o yaml | kubectl apply` so it can be run twice).',
       },
       check: readModeCheck,
     },
@@ -57,7 +59,11 @@ export default defineLab({
         { label: "web's ClusterIP", command: `kubectl -n ${NS} get service web` },
         { label: 'Every rule that names web', command: `${NAT} | grep '${NS}/web'`, modes: ['iptables'] },
         { label: 'How many KUBE rules in total?', command: `${NAT} | grep -c '^-A KUBE'`, modes: ['iptables'] },
-        { label: 'The service-ips verdict map', command: `docker exec ${NODE} nft list map ip kube-proxy service-ips`, modes: ['nftables'] },
+        {
+          label: 'The service-ips verdict map',
+          command: `docker exec ${NODE} nft list map ip kube-proxy service-ips`,
+          modes: ['nftables'],
+        },
         { label: 'The whole table', command: `${NFT} | less`, modes: ['nftables'] },
         { label: 'Write down the chain', command: recordCommand(NS, 'web-chain', { chain: '<chain name>' }) },
       ],
@@ -68,9 +74,17 @@ export default defineLab({
       ],
       solution: {
         // The rules follow the pods with a delay: wait for them first (see waitForWebRules).
-        commands: [waitForWebRules(NS, 'iptables'), `${NAT} | grep '${NS}/web cluster IP'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT })],
+        commands: [
+          waitForWebRules(NS, 'iptables'),
+          `${NAT} | grep '${NS}/web cluster IP'`,
+          recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT }),
+        ],
         byMode: {
-          nftables: [waitForWebRules(NS, 'nftables'), `docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`, recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT })],
+          nftables: [
+            waitForWebRules(NS, 'nftables'),
+            `docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`,
+            recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT }),
+          ],
         },
         explanation: 'The first command shows the entry for web; the second cuts the chain name out of it and records it.',
       },
@@ -86,7 +100,10 @@ export default defineLab({
         { label: 'The endpoint chains and their DNAT', command: `${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web'`, modes: ['iptables'] },
         { label: 'The Service chain', command: `docker exec ${NODE} nft list chain ip kube-proxy ${SVC_CHAIN_NFT}`, modes: ['nftables'] },
         { label: 'The endpoint chains and their DNAT', command: `${NFT} | grep -A3 'chain endpoint-.*${NS}/web/'`, modes: ['nftables'] },
-        { label: 'Compare with the EndpointSlices', command: `kubectl -n ${NS} get endpointslices -l kubernetes.io/service-name=web -o wide` },
+        {
+          label: 'Compare with the EndpointSlices',
+          command: `kubectl -n ${NS} get endpointslices -l kubernetes.io/service-name=web -o wide`,
+        },
         { label: 'Write down the targets', command: recordCommand(NS, 'web-endpoints', { endpoints: '<ip:port ip:port ip:port>' }) },
       ],
       hints: [
@@ -97,15 +114,20 @@ export default defineLab({
       solution: {
         commands: [
           `${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web' | grep -o 'to-destination [0-9.:]*'`,
-          recordCommand(NS, 'web-endpoints', { endpoints: `$(${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web' | grep -o 'to-destination [0-9.:]*' | cut -d' ' -f2 | sort | xargs)` }),
+          recordCommand(NS, 'web-endpoints', {
+            endpoints: `$(${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web' | grep -o 'to-destination [0-9.:]*' | cut -d' ' -f2 | sort | xargs)`,
+          }),
         ],
         byMode: {
           nftables: [
             `${NFT} | grep -A3 'chain endpoint-.*${NS}/web/'`,
-            recordCommand(NS, 'web-endpoints', { endpoints: `$(${NFT} | awk '/chain endpoint-.*${NS}\\/web\\// {inside=1} inside && /dnat to/ {print $NF; inside=0}' | sort | xargs)` }),
+            recordCommand(NS, 'web-endpoints', {
+              endpoints: `$(${NFT} | awk '/chain endpoint-.*${NS}\\/web\\// {inside=1} inside && /dnat to/ {print $NF; inside=0}' | sort | xargs)`,
+            }),
           ],
         },
-        explanation: 'Each per-endpoint chain ends in one DNAT; collecting their targets gives exactly the addresses the EndpointSlices list.',
+        explanation:
+          'Each per-endpoint chain ends in one DNAT; collecting their targets gives exactly the addresses the EndpointSlices list.',
       },
       check: followEndpointsCheck,
     },

@@ -19,15 +19,27 @@ const BASELINE_SLACK = 50;
 function countFacts(obs: ScaleObservation, ctx: EvalContext, baseline?: number): { now: number | null; facts: Fact[] } {
   const now = entryCount(obs);
   const what = ENTRY_COUNTS[ctx.mode].what;
-  const facts = [fact(`${what} on ${obs.node}`, baseline === undefined ? 'a number' : `baseline ${baseline} + growth`, now ?? `unreadable (exit code ${obs.count.exitCode}: ${obs.count.stderr.trim()})`, now !== null)];
+  const facts = [
+    fact(
+      `${what} on ${obs.node}`,
+      baseline === undefined ? 'a number' : `baseline ${baseline} + growth`,
+      now ?? `unreadable (exit code ${obs.count.exitCode}: ${obs.count.stderr.trim()})`,
+      now !== null,
+    ),
+  ];
   return { now, facts };
 }
 
 function syncFacts(obs: ScaleObservation, ctx: EvalContext): Fact[] {
-  if (!MODE_INFO[ctx.mode].proxyMode) return [fact('kube-proxy sync time', 'none: no kube-proxy on Cilium', 'n/a (the agent updates eBPF map entries per Service)', true)];
+  if (!MODE_INFO[ctx.mode].proxyMode)
+    return [fact('kube-proxy sync time', 'none: no kube-proxy on Cilium', 'n/a (the agent updates eBPF map entries per Service)', true)];
   const s = syncTime(obs.syncMetrics);
   if (!s) return [fact('kube-proxy sync time (kubeproxy_sync_proxy_rules_duration_seconds)', 'any', 'not available', true)];
-  return [fact('kube-proxy syncs so far', 'any', s.syncs, true), fact('kube-proxy sync time, average', 'any', `${s.averageMs.toFixed(1)} ms`, true), fact('kube-proxy sync time, 90th percentile bucket', 'any', s.p90Ms === null ? 'above the largest bucket' : `≤ ${s.p90Ms} ms`, true)];
+  return [
+    fact('kube-proxy syncs so far', 'any', s.syncs, true),
+    fact('kube-proxy sync time, average', 'any', `${s.averageMs.toFixed(1)} ms`, true),
+    fact('kube-proxy sync time, 90th percentile bucket', 'any', s.p90Ms === null ? 'above the largest bucket' : `≤ ${s.p90Ms} ms`, true),
+  ];
 }
 
 /** The verdict with the measurement attached, when there is one. */
@@ -51,12 +63,33 @@ export const baselineCheck = defineCheck({
     if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
     const raw = configMapValue(obs.answer, 'baseline');
     const baseline = baselineOf(obs.answer);
-    facts.push(fact('your baseline (ConfigMap scale, key baseline)', `about ${now}`, raw ?? 'not recorded', baseline !== undefined && Math.abs(baseline - now) <= BASELINE_SLACK));
-    if (raw === undefined) return fail(`Record the baseline first: ConfigMap \`scale\` in \`${ctx.namespace}\`, key \`baseline\`, with the number count.sh prints (now ${now}).`, facts);
+    facts.push(
+      fact(
+        'your baseline (ConfigMap scale, key baseline)',
+        `about ${now}`,
+        raw ?? 'not recorded',
+        baseline !== undefined && Math.abs(baseline - now) <= BASELINE_SLACK,
+      ),
+    );
+    if (raw === undefined)
+      return fail(
+        `Record the baseline first: ConfigMap \`scale\` in \`${ctx.namespace}\`, key \`baseline\`, with the number count.sh prints (now ${now}).`,
+        facts,
+      );
     if (baseline === undefined) return fail(`The baseline must be a plain number; ConfigMap \`scale\` says "${raw}".`, facts);
-    if (!facts[1].ok) return fail(`Your baseline ${baseline} is far from what ${obs.scale.node} shows now (${now}). Measure again before creating Services.`, facts);
+    if (!facts[1].ok)
+      return fail(
+        `Your baseline ${baseline} is far from what ${obs.scale.node} shows now (${now}). Measure again before creating Services.`,
+        facts,
+      );
     // Only a passing baseline is a point at 0 Services: this step does not count the generated ones.
-    return measured(pass(`Baseline recorded: ${baseline} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} before any generated Service.`, [...facts, ...syncFacts(obs.scale, ctx)]), scaleFigures(obs.scale, ctx.mode, 0));
+    return measured(
+      pass(`Baseline recorded: ${baseline} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} before any generated Service.`, [
+        ...facts,
+        ...syncFacts(obs.scale, ctx),
+      ]),
+      scaleFigures(obs.scale, ctx.mode, 0),
+    );
   },
 });
 
@@ -91,14 +124,28 @@ function growthVerdict(n: number, obs: GrowthObservation, ctx: EvalContext): Ver
   const baseline = baselineOf(obs.answer);
   const { now, facts } = countFacts(obs.scale, ctx, baseline);
   facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n));
-  if (baseline === undefined) return fail('There is no baseline to compare with: record it first (step 1, ConfigMap `scale`, key `baseline`).', facts);
-  if (obs.services < n) return fail(`${obs.services} generated Services exist; this step needs ${n}. Run \`sh scale-compare/make-services.sh ${n}\`.`, facts);
+  if (baseline === undefined)
+    return fail('There is no baseline to compare with: record it first (step 1, ConfigMap `scale`, key `baseline`).', facts);
+  if (obs.services < n)
+    return fail(`${obs.services} generated Services exist; this step needs ${n}. Run \`sh scale-compare/make-services.sh ${n}\`.`, facts);
   if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
   const growth = now - baseline;
-  facts.push(fact('growth over the baseline', `at least ${n}`, growth, growth >= n), fact('entries per generated Service', 'any', (growth / Math.max(obs.services, 1)).toFixed(1), true), ...syncFacts(obs.scale, ctx));
-  if (growth < n) return fail(`The dataplane on ${obs.scale.node} grew by ${growth}, less than ${n}: it may still be catching up with the new Services.`, facts, true);
+  facts.push(
+    fact('growth over the baseline', `at least ${n}`, growth, growth >= n),
+    fact('entries per generated Service', 'any', (growth / Math.max(obs.services, 1)).toFixed(1), true),
+    ...syncFacts(obs.scale, ctx),
+  );
+  if (growth < n)
+    return fail(
+      `The dataplane on ${obs.scale.node} grew by ${growth}, less than ${n}: it may still be catching up with the new Services.`,
+      facts,
+      true,
+    );
   const per = (growth / obs.services).toFixed(1);
-  return pass(`${obs.services} Services added ${growth} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} (${per} per Service, ${baseline} → ${now}).`, facts);
+  return pass(
+    `${obs.services} Services added ${growth} ${ENTRY_COUNTS[ctx.mode].what} on ${obs.scale.node} (${per} per Service, ${baseline} → ${now}).`,
+    facts,
+  );
 }
 
 /**
@@ -114,13 +161,28 @@ export const cleanupCheck = defineCheck<GrowthObservation>({
     const baseline = baselineOf(obs.answer);
     const { now, facts } = countFacts(obs.scale, ctx, baseline);
     facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, 0, obs.services, obs.services === 0));
-    if (obs.services > 0) return fail(`${obs.services} generated Services are still there. Delete them: \`kubectl -n ${ctx.namespace} delete services -l ${SCALE_LABEL}\`.`, facts);
+    if (obs.services > 0)
+      return fail(
+        `${obs.services} generated Services are still there. Delete them: \`kubectl -n ${ctx.namespace} delete services -l ${SCALE_LABEL}\`.`,
+        facts,
+      );
     if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);
     if (baseline !== undefined) {
       const left = now - baseline;
       facts.push(fact('entries over the baseline', `at most ${BASELINE_SLACK}`, left, left <= BASELINE_SLACK));
-      if (left > BASELINE_SLACK) return fail(`The Services are gone but ${obs.scale.node} still has ${left} entries over the baseline: kube-proxy removes stale chains on its next full sync.`, facts, true);
+      if (left > BASELINE_SLACK)
+        return fail(
+          `The Services are gone but ${obs.scale.node} still has ${left} entries over the baseline: kube-proxy removes stale chains on its next full sync.`,
+          facts,
+          true,
+        );
     }
-    return measured(pass(`The generated Services are gone; ${obs.scale.node} is back to ${now} ${ENTRY_COUNTS[ctx.mode].what}${baseline === undefined ? '' : ` (baseline ${baseline})`}.`, facts), scaleFigures(obs.scale, ctx.mode, 0));
+    return measured(
+      pass(
+        `The generated Services are gone; ${obs.scale.node} is back to ${now} ${ENTRY_COUNTS[ctx.mode].what}${baseline === undefined ? '' : ` (baseline ${baseline})`}.`,
+        facts,
+      ),
+      scaleFigures(obs.scale, ctx.mode, 0),
+    );
   },
 });

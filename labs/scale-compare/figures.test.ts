@@ -11,9 +11,12 @@ import { requireLab } from '../../scripts/labs/registry.ts';
 const lab = requireLab('scale-compare');
 const SERVICES: Record<string, number> = { baseline: 0, hundred: 100, thousand: 1000, cleanup: 0 };
 const replay = (step: string, state: 'solved' | 'unsolved', mode: (typeof lab.modes)[number]) => {
-    const check = lab.steps.find((s) => s.id === step)!.check;
-    return check.evaluate(readObservationFile(findObservationFile(lab.id, step, state, mode)!, undefined, check.observations).observations, { mode, namespace: lab.namespace });
-  };
+  const check = lab.steps.find((s) => s.id === step)!.check;
+  return check.evaluate(readObservationFile(findObservationFile(lab.id, step, state, mode)!, undefined, check.observations).observations, {
+    mode,
+    namespace: lab.namespace,
+  });
+};
 
 describe('scale-compare figures', () => {
   const cases = lab.steps.flatMap((step) => lab.modes.map((mode) => [step.id, mode] as const));

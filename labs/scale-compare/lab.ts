@@ -19,7 +19,8 @@ const make = (n: number) => `sh scale-compare/make-services.sh ${n}`;
 export default defineLab({
   id: ID,
   title: 'What 1,000 Services cost each dataplane',
-  summary: 'Generate 100 and then 1,000 Services and measure, on your own cluster, how the node\'s rules or entries grow and how long kube-proxy takes to rewrite them; compare the numbers across modes.',
+  summary:
+    "Generate 100 and then 1,000 Services and measure, on your own cluster, how the node's rules or entries grow and how long kube-proxy takes to rewrite them; compare the numbers across modes.",
   modes: [...MODES],
   minutes: 25,
   concepts: ['I4', 'C2'],
@@ -42,12 +43,15 @@ export default defineLab({
         { label: 'Record the baseline', command: `kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT})` },
       ],
       hints: [
-        '`count.sh` picks the right command for this cluster\'s mode from `$DPLAB_MODE` and prints one number.',
+        "`count.sh` picks the right command for this cluster's mode from `$DPLAB_MODE` and prints one number.",
         `Store it: \`kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT})\`.`,
         'Measure before you create any Service; the next steps compare against this number.',
       ],
       solution: {
-        commands: [COUNT, `kubectl -n ${NS} create configmap scale --from-literal=baseline="$(${COUNT})" --dry-run=client -o yaml | kubectl apply -f -`],
+        commands: [
+          COUNT,
+          `kubectl -n ${NS} create configmap scale --from-literal=baseline="$(${COUNT})" --dry-run=client -o yaml | kubectl apply -f -`,
+        ],
         explanation: 'The baseline is what the system Services (kubernetes, kube-dns) and the setup already cost on this node.',
       },
       check: baselineCheck,
@@ -62,7 +66,11 @@ export default defineLab({
         { label: 'Create 100 Services', command: make(100) },
         { label: 'Count again', command: COUNT },
         { label: 'kube-proxy sync time', command: SYNC, modes: KUBE_PROXY },
-        { label: 'One generated Service in the rules', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep "lab-scale-compare/scale-1 "\'', modes: ['iptables'] },
+        {
+          label: 'One generated Service in the rules',
+          command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep "lab-scale-compare/scale-1 "\'',
+          modes: ['iptables'],
+        },
       ],
       hints: [
         '`make-services.sh 100` writes 100 Service manifests and applies them in one go; each selects the three web pods.',
@@ -71,8 +79,13 @@ export default defineLab({
       ],
       solution: {
         commands: [make(100), 'sleep 5', COUNT],
-        byMode: { iptables: [make(100), 'sleep 5', COUNT, SYNC], ipvs: [make(100), 'sleep 5', COUNT, SYNC], nftables: [make(100), 'sleep 5', COUNT, SYNC] },
-        explanation: 'Every Service becomes entries on every node: chains and rules (iptables), map elements and chains (nftables), a virtual server (IPVS) or a frontend in an eBPF map (Cilium).',
+        byMode: {
+          iptables: [make(100), 'sleep 5', COUNT, SYNC],
+          ipvs: [make(100), 'sleep 5', COUNT, SYNC],
+          nftables: [make(100), 'sleep 5', COUNT, SYNC],
+        },
+        explanation:
+          'Every Service becomes entries on every node: chains and rules (iptables), map elements and chains (nftables), a virtual server (IPVS) or a frontend in an eBPF map (Cilium).',
       },
       check: growthCheck(100),
     },
@@ -85,18 +98,27 @@ export default defineLab({
         { label: 'Create the rest, up to 1,000', command: make(1000) },
         { label: 'Count again', command: COUNT },
         { label: 'kube-proxy sync time', command: SYNC, modes: KUBE_PROXY },
-        { label: 'The same generated Service in the rules, now', command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c "lab-scale-compare/scale-1 "\'', modes: ['iptables'] },
+        {
+          label: 'The same generated Service in the rules, now',
+          command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c "lab-scale-compare/scale-1 "\'',
+          modes: ['iptables'],
+        },
       ],
       hints: [
         'The generator keeps the first 100 and adds scale-101 … scale-1000; creating them takes a minute.',
         'Compare growth per Service with the previous step: it stays about the same, the total grows tenfold.',
         'The sync-time average mixes all syncs since kube-proxy started; run `sync-time.sh` before and after to see the later, larger syncs pull it up.',
-        'On iptables, with more than 1,000 endpoints kube-proxy switches to its large cluster mode and stops writing a comment on every endpoint rule: the grep for one Service\'s comment now finds fewer lines.',
+        "On iptables, with more than 1,000 endpoints kube-proxy switches to its large cluster mode and stops writing a comment on every endpoint rule: the grep for one Service's comment now finds fewer lines.",
       ],
       solution: {
         commands: [make(1000), 'sleep 15', COUNT],
-        byMode: { iptables: [make(1000), 'sleep 15', COUNT, SYNC], ipvs: [make(1000), 'sleep 15', COUNT, SYNC], nftables: [make(1000), 'sleep 15', COUNT, SYNC] },
-        explanation: 'Ten times the Services, ten times the entries. What differs between the modes is how a packet finds its entry (a linear walk in iptables, a hash lookup elsewhere) and how much has to be rewritten on each change.',
+        byMode: {
+          iptables: [make(1000), 'sleep 15', COUNT, SYNC],
+          ipvs: [make(1000), 'sleep 15', COUNT, SYNC],
+          nftables: [make(1000), 'sleep 15', COUNT, SYNC],
+        },
+        explanation:
+          'Ten times the Services, ten times the entries. What differs between the modes is how a packet finds its entry (a linear walk in iptables, a hash lookup elsewhere) and how much has to be rewritten on each change.',
       },
       check: growthCheck(1000),
     },

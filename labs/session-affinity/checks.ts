@@ -42,7 +42,11 @@ function frontendOf(rules: RulesObservation, ctx: EvalContext): Frontend | Verdi
   const found = serviceFrontend(parse, 'web', rules, ctx, rules.format === 'proc-ip-vs' ? { hz: 1 } : {});
   if (isVerdict(found)) return found;
   if (found.frontend) return found.frontend;
-  return fail(`The node ${rules.node} has no rules for ${found.key} yet.`, [fact(`rules for ${found.key}`, 'present', 'none', false)], true);
+  return fail(
+    `The node ${rules.node} has no rules for ${found.key} yet.`,
+    [fact(`rules for ${found.key}`, 'present', 'none', false)],
+    true,
+  );
 }
 
 /** Seconds of affinity the node enforces, and how the tool shows it. */
@@ -63,13 +67,21 @@ export const setAffinityCheck = defineCheck({
   },
   evaluate(obs, ctx) {
     const spec = evaluateServiceSpec('web', { sessionAffinity: 'ClientIP' }, { services: obs.rules.services }, ctx);
-    if (spec.status === 'fail') return { ...spec, message: `${spec.message} Patch it: \`kubectl -n ${ctx.namespace} patch service web -p '{"spec":{"sessionAffinity":"ClientIP"}}'\`.` };
+    if (spec.status === 'fail')
+      return {
+        ...spec,
+        message: `${spec.message} Patch it: \`kubectl -n ${ctx.namespace} patch service web -p '{"spec":{"sessionAffinity":"ClientIP"}}'\`.`,
+      };
     const fe = frontendOf(obs.rules, ctx);
     if (isVerdict(fe)) return fe;
     const want = specTimeout(obs.rules.services);
     const seen = nodeTimeout(fe, obs.rules.format, want);
-    const facts = [...spec.facts, fact(`affinity in the rules on ${obs.rules.node}`, `${mechanism(ctx.mode)}, ${want} s`, seen.shown, seen.seconds === want)];
-    if (!facts[facts.length - 1].ok) return fail(`The Service asks for ClientIP affinity, but the rules on ${obs.rules.node} do not show it yet.`, facts, true);
+    const facts = [
+      ...spec.facts,
+      fact(`affinity in the rules on ${obs.rules.node}`, `${mechanism(ctx.mode)}, ${want} s`, seen.shown, seen.seconds === want),
+    ];
+    if (!facts[facts.length - 1].ok)
+      return fail(`The Service asks for ClientIP affinity, but the rules on ${obs.rules.node} do not show it yet.`, facts, true);
     return pass(`web has sessionAffinity ClientIP, and the node enforces it with ${mechanism(ctx.mode)} for ${want} s.`, facts);
   },
 });
@@ -81,22 +93,43 @@ export const setAffinityCheck = defineCheck({
 export const onePodCheck = defineCheck({
   observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList, answer: schemas.configMap }),
   async gather(ctx) {
-    const [client, web, answer] = await Promise.all([gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]), listBySelector(ctx, 'pods', 'app=web'), gatherAnswer(ctx, 'affinity-pod')]);
+    const [client, web, answer] = await Promise.all([
+      gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]),
+      listBySelector(ctx, 'pods', 'app=web'),
+      gatherAnswer(ctx, 'affinity-pod'),
+    ]);
     return { client, web, answer };
   },
   evaluate(obs, ctx) {
     const notUsable = podNotUsable('client', obs.client, ctx, 'Reset the lab to recreate it.');
     if (notUsable) return notUsable;
     const webPods = new Set((obs.web.items ?? []).filter(podReady).map((p) => p.metadata?.name ?? ''));
-    const names = (obs.client.result?.stdout ?? '').split('\n').map((l) => l.trim()).filter((l) => webPods.has(l));
+    const names = (obs.client.result?.stdout ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => webPods.has(l));
     const distinct = [...new Set(names)].sort();
-    const facts = [fact(`answers to ${REQUESTS} requests from client`, REQUESTS, names.length), fact('different web pods that answered', 1, distinct.length)];
+    const facts = [
+      fact(`answers to ${REQUESTS} requests from client`, REQUESTS, names.length),
+      fact('different web pods that answered', 1, distinct.length),
+    ];
     if (names.length === 0) return fail('The client got no answer from http://web/hostname. Are the web pods ready?', facts);
-    if (distinct.length > 1) return fail(`${distinct.length} different pods answered (${distinct.join(', ')}): new connections are still spread over the pods. Set sessionAffinity: ClientIP on web first.`, facts);
+    if (distinct.length > 1)
+      return fail(
+        `${distinct.length} different pods answered (${distinct.join(', ')}): new connections are still spread over the pods. Set sessionAffinity: ClientIP on web first.`,
+        facts,
+      );
     if (names.length < REQUESTS) return fail(`Only ${names.length} of ${REQUESTS} requests got an answer.`, facts, true);
-    const answer = evaluateAnswer({ configMap: 'affinity-pod', key: 'pod', truth: distinct[0], what: 'the pod that answers every request' }, obs.answer, ctx);
+    const answer = evaluateAnswer(
+      { configMap: 'affinity-pod', key: 'pod', truth: distinct[0], what: 'the pod that answers every request' },
+      obs.answer,
+      ctx,
+    );
     if (answer.status === 'fail') return { ...answer, facts: [...facts, ...answer.facts] };
-    return pass(`All ${REQUESTS} requests went to ${distinct[0]}: the node remembers the client's IP and sends each new connection to the same pod.`, [...facts, ...answer.facts]);
+    return pass(
+      `All ${REQUESTS} requests went to ${distinct[0]}: the node remembers the client's IP and sends each new connection to the same pod.`,
+      [...facts, ...answer.facts],
+    );
   },
 });
 
@@ -113,11 +146,19 @@ export const affinityRulesCheck = defineCheck({
     const want = specTimeout(obs.rules.services);
     const seen = nodeTimeout(fe, obs.rules.format, want);
     const ruleFact = fact(`affinity in the rules on ${obs.rules.node}`, mechanism(ctx.mode), seen.shown, seen.seconds !== null);
-    if (seen.seconds === null) return fail(`The rules on ${obs.rules.node} show no affinity for web; set sessionAffinity: ClientIP first (step 1).`, [ruleFact]);
-    const answer = evaluateAnswer({ configMap: 'affinity', key: 'seconds', truth: String(seen.seconds), what: 'how long the node remembers a client (seconds)' }, obs.answer, ctx);
+    if (seen.seconds === null)
+      return fail(`The rules on ${obs.rules.node} show no affinity for web; set sessionAffinity: ClientIP first (step 1).`, [ruleFact]);
+    const answer = evaluateAnswer(
+      { configMap: 'affinity', key: 'seconds', truth: String(seen.seconds), what: 'how long the node remembers a client (seconds)' },
+      obs.answer,
+      ctx,
+    );
     const facts = [ruleFact, ...answer.facts];
     if (answer.status === 'fail') return { ...answer, facts };
-    const why = seen.seconds === DEFAULT_TIMEOUT ? ' (three hours, the default of sessionAffinityConfig.clientIP.timeoutSeconds)' : ', the Service\'s sessionAffinityConfig.clientIP.timeoutSeconds';
+    const why =
+      seen.seconds === DEFAULT_TIMEOUT
+        ? ' (three hours, the default of sessionAffinityConfig.clientIP.timeoutSeconds)'
+        : ", the Service's sessionAffinityConfig.clientIP.timeoutSeconds";
     return pass(`Right: ${seen.seconds} s${why}; a client silent for longer is balanced afresh.`, facts);
   },
 });

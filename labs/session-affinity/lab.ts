@@ -23,7 +23,8 @@ const SECONDS_IPT = `$(${IPT_RECENT} | grep -o 'seconds [0-9]*' | head -1 | cut 
 export default defineLab({
   id: ID,
   title: 'Session affinity: one client, one pod',
-  summary: 'Turn on sessionAffinity: ClientIP for web, watch every request from one client land on the same pod, and find how iptables (-m recent) or IPVS (persistent) remembers the client.',
+  summary:
+    'Turn on sessionAffinity: ClientIP for web, watch every request from one client land on the same pod, and find how iptables (-m recent) or IPVS (persistent) remembers the client.',
   modes: ['iptables', 'ipvs'],
   minutes: 15,
   concepts: ['T5'],
@@ -38,14 +39,21 @@ export default defineLab({
       snippets: [
         { label: 'Before: ten requests, several pods', command: LOOP },
         { label: 'Turn affinity on', command: PATCH },
-        { label: 'What the Service says now', command: `kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinity} {.spec.sessionAffinityConfig}{"\\n"}'` },
+        {
+          label: 'What the Service says now',
+          command: `kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinity} {.spec.sessionAffinityConfig}{"\\n"}'`,
+        },
       ],
       hints: [
         'Session affinity is a field of the Service spec, `sessionAffinity`, with the values `None` (default) and `ClientIP`.',
         `\`${PATCH}\``,
         'Leave `sessionAffinityConfig` alone: the API server fills in the default timeout.',
       ],
-      solution: { commands: [PATCH], explanation: 'A strategic merge patch changes just that field; the API server adds `sessionAffinityConfig.clientIP.timeoutSeconds: 10800`.' },
+      solution: {
+        commands: [PATCH],
+        explanation:
+          'A strategic merge patch changes just that field; the API server adds `sessionAffinityConfig.clientIP.timeoutSeconds: 10800`.',
+      },
       check: setAffinityCheck,
     },
     {
@@ -63,7 +71,10 @@ export default defineLab({
         'With ClientIP affinity all ten answers should carry the same pod name. If they do not, check that step 1 is done and kube-proxy has caught up.',
       ],
       solution: {
-        commands: [LOOP, recordCommand(NS, 'affinity-pod', { pod: `$(kubectl -n ${NS} exec client -- curl -sS --max-time 2 http://web/hostname)` })],
+        commands: [
+          LOOP,
+          recordCommand(NS, 'affinity-pod', { pod: `$(kubectl -n ${NS} exec client -- curl -sS --max-time 2 http://web/hostname)` }),
+        ],
         explanation: 'The check runs the same loop from the client pod, counts the pod names, and compares the one you wrote down.',
       },
       check: onePodCheck,
@@ -75,23 +86,41 @@ export default defineLab({
       concepts: ['T5'],
       snippets: [
         { label: 'The recent-module rules', command: IPT_RECENT, modes: ['iptables'] },
-        { label: "The kernel's memory of clients, on the client's node", command: `docker exec ${CLIENT_NODE} sh -c 'ls /proc/net/xt_recent/ && cat /proc/net/xt_recent/KUBE-SEP-*'`, modes: ['iptables'] },
+        {
+          label: "The kernel's memory of clients, on the client's node",
+          command: `docker exec ${CLIENT_NODE} sh -c 'ls /proc/net/xt_recent/ && cat /proc/net/xt_recent/KUBE-SEP-*'`,
+          modes: ['iptables'],
+        },
         { label: 'The virtual servers, in hex', command: IPVS_PROC, modes: ['ipvs'] },
-        { label: 'With ipvsadm, where it is installed (the ipvs-inspect lab puts it in the first worker; its reset takes it out again)', command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`, modes: ['ipvs'] },
-        { label: "Persistence templates and connections, on the client's node (the kernel's table, in hex)", command: `docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`, modes: ['ipvs'] },
+        {
+          label: 'With ipvsadm, where it is installed (the ipvs-inspect lab puts it in the first worker; its reset takes it out again)',
+          command: `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`,
+          modes: ['ipvs'],
+        },
+        {
+          label: "Persistence templates and connections, on the client's node (the kernel's table, in hex)",
+          command: `docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`,
+          modes: ['ipvs'],
+        },
         { label: 'Write down the timeout', command: recordCommand(NS, 'affinity', { seconds: '<seconds>' }) },
       ],
       hints: [
-        'iptables: look for `-m recent --rcheck --seconds …` in web\'s KUBE-SVC chain. IPVS: look for `persistent …` on web\'s virtual server.',
-        '/proc/net/ip_vs counts persistence in kernel ticks (jiffies); divide by the kernel\'s HZ (often 250) or use `ipvsadm -Ln`, which prints seconds.',
+        "iptables: look for `-m recent --rcheck --seconds …` in web's KUBE-SVC chain. IPVS: look for `persistent …` on web's virtual server.",
+        "/proc/net/ip_vs counts persistence in kernel ticks (jiffies); divide by the kernel's HZ (often 250) or use `ipvsadm -Ln`, which prints seconds.",
         `Record the number of seconds: \`kubectl -n ${NS} create configmap affinity --from-literal=seconds=<n>\`.`,
       ],
       solution: {
         commands: [IPT_RECENT, recordCommand(NS, 'affinity', { seconds: SECONDS_IPT })],
         byMode: {
-          ipvs: [IPVS_PROC, recordCommand(NS, 'affinity', { seconds: `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinityConfig.clientIP.timeoutSeconds}')` })],
+          ipvs: [
+            IPVS_PROC,
+            recordCommand(NS, 'affinity', {
+              seconds: `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinityConfig.clientIP.timeoutSeconds}')`,
+            }),
+          ],
         },
-        explanation: 'The node enforces the Service\'s `sessionAffinityConfig.clientIP.timeoutSeconds`: 10800 s unless you set another value.',
+        explanation:
+          "The node enforces the Service's `sessionAffinityConfig.clientIP.timeoutSeconds`: 10800 s unless you set another value.",
       },
       check: affinityRulesCheck,
     },

@@ -15,8 +15,13 @@ function cluster(): SynthCluster {
   const services: SynthService[] = [];
   for (let i = 0; i < SERVICES; i++) {
     services.push({
-      namespace: `ns-${i % 50}`, name: `svc-${i}`, portName: '', protocol: 'tcp',
-      clusterIP: `10.96.${(i >> 8) & 255}.${i & 255}`, port: 80, targetPort: 8080,
+      namespace: `ns-${i % 50}`,
+      name: `svc-${i}`,
+      portName: '',
+      protocol: 'tcp',
+      clusterIP: `10.96.${(i >> 8) & 255}.${i & 255}`,
+      port: 80,
+      targetPort: 8080,
       endpoints: Array.from({ length: ENDPOINTS_PER_SERVICE }, (_, e) => {
         const n = i * ENDPOINTS_PER_SERVICE + e;
         return { ip: `10.244.${(n >> 8) & 255}.${n & 255}`, node: NODES[e] };
@@ -39,5 +44,7 @@ for (let r = 0; r < runs; r++) {
 times.sort((a, b) => a - b);
 const median = times[Math.floor(times.length / 2)];
 console.log(`input: ${SERVICES} Services x ${ENDPOINTS_PER_SERVICE} endpoints, ${rules} rules, ${(text.length / 1e6).toFixed(1)} MB`);
-console.log(`runs: ${runs}  median: ${median.toFixed(0)} ms  min: ${times[0].toFixed(0)} ms  max: ${times[times.length - 1].toFixed(0)} ms`);
+console.log(
+  `runs: ${runs}  median: ${median.toFixed(0)} ms  min: ${times[0].toFixed(0)} ms  max: ${times[times.length - 1].toFixed(0)} ms`,
+);
 console.log(`throughput: ${Math.round(rules / (median / 1000)).toLocaleString('en')} rules/s`);

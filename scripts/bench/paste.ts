@@ -69,7 +69,9 @@ try {
   during.sort((a, b) => a - b);
   const row = (name: string, xs: number[]) =>
     `${name.padEnd(26)}${String(xs.length).padStart(8)}${quantile(xs, 0.5).toFixed(1).padStart(10)}${quantile(xs, 0.95).toFixed(1).padStart(10)}${(xs.at(-1) ?? NaN).toFixed(1).padStart(10)}`;
-  console.log(`Paste of ${PASTE_KIB} KiB (${lines.length} lines) at bash's prompt: ${(pasteMs / 1000).toFixed(1)} s, ${(PASTE_KIB / 1024 / (pasteMs / 1000)).toFixed(2)} MiB/s`);
+  console.log(
+    `Paste of ${PASTE_KIB} KiB (${lines.length} lines) at bash's prompt: ${(pasteMs / 1000).toFixed(1)} s, ${(PASTE_KIB / 1024 / (pasteMs / 1000)).toFixed(2)} MiB/s`,
+  );
   console.log('peer terminal echo          samples   p50 ms    p95 ms    max ms');
   console.log(row('idle (peer)', idle));
   console.log(row('during the paste', during));

@@ -41,12 +41,7 @@ export interface Action {
 /** Cilium's values for kube-proxy replacement on kind. ipam=kubernetes makes Cilium use the
  * podSubnet of our kind config, so each cluster keeps its distinct pod range. */
 export function ciliumValues(mode: Mode): string[] {
-  return [
-    'kubeProxyReplacement=true',
-    `k8sServiceHost=${clusterName(mode)}-control-plane`,
-    'k8sServicePort=6443',
-    'ipam.mode=kubernetes',
-  ];
+  return ['kubeProxyReplacement=true', `k8sServiceHost=${clusterName(mode)}-control-plane`, 'k8sServicePort=6443', 'ipam.mode=kubernetes'];
 }
 
 const setFlags = (values: string[]) => values.flatMap((v) => ['--set', v]);
@@ -76,12 +71,24 @@ export const ACTIONS: readonly Action[] = [
   {
     id: 'create',
     title: 'Create the kind cluster (3 nodes)',
-    fix: (ctx) => `Check \`docker ps -a --filter name=${ctx.name}\` and free disk space; \`dplab doctor --mode ${ctx.mode}\` checks the host.`,
+    fix: (ctx) =>
+      `Check \`docker ps -a --filter name=${ctx.name}\` and free disk space; \`dplab doctor --mode ${ctx.mode}\` checks the host.`,
     async run(ctx) {
       ensureKubeconfigDir(ctx.mode);
       // --wait 0s: kind's own wait needs a CNI (absent in Cilium mode until we install it); the
       // waits below are ours, bounded and shown as separate steps.
-      const args = ['create', 'cluster', '--name', ctx.name, '--config', kindConfigPath(ctx.mode), '--kubeconfig', ctx.kubeconfig, '--wait', '0s'];
+      const args = [
+        'create',
+        'cluster',
+        '--name',
+        ctx.name,
+        '--config',
+        kindConfigPath(ctx.mode),
+        '--kubeconfig',
+        ctx.kubeconfig,
+        '--wait',
+        '0s',
+      ];
       if (ctx.retain) args.push('--retain');
       await run('kind', args, { timeoutMs: ctx.timeouts.create, signal: ctx.signal });
     },
@@ -94,10 +101,31 @@ export const ACTIONS: readonly Action[] = [
     async run(ctx) {
       const opts = { timeoutMs: ctx.timeouts.ciliumInstall, signal: ctx.signal };
       if (ctx.ciliumInstaller === 'helm') {
-        await run('helm', ['upgrade', '--install', 'cilium', 'cilium', '--repo', CILIUM_HELM_REPO, '--version', CILIUM_VERSION, '--namespace', 'kube-system', '--kubeconfig', ctx.kubeconfig, ...setFlags(ciliumValues(ctx.mode))], opts);
+        await run(
+          'helm',
+          [
+            'upgrade',
+            '--install',
+            'cilium',
+            'cilium',
+            '--repo',
+            CILIUM_HELM_REPO,
+            '--version',
+            CILIUM_VERSION,
+            '--namespace',
+            'kube-system',
+            '--kubeconfig',
+            ctx.kubeconfig,
+            ...setFlags(ciliumValues(ctx.mode)),
+          ],
+          opts,
+        );
       } else {
         // The cilium CLI has no --kubeconfig flag; KUBECONFIG keeps it off ~/.kube/config.
-        await run('cilium', ['install', '--version', CILIUM_VERSION, ...setFlags(ciliumValues(ctx.mode))], { ...opts, env: { KUBECONFIG: ctx.kubeconfig } });
+        await run('cilium', ['install', '--version', CILIUM_VERSION, ...setFlags(ciliumValues(ctx.mode))], {
+          ...opts,
+          env: { KUBECONFIG: ctx.kubeconfig },
+        });
       }
     },
   },
@@ -128,15 +156,24 @@ export const ACTIONS: readonly Action[] = [
       await waitUntil(
         async () => {
           try {
-            const s = await kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+            const s = await kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'], {
+              timeoutMs: ctx.timeouts.quick,
+              signal: ctx.signal,
+            });
             const line = s.stdout.split('\n').find((l) => l.startsWith('KubeProxyReplacement')) ?? '(no KubeProxyReplacement line)';
             return KPR_TRUE.test(s.stdout) ? { done: true, value: undefined } : { done: false, seen: line };
           } catch (err) {
-            if (err instanceof CommandError && err.kind !== 'aborted' && err.kind !== 'tool-missing') return { done: false, seen: err.details ?? err.message };
+            if (err instanceof CommandError && err.kind !== 'aborted' && err.kind !== 'tool-missing')
+              return { done: false, seen: err.details ?? err.message };
             throw err;
           }
         },
-        { timeoutMs: ctx.timeouts.kubeProxyReplacement, intervalMs: ctx.timeouts.pollInterval, signal: ctx.signal, what: 'Cilium to report `KubeProxyReplacement: True`' },
+        {
+          timeoutMs: ctx.timeouts.kubeProxyReplacement,
+          intervalMs: ctx.timeouts.pollInterval,
+          signal: ctx.signal,
+          what: 'Cilium to report `KubeProxyReplacement: True`',
+        },
       );
     },
   },
@@ -187,11 +224,20 @@ export function provisionActions(mode: Mode): Action[] {
 /** Wrap an action's failure: which step failed as the headline, the cause's fix, its output as details. */
 export function actionFailure(action: Action, ctx: ProvisionContext, err: unknown): DplabError {
   if (action.id === 'preflight' && err instanceof DplabError) {
-    return new DplabError(`Cannot start the ${ctx.mode} cluster: ${err.message}`, { fix: err.fix, details: err.details, status: err.status, cause: err });
+    return new DplabError(`Cannot start the ${ctx.mode} cluster: ${err.message}`, {
+      fix: err.fix,
+      details: err.details,
+      status: err.status,
+      cause: err,
+    });
   }
   const cause = err instanceof Error ? err.message : String(err);
   const fix = err instanceof DplabError && err.fix ? err.fix : action.fix?.(ctx);
   const details = err instanceof DplabError ? err.details : err instanceof Error ? err.stack : undefined;
-  return new DplabError(`Starting the ${ctx.mode} cluster failed at "${action.title}": ${cause}`, { fix, details, status: err instanceof DplabError && err.status < 500 ? err.status : 500, cause: err });
+  return new DplabError(`Starting the ${ctx.mode} cluster failed at "${action.title}": ${cause}`, {
+    fix,
+    details,
+    status: err instanceof DplabError && err.status < 500 ? err.status : 500,
+    cause: err,
+  });
 }
-

@@ -39,13 +39,22 @@ export function describeClusterError(err: unknown, mode: Mode, what: string, tim
       case 'timeout':
         return { message: `${capitalise(what)} timed out: \`${err.command}\` did not answer in time.`, fix: err.fix, details };
       case 'aborted':
-        return timedOut ? { message: `${capitalise(what)} timed out before the cluster answered.`, fix: 'Check that the cluster responds (`dplab status`), then try again.', details } : { message: `${capitalise(what)} was cancelled.`, details };
+        return timedOut
+          ? {
+              message: `${capitalise(what)} timed out before the cluster answered.`,
+              fix: 'Check that the cluster responds (`dplab status`), then try again.',
+              details,
+            }
+          : { message: `${capitalise(what)} was cancelled.`, details };
       case 'failed':
         return { message: `${capitalise(what)} could not read the cluster: ${err.message}`, fix: err.fix, details };
     }
   }
   if (err instanceof DplabError) return { message: err.message, fix: err.fix, details: err.details };
-  return { message: `${capitalise(what)} itself failed: ${err instanceof Error ? err.message : String(err)}`, details: err instanceof Error ? err.stack : undefined };
+  return {
+    message: `${capitalise(what)} itself failed: ${err instanceof Error ? err.message : String(err)}`,
+    details: err instanceof Error ? err.stack : undefined,
+  };
 }
 
 function capitalise(s: string): string {

@@ -69,7 +69,8 @@ export function makeClusterHandle(mode: Mode, provider: ProviderId, access: Node
 
   const kubectl = (args: readonly string[], opts?: RunOptions) =>
     run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeoutMs: TIMEOUTS.normal, ...opts });
-  const nodeExec = (node: string, args: readonly string[], opts?: RunOptions) => access.nodeExec(node, args, { timeoutMs: TIMEOUTS.normal, ...opts });
+  const nodeExec = (node: string, args: readonly string[], opts?: RunOptions) =>
+    access.nodeExec(node, args, { timeoutMs: TIMEOUTS.normal, ...opts });
 
   return {
     mode,
@@ -87,7 +88,10 @@ export function makeClusterHandle(mode: Mode, provider: ProviderId, access: Node
       }
       const parsed = schema.safeParse(json);
       if (!parsed.success) {
-        throw new DplabError(`kubectl ${args.join(' ')} printed JSON of an unexpected shape: ${describeIssues(parsed.error)}.`, { details: r.stdout.slice(0, 2000), status: 502 });
+        throw new DplabError(`kubectl ${args.join(' ')} printed JSON of an unexpected shape: ${describeIssues(parsed.error)}.`, {
+          details: r.stdout.slice(0, 2000),
+          status: 502,
+        });
       }
       return parsed.data;
     },
@@ -111,16 +115,26 @@ export function makeClusterHandle(mode: Mode, provider: ProviderId, access: Node
 export function kindNodeAccess(mode: Mode): NodeAccess {
   const name = clusterName(mode);
   async function nodeIp(node: string, opts?: RunOptions): Promise<string> {
-    const r = await run('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', node], { timeoutMs: TIMEOUTS.quick, ...opts });
-    const ip = r.stdout.trim().split(/\s+/).find((s) => /^\d+\.\d+\.\d+\.\d+$/.test(s));
+    const r = await run('docker', ['inspect', '-f', '{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}', node], {
+      timeoutMs: TIMEOUTS.quick,
+      ...opts,
+    });
+    const ip = r.stdout
+      .trim()
+      .split(/\s+/)
+      .find((s) => /^\d+\.\d+\.\d+\.\d+$/.test(s));
     if (!ip) throw new DplabError(`Node ${node} has no IPv4 address on a Docker network.`, { details: r.stdout, status: 409 });
     return ip;
   }
   return {
     async nodes(opts) {
       const r = await run('kind', ['get', 'nodes', '--name', name], { timeoutMs: TIMEOUTS.quick, ...opts });
-      const list = r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
-      if (list.length === 0) throw new DplabError(`Cluster ${name} has no nodes.`, { fix: `Start it with \`dplab up ${mode}\`.`, status: 409 });
+      const list = r.stdout
+        .split('\n')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (list.length === 0)
+        throw new DplabError(`Cluster ${name} has no nodes.`, { fix: `Start it with \`dplab up ${mode}\`.`, status: 409 });
       return sortNodes(list);
     },
     nodeExec: (node, args, opts) => nodeRunner(node).run(args, opts),
@@ -132,4 +146,3 @@ export function kindNodeAccess(mode: Mode): NodeAccess {
     },
   };
 }
-

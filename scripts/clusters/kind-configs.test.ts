@@ -9,11 +9,38 @@ import { NODE_IMAGE } from './versions.ts';
  * loader is strict about unknown fields, so a typo here would fail `kind create cluster`.
  */
 const CLUSTER_KEYS = new Set([
-  'kind', 'apiVersion', 'name', 'nodes', 'networking', 'featureGates', 'runtimeConfig',
-  'kubeadmConfigPatches', 'kubeadmConfigPatchesJSON6902', 'containerdConfigPatches', 'containerdConfigPatchesJSON6902',
+  'kind',
+  'apiVersion',
+  'name',
+  'nodes',
+  'networking',
+  'featureGates',
+  'runtimeConfig',
+  'kubeadmConfigPatches',
+  'kubeadmConfigPatchesJSON6902',
+  'containerdConfigPatches',
+  'containerdConfigPatchesJSON6902',
 ]);
-const NODE_KEYS = new Set(['role', 'image', 'labels', 'extraMounts', 'extraPortMappings', 'gpus', 'kubeadmConfigPatches', 'kubeadmConfigPatchesJSON6902']);
-const NETWORKING_KEYS = new Set(['ipFamily', 'apiServerPort', 'apiServerAddress', 'podSubnet', 'serviceSubnet', 'disableDefaultCNI', 'kubeProxyMode', 'dnsSearch']);
+const NODE_KEYS = new Set([
+  'role',
+  'image',
+  'labels',
+  'extraMounts',
+  'extraPortMappings',
+  'gpus',
+  'kubeadmConfigPatches',
+  'kubeadmConfigPatchesJSON6902',
+]);
+const NETWORKING_KEYS = new Set([
+  'ipFamily',
+  'apiServerPort',
+  'apiServerAddress',
+  'podSubnet',
+  'serviceSubnet',
+  'disableDefaultCNI',
+  'kubeProxyMode',
+  'dnsSearch',
+]);
 const PROXY_MODES = new Set(['iptables', 'ipvs', 'nftables', 'none']);
 
 const load = (mode: (typeof MODES)[number]) => parse(readFileSync(kindConfigPath(mode), 'utf8')) as Record<string, any>;
@@ -62,6 +89,7 @@ describe('kind configs', () => {
       const [b0, b1] = toRange(b);
       return a0 <= b1 && b0 <= a1;
     };
-    for (let i = 0; i < subnets.length; i++) for (let j = i + 1; j < subnets.length; j++) expect(overlaps(subnets[i], subnets[j]), `${subnets[i]} vs ${subnets[j]}`).toBe(false);
+    for (let i = 0; i < subnets.length; i++)
+      for (let j = i + 1; j < subnets.length; j++) expect(overlaps(subnets[i], subnets[j]), `${subnets[i]} vs ${subnets[j]}`).toBe(false);
   });
 });

@@ -17,7 +17,10 @@ export function kubectlFor(mode: Mode) {
 export async function kindClusters(opts: RunOptions): Promise<string[]> {
   const r = await run('kind', ['get', 'clusters'], opts);
   // kind prints "No kind clusters found." on stderr when there are none.
-  return r.stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+  return r.stdout
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function ensureKubeconfigDir(mode: Mode): void {
@@ -53,6 +56,8 @@ export async function nodeHealth(mode: Mode, opts: RunOptions): Promise<NodeHeal
   } catch {
     throw new DplabError('`kubectl get nodes -o json` did not print JSON.', { details: r.stdout.slice(0, 2000) });
   }
-  const notReady = list.items.filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).map((n) => n.metadata.name);
+  const notReady = list.items
+    .filter((n) => !n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+    .map((n) => n.metadata.name);
   return { total: list.items.length, ready: list.items.length - notReady.length, notReady };
 }

@@ -7,7 +7,6 @@ import { ClusterManager, type ClusterEvent } from './manager.ts';
 import { kubeconfigPath, type Mode } from './modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 
-
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
   const d = installDoubles(scenario(mode, overrides), opts);
   const events: ClusterEvent[] = [];
@@ -65,9 +64,19 @@ describe('ensure: failure paths', () => {
   });
 
   it('Docker daemon down', async () => {
-    const { d, manager, events } = setup('ipvs', [{ tool: 'docker', match: '^info ', stdout: JSON.stringify({ ClientInfo: { Version: '28.2.2' } }), stderr: DAEMON_DOWN_STDERR, exit: 1 }]);
+    const { d, manager, events } = setup('ipvs', [
+      {
+        tool: 'docker',
+        match: '^info ',
+        stdout: JSON.stringify({ ClientInfo: { Version: '28.2.2' } }),
+        stderr: DAEMON_DOWN_STDERR,
+        exit: 1,
+      },
+    ]);
     const err = await failure(manager.ensure('ipvs'));
-    expect(err.message).toMatch(/^Cannot start the ipvs cluster: Docker is not running: the docker CLI is installed, but no Docker daemon \(engine\) answers\.$/);
+    expect(err.message).toMatch(
+      /^Cannot start the ipvs cluster: Docker is not running: the docker CLI is installed, but no Docker daemon \(engine\) answers\.$/,
+    );
     expect(err.fix).toMatch(/systemctl start docker/);
     expect(events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`)).toEqual(['start preflight', 'fail preflight']);
     await expectNoHalfState(manager, d, 'ipvs');
@@ -85,17 +94,28 @@ describe('ensure: failure paths', () => {
     const old = [{ tool: 'kind' as const, match: '^version$', stdout: 'kind v0.20.0 go1.20.4 linux/amd64\n' }];
     const { d, manager } = setup('nftables', old);
     const err = await failure(manager.ensure('nftables'));
-    expect(err.message).toBe('Cannot start the nftables cluster: kind v0.20.0 is too old for the nftables mode (needs kind v0.23.0 or newer).');
+    expect(err.message).toBe(
+      'Cannot start the nftables cluster: kind v0.20.0 is too old for the nftables mode (needs kind v0.23.0 or newer).',
+    );
     expect(err.fix).toMatch(/v0\.31\.0/);
     expect(created(d)).toBe(false);
   });
 
   it('create fails half-way: the half-made cluster is deleted', async () => {
     const { d, manager, events } = setup('iptables', [
-      { tool: 'kind', match: '^create cluster ', stderr: ' ✓ Preparing nodes\n ✗ Starting control-plane\nERROR: failed to create cluster: failed to init node with kubeadm: exit status 1\n', exit: 1, set: { created: 'yes' } },
+      {
+        tool: 'kind',
+        match: '^create cluster ',
+        stderr:
+          ' ✓ Preparing nodes\n ✗ Starting control-plane\nERROR: failed to create cluster: failed to init node with kubeadm: exit status 1\n',
+        exit: 1,
+        set: { created: 'yes' },
+      },
     ]);
     const err = await failure(manager.ensure('iptables'));
-    expect(err.message).toMatch(/^Starting the iptables cluster failed at "Create the kind cluster \(3 nodes\)": `kind create cluster .*` failed \(exit code 1\): /);
+    expect(err.message).toMatch(
+      /^Starting the iptables cluster failed at "Create the kind cluster \(3 nodes\)": `kind create cluster .*` failed \(exit code 1\): /,
+    );
     expect(err.details).toMatch(/failed to init node with kubeadm/);
     expect(err.details).toMatch(/^\$ kind create cluster --name dplab-iptables/);
     const fail = events.find((e) => e.type === 'action' && e.phase === 'fail');
@@ -104,7 +124,9 @@ describe('ensure: failure paths', () => {
   });
 
   it('--retain keeps the half-made cluster, reported as broken', async () => {
-    const { d, manager, events } = setup('iptables', [{ tool: 'kind', match: '^create cluster ', stderr: 'ERROR: boom\n', exit: 1, set: { created: 'yes' } }]);
+    const { d, manager, events } = setup('iptables', [
+      { tool: 'kind', match: '^create cluster ', stderr: 'ERROR: boom\n', exit: 1, set: { created: 'yes' } },
+    ]);
     await failure(manager.ensure('iptables', { retain: true }));
     expect(deleted(d)).toBe(false);
     expect(d.commandLines().find((l) => l.startsWith('kind create'))).toMatch(/ --retain$/);
@@ -116,14 +138,18 @@ describe('ensure: failure paths', () => {
     const { d, manager } = setup('cilium', [{ tool: 'kubectl', match: 'cilium-dbg status$', stdout: 'KubeProxyReplacement:    False\n' }]);
     const started = Date.now();
     const err = await failure(manager.ensure('cilium'));
-    expect(err.message).toMatch(/failed at "Wait for the dataplane \(kube-proxy or Cilium\)": Timed out after \d+ s waiting for Cilium to report `KubeProxyReplacement: True`/);
+    expect(err.message).toMatch(
+      /failed at "Wait for the dataplane \(kube-proxy or Cilium\)": Timed out after \d+ s waiting for Cilium to report `KubeProxyReplacement: True`/,
+    );
     expect(err.details).toMatch(/Last seen:\nKubeProxyReplacement:\s+False/);
     expect(Date.now() - started).toBeLessThan(20_000);
     await expectNoHalfState(manager, d, 'cilium');
   });
 
   it('Cilium DaemonSet never rolls out', async () => {
-    const { d, manager } = setup('cilium', [{ tool: 'kubectl', match: 'rollout status daemonset/cilium', stderr: 'error: timed out waiting for the condition\n', exit: 1 }]);
+    const { d, manager } = setup('cilium', [
+      { tool: 'kubectl', match: 'rollout status daemonset/cilium', stderr: 'error: timed out waiting for the condition\n', exit: 1 },
+    ]);
     const err = await failure(manager.ensure('cilium'));
     expect(err.message).toMatch(/timed out waiting for the condition/);
     expect(err.fix).toMatch(/k8s-app=cilium/);
@@ -140,7 +166,9 @@ describe('ensure: failure paths', () => {
   });
 
   it('abort (Ctrl-C) stops the running command, cleans up, and the next run is not blocked', async () => {
-    const { d, manager } = setup('iptables', [{ tool: 'kind', match: '^create cluster ', when: { slow: 'yes' }, delayMs: 20_000, set: { created: 'yes' } }]);
+    const { d, manager } = setup('iptables', [
+      { tool: 'kind', match: '^create cluster ', when: { slow: 'yes' }, delayMs: 20_000, set: { created: 'yes' } },
+    ]);
     d.setState({ slow: 'yes' });
     const controller = new AbortController();
     const p = manager.ensure('iptables', { signal: controller.signal });
@@ -178,4 +206,3 @@ describe('ActionStatus', () => {
     expect(events.map((e) => (e.type === 'action' ? e.phase : e.type))).toEqual(['start', 'end']);
   });
 });
-

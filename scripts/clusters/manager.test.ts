@@ -7,7 +7,6 @@ import { ClusterManager, type ClusterEvent } from './manager.ts';
 import { kubeconfigPath, MODES, type Mode } from './modes.ts';
 import { CILIUM_VERSION } from './versions.ts';
 
-
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
   const d = installDoubles(scenario(mode, overrides), opts);
   const events: ClusterEvent[] = [];
@@ -48,14 +47,17 @@ describe('ensure: exact command lines per mode', () => {
     `kubectl --kubeconfig ${kc} -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`,
     `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
   ];
-  const values = '--set kubeProxyReplacement=true --set k8sServiceHost=dplab-cilium-control-plane --set k8sServicePort=6443 --set ipam.mode=kubernetes';
+  const values =
+    '--set kubeProxyReplacement=true --set k8sServiceHost=dplab-cilium-control-plane --set k8sServicePort=6443 --set ipam.mode=kubernetes';
 
   it('cilium, through the cilium CLI with KUBECONFIG set', async () => {
     const { d, manager } = setup('cilium');
     await manager.ensure('cilium');
     const kc = kubeconfigPath('cilium');
     const lines = provisioningLines(d);
-    expect(lines[1]).toMatch(/^kind create cluster --name dplab-cilium --config .*\/kind-configs\/cilium\.yaml --kubeconfig \S+ --wait 0s$/);
+    expect(lines[1]).toMatch(
+      /^kind create cluster --name dplab-cilium --config .*\/kind-configs\/cilium\.yaml --kubeconfig \S+ --wait 0s$/,
+    );
     expect(lines[2]).toBe(`cilium install --version ${CILIUM_VERSION} ${values}`);
     expect(lines.slice(3, 7)).toEqual(ciliumTail(kc));
     const install = d.calls().find((c) => c.tool === 'cilium' && c.argv[0] === 'install');
@@ -67,7 +69,9 @@ describe('ensure: exact command lines per mode', () => {
     await manager.ensure('cilium');
     const kc = kubeconfigPath('cilium');
     const lines = provisioningLines(d);
-    expect(lines[2]).toBe(`helm upgrade --install cilium cilium --repo https://helm.cilium.io --version ${CILIUM_VERSION} --namespace kube-system --kubeconfig ${kc} ${values}`);
+    expect(lines[2]).toBe(
+      `helm upgrade --install cilium cilium --repo https://helm.cilium.io --version ${CILIUM_VERSION} --namespace kube-system --kubeconfig ${kc} ${values}`,
+    );
     expect(lines.slice(3, 7)).toEqual(ciliumTail(kc));
   });
 });
@@ -77,7 +81,9 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
     const { manager, events } = setup('iptables');
     await manager.ensure('iptables');
     const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    expect(actions).toEqual(['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns', 'images'].flatMap((id) => [`start ${id}`, `end ${id}`]));
+    expect(actions).toEqual(
+      ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns', 'images'].flatMap((id) => [`start ${id}`, `end ${id}`]),
+    );
     expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toEqual([expect.stringContaining(`Skipped ${ABSENT_IMAGE}`)]);
     const statuses = events.filter((e) => e.type === 'status').map((e) => e.status.state);
     expect(statuses).toEqual(['provisioning', 'ready']);
@@ -87,13 +93,20 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
 
   it('kind load failing (multi-arch image under the containerd image store) is a note; the cluster starts and is kept', async () => {
     // kind's own error for that case, as reported in kubernetes-sigs/kind#4224 (see also #3795), node name ours.
-    const stderr = 'ERROR: failed to load image: command "docker exec --privileged -i dplab-iptables-control-plane ctr --namespace=k8s.io images import --all-platforms --digests --snapshotter=overlayfs -" failed with error: exit status 1\n\nCommand Output: ctr: content digest sha256:b1addbe72465a718643cff9e60a58e6df1841e29d6d7d60c9a85d8d72f08d1a7: not found\n';
+    const stderr =
+      'ERROR: failed to load image: command "docker exec --privileged -i dplab-iptables-control-plane ctr --namespace=k8s.io images import --all-platforms --digests --snapshotter=overlayfs -" failed with error: exit status 1\n\nCommand Output: ctr: content digest sha256:b1addbe72465a718643cff9e60a58e6df1841e29d6d7d60c9a85d8d72f08d1a7: not found\n';
     const { d, manager, events } = setup('iptables', [{ tool: 'kind', match: '^load docker-image ', stderr, exit: 1 }]);
     const status = await manager.ensure('iptables');
     expect(status.state).toBe('ready');
     expect(d.commandLines().some((l) => l.startsWith('kind delete'))).toBe(false);
     const notes = events.filter((e) => e.type === 'info').map((e) => e.message);
-    expect(notes).toContainEqual(expect.stringMatching(new RegExp(`^Could not preload ${PRESENT_IMAGE.replace(/[.]/g, '\\.')} \\(Command Output: ctr: content digest sha256:b1ad.*not found\\); the nodes will pull it`)));
+    expect(notes).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^Could not preload ${PRESENT_IMAGE.replace(/[.]/g, '\\.')} \\(Command Output: ctr: content digest sha256:b1ad.*not found\\); the nodes will pull it`,
+        ),
+      ),
+    );
   });
 
   it('reuses a healthy cluster without creating anything', async () => {
@@ -115,13 +128,23 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
   });
 
   it('replaces a broken leftover cluster', async () => {
-    const { d, manager } = setup('iptables', [{ tool: 'kubectl', match: ' get nodes -o json$', when: { created: 'yes', fixed: 'no' }, stdout: nodesJson('iptables', false), set: { fixed: 'yes' } }]);
+    const { d, manager } = setup('iptables', [
+      {
+        tool: 'kubectl',
+        match: ' get nodes -o json$',
+        when: { created: 'yes', fixed: 'no' },
+        stdout: nodesJson('iptables', false),
+        set: { fixed: 'yes' },
+      },
+    ]);
     d.setState({ created: 'yes', fixed: 'no' });
     mkdirSync(dirname(kubeconfigPath('iptables')), { recursive: true });
     writeFileSync(kubeconfigPath('iptables'), 'apiVersion: v1\n');
     await manager.ensure('iptables');
     const lines = d.commandLines();
-    expect(lines.findIndex((l) => l.startsWith('kind delete cluster'))).toBeLessThan(lines.findIndex((l) => l.startsWith('kind create cluster')));
+    expect(lines.findIndex((l) => l.startsWith('kind delete cluster'))).toBeLessThan(
+      lines.findIndex((l) => l.startsWith('kind create cluster')),
+    );
   });
 
   it('coalesces two concurrent ensure calls into one run', async () => {
@@ -156,14 +179,19 @@ describe('delete and status', () => {
     const all = await manager.statusAll();
     expect(all.map((s) => `${s.mode}:${s.state}`)).toEqual(['iptables:ready', 'ipvs:absent', 'nftables:absent', 'cilium:absent']);
     // One `kind get clusters` plus the nodes of the one existing cluster.
-    expect(d.commandLines().slice(before)).toEqual(['kind get clusters', `kubectl --kubeconfig ${kubeconfigPath('iptables')} get nodes -o json`]);
+    expect(d.commandLines().slice(before)).toEqual([
+      'kind get clusters',
+      `kubectl --kubeconfig ${kubeconfigPath('iptables')} get nodes -o json`,
+    ]);
     await manager.delete('iptables');
     expect(existsSync(kubeconfigPath('iptables'))).toBe(false);
     expect((await manager.status('iptables')).state).toBe('absent');
   });
 
   it('reports broken when nodes are not Ready', async () => {
-    const { d, manager } = setup('ipvs', [{ tool: 'kubectl', match: ' get nodes -o json$', when: { created: 'yes' }, stdout: nodesJson('ipvs', false) }]);
+    const { d, manager } = setup('ipvs', [
+      { tool: 'kubectl', match: ' get nodes -o json$', when: { created: 'yes' }, stdout: nodesJson('ipvs', false) },
+    ]);
     d.setState({ created: 'yes' });
     const s = await manager.status('ipvs');
     expect(s).toMatchObject({ state: 'broken', nodes: 3, readyNodes: 0 });
@@ -172,7 +200,12 @@ describe('delete and status', () => {
 
   it('status says plainly when the Docker daemon is down', async () => {
     const { manager } = setup('iptables', [
-      { tool: 'kind', match: '^get clusters$', stderr: `ERROR: failed to list clusters: command "docker ps -a" failed with error: exit status 1\nCommand Output: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n`, exit: 1 },
+      {
+        tool: 'kind',
+        match: '^get clusters$',
+        stderr: `ERROR: failed to list clusters: command "docker ps -a" failed with error: exit status 1\nCommand Output: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?\n`,
+        exit: 1,
+      },
     ]);
     const all = await manager.statusAll();
     expect(all.every((s) => s.state === 'absent' && /Docker daemon is not reachable/.test(s.error?.message ?? ''))).toBe(true);

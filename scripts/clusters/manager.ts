@@ -59,7 +59,9 @@ function baseStatus(mode: Mode, state: ClusterStatus['state']): ClusterStatus {
 
 function cancelled(mode: Mode, retained: boolean): DplabError {
   return new DplabError(`Starting the ${mode} cluster was cancelled.`, {
-    fix: retained ? `The half-made cluster was kept (--retain); remove it with \`dplab down ${mode}\`.` : `Nothing was left behind; start it again with \`dplab up ${mode}\`.`,
+    fix: retained
+      ? `The half-made cluster was kept (--retain); remove it with \`dplab down ${mode}\`.`
+      : `Nothing was left behind; start it again with \`dplab up ${mode}\`.`,
     status: 409,
   });
 }
@@ -155,7 +157,15 @@ export class ClusterManager {
     const runId = randomUUID().slice(0, 8);
     const provider = this.#provider(mode);
     const actions = provider.actions(mode);
-    const run: Run = { runId, controller: new AbortController(), progress: newProgress(runId, [...actions]), promise: Promise.resolve(baseStatus(mode, 'absent')), waiters: 0, provider, actions };
+    const run: Run = {
+      runId,
+      controller: new AbortController(),
+      progress: newProgress(runId, [...actions]),
+      promise: Promise.resolve(baseStatus(mode, 'absent')),
+      waiters: 0,
+      provider,
+      actions,
+    };
     this.#runs.set(mode, run);
     this.#lastProgress.set(mode, run.progress);
     this.#lastError.delete(mode);
@@ -215,7 +225,11 @@ export class ClusterManager {
         await action.run(ctx);
         st.end(true);
       } catch (err) {
-        const error = signal.aborted ? (signal.reason instanceof DplabError ? signal.reason : cancelled(mode, retain)) : actionFailure(action, ctx, err);
+        const error = signal.aborted
+          ? signal.reason instanceof DplabError
+            ? signal.reason
+            : cancelled(mode, retain)
+          : actionFailure(action, ctx, err);
         st.end(false, errorToJson(error));
         throw await this.#fail(mode, error, { created, retain, timeouts, provider: run.provider });
       } finally {
@@ -228,7 +242,11 @@ export class ClusterManager {
   }
 
   /** After a failure: remove the half-made cluster (unless retained), record and report the error. */
-  async #fail(mode: Mode, error: DplabError, o: { created: boolean; retain: boolean; timeouts: ProvisionTimeouts; provider: ClusterProvider }): Promise<DplabError> {
+  async #fail(
+    mode: Mode,
+    error: DplabError,
+    o: { created: boolean; retain: boolean; timeouts: ProvisionTimeouts; provider: ClusterProvider },
+  ): Promise<DplabError> {
     let final = error;
     if (o.created && !o.retain) {
       try {
@@ -238,19 +256,30 @@ export class ClusterManager {
       } catch (cleanupErr) {
         final = new DplabError(error.message, {
           fix: `${error.fix ? `${error.fix} ` : ''}Clean-up failed too: remove the leftover cluster with \`${o.provider.manualCleanup(mode)}\`.`,
-          details: [error.details, `Clean-up: ${cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr)}`].filter(Boolean).join('\n\n'),
+          details: [error.details, `Clean-up: ${cleanupErr instanceof Error ? cleanupErr.message : String(cleanupErr)}`]
+            .filter(Boolean)
+            .join('\n\n'),
           status: error.status,
         });
       }
     }
     this.#lastError.set(mode, errorToJson(final));
     const state = o.created && o.retain ? 'broken' : 'absent';
-    this.#emit({ type: 'status', mode, status: { ...baseStatus(mode, state), error: errorToJson(final), progress: this.#lastProgress.get(mode) } });
+    this.#emit({
+      type: 'status',
+      mode,
+      status: { ...baseStatus(mode, state), error: errorToJson(final), progress: this.#lastProgress.get(mode) },
+    });
     return final;
   }
 
   /** Does `dplab-<mode>` already exist, and is it healthy? Errors mean "unknown": the preflight explains them. */
-  async #probeExisting(mode: Mode, provider: ClusterProvider, timeouts: ProvisionTimeouts, signal: AbortSignal): Promise<'absent' | 'healthy' | 'unhealthy'> {
+  async #probeExisting(
+    mode: Mode,
+    provider: ClusterProvider,
+    timeouts: ProvisionTimeouts,
+    signal: AbortSignal,
+  ): Promise<'absent' | 'healthy' | 'unhealthy'> {
     try {
       const names = await provider.list({ timeoutMs: timeouts.quick, signal });
       if (!names.includes(clusterName(mode))) return 'absent';
@@ -285,21 +314,37 @@ export class ClusterManager {
         lists.set(p.id, { error: docker ?? errorToJson(err) });
       }
     }
-    return Promise.all(modes.map((mode) => {
-      const provider = providers.get(mode)!;
-      const l = lists.get(provider.id);
-      return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal);
-    }));
+    return Promise.all(
+      modes.map((mode) => {
+        const provider = providers.get(mode)!;
+        const l = lists.get(provider.id);
+        return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal);
+      }),
+    );
   }
 
-  async #statusOf(mode: Mode, provider: ClusterProvider, names: string[] | undefined, listError: ErrorJson | undefined, timeouts: ProvisionTimeouts, signal?: AbortSignal): Promise<ClusterStatus> {
+  async #statusOf(
+    mode: Mode,
+    provider: ClusterProvider,
+    names: string[] | undefined,
+    listError: ErrorJson | undefined,
+    timeouts: ProvisionTimeouts,
+    signal?: AbortSignal,
+  ): Promise<ClusterStatus> {
     const run = this.#runs.get(mode);
     if (run) return { ...baseStatus(mode, 'provisioning'), progress: run.progress };
     const last = { error: this.#lastError.get(mode), progress: this.#lastProgress.get(mode) };
     if (!names) return { ...baseStatus(mode, 'absent'), ...last, error: listError ?? last.error };
     if (!names.includes(clusterName(mode))) return { ...baseStatus(mode, 'absent'), ...last };
     if (provider.isComplete && !provider.isComplete(mode)) {
-      return { ...baseStatus(mode, 'broken'), progress: last.progress, error: { message: `${clusterName(mode)} was left half-made by an interrupted start.`, fix: `Start it again (\`dplab up ${mode}\` removes the leftovers first) or remove it: \`${provider.manualCleanup(mode)}\`.` } };
+      return {
+        ...baseStatus(mode, 'broken'),
+        progress: last.progress,
+        error: {
+          message: `${clusterName(mode)} was left half-made by an interrupted start.`,
+          fix: `Start it again (\`dplab up ${mode}\` removes the leftovers first) or remove it: \`${provider.manualCleanup(mode)}\`.`,
+        },
+      };
     }
     try {
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
@@ -310,11 +355,20 @@ export class ClusterManager {
         nodes: h.total,
         readyNodes: h.ready,
         progress: last.progress,
-        error: healthy ? undefined : { message: `${h.ready} of ${h.total} nodes are Ready (not ready: ${h.notReady.join(', ') || 'none registered'}).`, fix: `Wait a minute, or recreate it: \`dplab down ${mode}\` then \`dplab up ${mode}\`.` },
+        error: healthy
+          ? undefined
+          : {
+              message: `${h.ready} of ${h.total} nodes are Ready (not ready: ${h.notReady.join(', ') || 'none registered'}).`,
+              fix: `Wait a minute, or recreate it: \`dplab down ${mode}\` then \`dplab up ${mode}\`.`,
+            },
       };
     } catch (err) {
       if (signal?.aborted) throw err;
-      return { ...baseStatus(mode, 'broken'), progress: last.progress, error: { ...errorToJson(err), fix: `Recreate it: \`dplab down ${mode}\` then \`dplab up ${mode}\`.` } };
+      return {
+        ...baseStatus(mode, 'broken'),
+        progress: last.progress,
+        error: { ...errorToJson(err), fix: `Recreate it: \`dplab down ${mode}\` then \`dplab up ${mode}\`.` },
+      };
     }
   }
 }

@@ -21,10 +21,28 @@ export interface ModeInfo {
 }
 
 export const MODE_INFO: Readonly<Record<Mode, ModeInfo>> = {
-  iptables: { id: 'iptables', title: 'kube-proxy, iptables mode', proxyMode: 'iptables', podSubnet: '10.244.0.0/16', serviceSubnet: '10.96.0.0/16' },
+  iptables: {
+    id: 'iptables',
+    title: 'kube-proxy, iptables mode',
+    proxyMode: 'iptables',
+    podSubnet: '10.244.0.0/16',
+    serviceSubnet: '10.96.0.0/16',
+  },
   ipvs: { id: 'ipvs', title: 'kube-proxy, IPVS mode', proxyMode: 'ipvs', podSubnet: '10.245.0.0/16', serviceSubnet: '10.97.0.0/16' },
-  nftables: { id: 'nftables', title: 'kube-proxy, nftables mode', proxyMode: 'nftables', podSubnet: '10.246.0.0/16', serviceSubnet: '10.98.0.0/16' },
-  cilium: { id: 'cilium', title: 'Cilium kube-proxy replacement (eBPF)', proxyMode: null, podSubnet: '10.247.0.0/16', serviceSubnet: '10.99.0.0/16' },
+  nftables: {
+    id: 'nftables',
+    title: 'kube-proxy, nftables mode',
+    proxyMode: 'nftables',
+    podSubnet: '10.246.0.0/16',
+    serviceSubnet: '10.98.0.0/16',
+  },
+  cilium: {
+    id: 'cilium',
+    title: 'Cilium kube-proxy replacement (eBPF)',
+    proxyMode: null,
+    podSubnet: '10.247.0.0/16',
+    serviceSubnet: '10.99.0.0/16',
+  },
 };
 
 export function clusterName(mode: Mode): `dplab-${Mode}` {

@@ -23,7 +23,16 @@ afterEach(async () => {
 
 describe('probeFromOutside', () => {
   it('on a native Linux engine probes from the host, no docker exec into a node', async () => {
-    const d = installDoubles({ rules: [inspect, { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) }] }, {}, { DPLAB_PROBE_FROM: '' });
+    const d = installDoubles(
+      {
+        rules: [
+          inspect,
+          { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Ubuntu 24.04', Name: 'h', ServerVersion: '28' }) },
+        ],
+      },
+      {},
+      { DPLAB_PROBE_FROM: '' },
+    );
     expect(await probeRoute()).toBe(process.platform === 'linux' ? 'host' : 'helper');
     if (process.platform !== 'linux') return;
     const r = await clusterHandle('iptables').probeFromOutside('dplab-iptables-worker', port, '/x');
@@ -35,19 +44,47 @@ describe('probeFromOutside', () => {
   });
 
   it('on Docker Desktop probes from a helper container on the kind network', async () => {
-    const d = installDoubles({
-      rules: [
-        inspect,
-        { tool: 'docker', match: '^info ', stdout: JSON.stringify({ OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', ServerVersion: '28' }) },
-        { tool: 'docker', match: '^run --rm --network kind --entrypoint curl [\\s\\S]* http://127\\.0\\.0\\.1:30080/ok$', stdout: 'pod-a\n200' },
-        { tool: 'docker', match: '^run --rm --network kind ', stderr: 'curl: (28) Connection timed out after 3001 milliseconds\n', exit: 28 },
-      ],
-    }, {}, { DPLAB_PROBE_FROM: '' });
+    const d = installDoubles(
+      {
+        rules: [
+          inspect,
+          {
+            tool: 'docker',
+            match: '^info ',
+            stdout: JSON.stringify({ OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', ServerVersion: '28' }),
+          },
+          {
+            tool: 'docker',
+            match: '^run --rm --network kind --entrypoint curl [\\s\\S]* http://127\\.0\\.0\\.1:30080/ok$',
+            stdout: 'pod-a\n200',
+          },
+          {
+            tool: 'docker',
+            match: '^run --rm --network kind ',
+            stderr: 'curl: (28) Connection timed out after 3001 milliseconds\n',
+            exit: 28,
+          },
+        ],
+      },
+      {},
+      { DPLAB_PROBE_FROM: '' },
+    );
     expect(await probeRoute()).toBe('helper');
     const h = clusterHandle('cilium');
-    expect(await h.probeFromOutside('dplab-cilium-worker', 30080, '/ok')).toMatchObject({ from: 'helper-container', answered: true, status: 200, body: 'pod-a' });
-    expect(await h.probeFromOutside('dplab-cilium-worker2', 30080, '/none')).toMatchObject({ from: 'helper-container', answered: false, error: expect.stringMatching(/timed out/) });
-    expect(d.commandLines()).toContain(`docker run --rm --network kind --entrypoint curl ${NODE_IMAGE} -sS --max-time 3 -w \n%{http_code} http://127.0.0.1:30080/ok`);
+    expect(await h.probeFromOutside('dplab-cilium-worker', 30080, '/ok')).toMatchObject({
+      from: 'helper-container',
+      answered: true,
+      status: 200,
+      body: 'pod-a',
+    });
+    expect(await h.probeFromOutside('dplab-cilium-worker2', 30080, '/none')).toMatchObject({
+      from: 'helper-container',
+      answered: false,
+      error: expect.stringMatching(/timed out/),
+    });
+    expect(d.commandLines()).toContain(
+      `docker run --rm --network kind --entrypoint curl ${NODE_IMAGE} -sS --max-time 3 -w \n%{http_code} http://127.0.0.1:30080/ok`,
+    );
   });
 
   it('DPLAB_PROBE_FROM forces the route', async () => {

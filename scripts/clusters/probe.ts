@@ -84,7 +84,21 @@ export function probeFromHost(url: string, signal?: AbortSignal): Promise<ProbeR
 }
 
 export async function probeFromHelper(url: string, opts?: RunOptions): Promise<ProbeResult> {
-  const args = ['run', '--rm', '--network', KIND_NETWORK, '--entrypoint', 'curl', NODE_IMAGE, '-sS', '--max-time', String(PROBE_TIMEOUT_SECONDS), '-w', '\n%{http_code}', url];
+  const args = [
+    'run',
+    '--rm',
+    '--network',
+    KIND_NETWORK,
+    '--entrypoint',
+    'curl',
+    NODE_IMAGE,
+    '-sS',
+    '--max-time',
+    String(PROBE_TIMEOUT_SECONDS),
+    '-w',
+    '\n%{http_code}',
+    url,
+  ];
   try {
     const r = await run('docker', args, { timeoutMs: PROBE_TIMEOUT_SECONDS * 1000 + HELPER_OVERHEAD_MS, ...opts });
     const cut = r.stdout.lastIndexOf('\n');
@@ -100,4 +114,3 @@ export async function probeFromHelper(url: string, opts?: RunOptions): Promise<P
 export async function probeUrl(url: string, opts?: RunOptions): Promise<ProbeResult> {
   return (await probeRoute()) === 'host' ? probeFromHost(url, opts?.signal) : probeFromHelper(url, opts);
 }
-

@@ -24,7 +24,15 @@ export class ActionStatus {
   start(): void {
     this.entry.state = 'running';
     this.entry.startedAt = Date.now();
-    this.emit({ type: 'action', mode: this.mode, runId: this.runId, id: this.entry.id, title: this.entry.title, phase: 'start', at: this.entry.startedAt });
+    this.emit({
+      type: 'action',
+      mode: this.mode,
+      runId: this.runId,
+      id: this.entry.id,
+      title: this.entry.title,
+      phase: 'start',
+      at: this.entry.startedAt,
+    });
   }
 
   end(ok: boolean, error?: ErrorJson): void {

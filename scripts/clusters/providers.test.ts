@@ -7,7 +7,10 @@ import { providerFor } from './providers.ts';
 
 const saved = { provider: process.env.DPLAB_PROVIDER, state: process.env.DPLAB_STATE_DIR };
 afterEach(() => {
-  for (const [k, v] of [['DPLAB_PROVIDER', saved.provider], ['DPLAB_STATE_DIR', saved.state]] as const) {
+  for (const [k, v] of [
+    ['DPLAB_PROVIDER', saved.provider],
+    ['DPLAB_STATE_DIR', saved.state],
+  ] as const) {
     if (v === undefined) delete process.env[k];
     else process.env[k] = v;
   }

@@ -28,7 +28,8 @@ export function providerById(id: ProviderId): ClusterProvider {
 export function requestedProvider(): ProviderId | undefined {
   const v = process.env.DPLAB_PROVIDER;
   if (v === undefined || v === '') return undefined;
-  if (!isProviderId(v)) throw new DplabError(`DPLAB_PROVIDER="${v}" is not a cluster provider.`, { fix: `Use one of: ${PROVIDERS.join(', ')}.`, status: 400 });
+  if (!isProviderId(v))
+    throw new DplabError(`DPLAB_PROVIDER="${v}" is not a cluster provider.`, { fix: `Use one of: ${PROVIDERS.join(', ')}.`, status: 400 });
   return v;
 }
 

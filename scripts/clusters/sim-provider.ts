@@ -11,7 +11,17 @@ import { CommandError, run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { projectRoot, stateDir } from '../paths.ts';
 import { ensureSimBinaries, simBinDir } from '../sim/build.ts';
-import { createNetwork, deleteSimCluster, readSimRecord, writeRecord, routePodCidrs, startDns, startKubelets, startKubeProxies, startSimControlPlane } from '../sim/cluster.ts';
+import {
+  createNetwork,
+  deleteSimCluster,
+  readSimRecord,
+  writeRecord,
+  routePodCidrs,
+  startDns,
+  startKubelets,
+  startKubeProxies,
+  startSimControlPlane,
+} from '../sim/cluster.ts';
 import { isSimMode, simLayout, simUnsupported, type SimLayout } from '../sim/layout.ts';
 import { inNode } from '../sim/network.ts';
 import { ACTIONS, type Action, type ProvisionContext } from './actions.ts';
@@ -43,7 +53,8 @@ function layoutOf(ctx: ProvisionContext): SimLayout {
   return simLayout(ctx.mode);
 }
 
-const logs = (ctx: ProvisionContext) => `See the logs under ${join(simLayout(ctx.mode).dir, 'logs')} (and control-plane/logs); \`dplab up ${ctx.mode} --provider sim --retain\` keeps them.`;
+const logs = (ctx: ProvisionContext) =>
+  `See the logs under ${join(simLayout(ctx.mode).dir, 'logs')} (and control-plane/logs); \`dplab up ${ctx.mode} --provider sim --retain\` keeps them.`;
 
 const nodesReady = ACTIONS.find((a) => a.id === 'nodes-ready')!;
 
@@ -53,9 +64,23 @@ export const SIM_ACTIONS: readonly Action[] = [
     title: 'Check Linux, root and the network tools',
     async run(ctx) {
       if (!isSimMode(ctx.mode)) throw simUnsupported(ctx.mode);
-      if (process.platform !== 'linux') throw new DplabError('The sim provider needs Linux (network namespaces, iptables/nftables).', { fix: 'Use the kind provider (Docker) on this machine.', status: 409 });
-      if (process.getuid?.() !== 0) throw new DplabError('The sim provider needs root: it creates network namespaces, a bridge and kube-proxy rules.', { fix: `Run it as root (\`sudo -E npm run dplab -- up ${ctx.mode} --provider sim\`).`, status: 409 });
-      for (const [tool, args] of [['ip', ['-V']], ['openssl', ['version']], ['curl', ['--version']], [ctx.mode === 'nftables' ? 'nft' : 'iptables', ['--version']]] as const) await requireTool(tool, [...args], ctx.signal);
+      if (process.platform !== 'linux')
+        throw new DplabError('The sim provider needs Linux (network namespaces, iptables/nftables).', {
+          fix: 'Use the kind provider (Docker) on this machine.',
+          status: 409,
+        });
+      if (process.getuid?.() !== 0)
+        throw new DplabError('The sim provider needs root: it creates network namespaces, a bridge and kube-proxy rules.', {
+          fix: `Run it as root (\`sudo -E npm run dplab -- up ${ctx.mode} --provider sim\`).`,
+          status: 409,
+        });
+      for (const [tool, args] of [
+        ['ip', ['-V']],
+        ['openssl', ['version']],
+        ['curl', ['--version']],
+        [ctx.mode === 'nftables' ? 'nft' : 'iptables', ['--version']],
+      ] as const)
+        await requireTool(tool, [...args], ctx.signal);
     },
   },
   {
@@ -96,7 +121,11 @@ export const SIM_ACTIONS: readonly Action[] = [
     fix: logs,
     async run(ctx) {
       const cidrs = await routePodCidrs(layoutOf(ctx), simBinDir(), ctx.signal);
-      ctx.note(`Pod CIDRs: ${Object.entries(cidrs).map(([n, c]) => `${n} ${c}`).join(', ')}.`);
+      ctx.note(
+        `Pod CIDRs: ${Object.entries(cidrs)
+          .map(([n, c]) => `${n} ${c}`)
+          .join(', ')}.`,
+      );
     },
   },
   {
@@ -134,7 +163,10 @@ export const simProvider: ClusterProvider = {
   },
   async exportKubeconfig(mode) {
     if (!existsSync(kubeconfigPath(mode))) {
-      throw new DplabError(`The sim cluster ${clusterName(mode)} has no kubeconfig any more.`, { fix: `Recreate it: \`dplab down ${mode} --provider sim\` then \`dplab up ${mode} --provider sim\`.`, status: 409 });
+      throw new DplabError(`The sim cluster ${clusterName(mode)} has no kubeconfig any more.`, {
+        fix: `Recreate it: \`dplab down ${mode} --provider sim\` then \`dplab up ${mode} --provider sim\`.`,
+        status: 409,
+      });
     }
   },
   async delete(mode) {
@@ -146,7 +178,11 @@ export const simProvider: ClusterProvider = {
     const known = () => {
       if (!isSimMode(mode)) throw simUnsupported(mode);
       const layout = simLayout(mode);
-      if (!readSimRecord(layout)) throw new DplabError(`The sim cluster ${clusterName(mode)} is not running.`, { fix: `Start it with \`dplab up ${mode} --provider sim\`.`, status: 409 });
+      if (!readSimRecord(layout))
+        throw new DplabError(`The sim cluster ${clusterName(mode)} is not running.`, {
+          fix: `Start it with \`dplab up ${mode} --provider sim\`.`,
+          status: 409,
+        });
       return layout;
     };
     const node = (name: string) => {

@@ -43,8 +43,14 @@ export const CILIUM_HELM_REPO = 'https://helm.cilium.io';
 
 /** Compare dotted versions ("0.23.0" vs "0.31"); missing parts count as 0. */
 export function compareVersions(a: string, b: string): number {
-  const pa = a.replace(/^v/, '').split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
-  const pb = b.replace(/^v/, '').split(/[.+-]/).map((p) => Number.parseInt(p, 10) || 0);
+  const pa = a
+    .replace(/^v/, '')
+    .split(/[.+-]/)
+    .map((p) => Number.parseInt(p, 10) || 0);
+  const pb = b
+    .replace(/^v/, '')
+    .split(/[.+-]/)
+    .map((p) => Number.parseInt(p, 10) || 0);
   for (let i = 0; i < Math.max(pa.length, pb.length, 3); i++) {
     const d = (pa[i] ?? 0) - (pb[i] ?? 0);
     if (d !== 0) return Math.sign(d);

@@ -32,7 +32,10 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Call `attempt` until it returns `{ done: true, value }` or time runs out. `seen` of the last
  * attempt goes into the timeout error's details, so "never became ready" says what it saw.
  */
-export async function waitUntil<T>(attempt: () => Promise<{ done: true; value: T } | { done: false; seen: string }>, opts: WaitOptions): Promise<T> {
+export async function waitUntil<T>(
+  attempt: () => Promise<{ done: true; value: T } | { done: false; seen: string }>,
+  opts: WaitOptions,
+): Promise<T> {
   const deadline = Date.now() + opts.timeoutMs;
   let lastSeen: string;
   for (;;) {
@@ -44,5 +47,9 @@ export async function waitUntil<T>(attempt: () => Promise<{ done: true; value: T
     if (left <= 0) break;
     await sleep(Math.min(opts.intervalMs, left), opts.signal);
   }
-  throw new DplabError(`Timed out after ${Math.round(opts.timeoutMs / 1000)} s waiting for ${opts.what}.`, { fix: opts.fix, details: lastSeen ? `Last seen:\n${lastSeen}` : undefined, status: 504 });
+  throw new DplabError(`Timed out after ${Math.round(opts.timeoutMs / 1000)} s waiting for ${opts.what}.`, {
+    fix: opts.fix,
+    details: lastSeen ? `Last seen:\n${lastSeen}` : undefined,
+    status: 504,
+  });
 }

@@ -18,7 +18,10 @@ export function benchNames(): string[] {
 /** Each benchmark runs as its own Node process (under tsx), so one cannot skew the next. */
 function runBench(name: string, args: string[]): Promise<number> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, `${name}.ts`), ...args], { cwd: projectRoot, stdio: 'inherit' });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, `${name}.ts`), ...args], {
+      cwd: projectRoot,
+      stdio: 'inherit',
+    });
     child.on('exit', (code) => resolve(code ?? 1));
     child.on('error', () => resolve(1));
   });

@@ -12,7 +12,8 @@ export const CHECK_EXIT = { pass: 0, fail: 1, error: 3 } as const;
 export const check: Command = {
   name: 'check',
   summary: "Check a lab step (or every step in order) against the lab's cluster",
-  usage: 'dplab check <lab> [<step>] [--mode <mode>] [--json] [--verbose]\n  exit code 0: passed, 1: not done yet, 3: the cluster could not be checked',
+  usage:
+    'dplab check <lab> [<step>] [--mode <mode>] [--json] [--verbose]\n  exit code 0: passed, 1: not done yet, 3: the cluster could not be checked',
   async run(argv, ctx: CommandContext) {
     const out = ctx.stdout;
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' }, json: { type: 'boolean' } });
@@ -32,7 +33,14 @@ export const check: Command = {
       if (r.status !== 'pass') break;
     }
     const skipped = steps.length - results.length;
-    if (values.json) out.write(`${JSON.stringify(results.map(({ observations: _o, ...r }) => r), null, 2)}\n`);
+    if (values.json)
+      out.write(
+        `${JSON.stringify(
+          results.map(({ observations: _o, ...r }) => r),
+          null,
+          2,
+        )}\n`,
+      );
     else if (skipped) out.write(`  (${skipped} later step${skipped === 1 ? '' : 's'} not checked)\n`);
     const worst = results.find((r) => r.status === 'error') ?? results.find((r) => r.status === 'fail');
     return CHECK_EXIT[worst?.status ?? 'pass'];

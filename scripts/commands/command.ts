@@ -31,7 +31,12 @@ import { DplabError } from '../errors.ts';
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** node:util parseArgs, with usage mistakes turned into a friendly error that shows the usage. */
-export function parseFlags<O extends Options>(command: Pick<Command, 'name' | 'usage'>, argv: string[], options: O, allowPositionals = true) {
+export function parseFlags<O extends Options>(
+  command: Pick<Command, 'name' | 'usage'>,
+  argv: string[],
+  options: O,
+  allowPositionals = true,
+) {
   try {
     return parseArgs({ args: argv, options, allowPositionals, strict: true });
   } catch (err) {

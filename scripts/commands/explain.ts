@@ -1,8 +1,18 @@
 import { readFile } from 'node:fs/promises';
 import { DplabError } from '../errors.ts';
 import {
-  FORMATS, ParseError, commandsToRead, findFrontend, findService, isFormat, parse, toJson, toMermaid, toText,
-  type Format, type ParseOptions,
+  FORMATS,
+  ParseError,
+  commandsToRead,
+  findFrontend,
+  findService,
+  isFormat,
+  parse,
+  toJson,
+  toMermaid,
+  toText,
+  type Format,
+  type ParseOptions,
 } from '../dataplane/index.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
@@ -25,8 +35,15 @@ export const explain: Command = {
   usage: USAGE,
   async run(argv) {
     const { values, positionals } = parseFlags(explain, argv, {
-      input: { type: 'string' }, format: { type: 'string' }, service: { type: 'string' }, frontend: { type: 'string' },
-      json: { type: 'boolean' }, mermaid: { type: 'boolean' }, names: { type: 'string' }, hz: { type: 'string' }, node: { type: 'string' },
+      input: { type: 'string' },
+      format: { type: 'string' },
+      service: { type: 'string' },
+      frontend: { type: 'string' },
+      json: { type: 'boolean' },
+      mermaid: { type: 'boolean' },
+      names: { type: 'string' },
+      hz: { type: 'string' },
+      node: { type: 'string' },
       'service-cidr': { type: 'string' },
     });
     if (!values.input) {
@@ -35,7 +52,8 @@ export const explain: Command = {
     }
     if (positionals.length) throw usageError(explain, `unexpected argument "${positionals[0]}".`);
     if (!values.format || !isFormat(values.format)) throw usageError(explain, `--format must be one of ${FORMATS.join(', ')}.`);
-    if (Boolean(values.service) === Boolean(values.frontend)) throw usageError(explain, 'give exactly one of --service <ns/name> or --frontend <ip:port>.');
+    if (Boolean(values.service) === Boolean(values.frontend))
+      throw usageError(explain, 'give exactly one of --service <ns/name> or --frontend <ip:port>.');
     if (values.json && values.mermaid) throw usageError(explain, '--json and --mermaid cannot be combined.');
     const format: Format = values.format;
     const opts: ParseOptions = {};
@@ -47,7 +65,11 @@ export const explain: Command = {
     }
     if (values['service-cidr'] !== undefined) {
       const cidrs = values['service-cidr'].split(',').map((c) => c.trim());
-      if (!cidrs.every(isCidr)) throw usageError(explain, '--service-cidr must be CIDRs such as 10.96.0.0/16 or fd00:10:96::/112 (comma-separated for dual-stack).');
+      if (!cidrs.every(isCidr))
+        throw usageError(
+          explain,
+          '--service-cidr must be CIDRs such as 10.96.0.0/16 or fd00:10:96::/112 (comma-separated for dual-stack).',
+        );
       opts.serviceCidr = cidrs;
     }
     const text = await readInput(values.input);
@@ -57,7 +79,9 @@ export const explain: Command = {
     } catch (err) {
       if (err instanceof ParseError) {
         throw new DplabError(`${values.input} is not ${format} output this parser understands`, {
-          details: err.message, fix: `Check --format; the file should be the output of: ${commandsToRead(format).join(' ')}`, status: 400,
+          details: err.message,
+          fix: `Check --format; the file should be the output of: ${commandsToRead(format).join(' ')}`,
+          status: 400,
         });
       }
       throw err;
@@ -67,7 +91,9 @@ export const explain: Command = {
       const what = values.service ? `Service ${values.service}` : `frontend ${values.frontend}`;
       const known = model.services.map((s) => s.service).filter((s): s is string => s !== null);
       throw new DplabError(`${what} is not in ${values.input}`, {
-        fix: known.length ? `Services present: ${[...new Set(known)].join(', ')}` : 'This output does not name Services: use --frontend <ip:port> or --names.',
+        fix: known.length
+          ? `Services present: ${[...new Set(known)].join(', ')}`
+          : 'This output does not name Services: use --frontend <ip:port> or --names.',
         details: 'Headless Services (clusterIP: None) never appear: no proxy rules are written for them.',
         status: 404,
       });
@@ -79,14 +105,33 @@ export const explain: Command = {
 };
 
 /** The live form: the same output as the file form, read from a running cluster's node. */
-async function explainLiveCommand(modeArg: string, service: string, values: { json?: boolean; mermaid?: boolean; node?: string; format?: string; service?: string; frontend?: string; names?: string; hz?: string; 'service-cidr'?: string }): Promise<number> {
+async function explainLiveCommand(
+  modeArg: string,
+  service: string,
+  values: {
+    json?: boolean;
+    mermaid?: boolean;
+    node?: string;
+    format?: string;
+    service?: string;
+    frontend?: string;
+    names?: string;
+    hz?: string;
+    'service-cidr'?: string;
+  },
+): Promise<number> {
   const mode = parseModeArg(explain, modeArg);
-  if (!isServiceRef(service)) throw usageError(explain, `"${service.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`);
+  if (!isServiceRef(service))
+    throw usageError(explain, `"${service.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`);
   const fileOnly = (['format', 'service', 'frontend', 'names', 'hz', 'service-cidr'] as const).find((k) => values[k] !== undefined);
   if (fileOnly) throw usageError(explain, `--${fileOnly} belongs to the --input form; the live form reads the format of the mode itself.`);
   if (values.json && values.mermaid) throw usageError(explain, '--json and --mermaid cannot be combined.');
   const r = await explainLive(mode, service, { node: values.node });
-  const out = values.json ? `${JSON.stringify({ service: r.service, frontends: r.frontends }, null, 2)}\n` : values.mermaid ? r.mermaid : `${r.node}, ${r.format}:\n${r.text}`;
+  const out = values.json
+    ? `${JSON.stringify({ service: r.service, frontends: r.frontends }, null, 2)}\n`
+    : values.mermaid
+      ? r.mermaid
+      : `${r.node}, ${r.format}:\n${r.text}`;
   process.stdout.write(out);
   return 0;
 }

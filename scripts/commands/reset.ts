@@ -7,7 +7,7 @@ import { resetLab } from '../labs/reset.ts';
 
 export const reset: Command = {
   name: 'reset',
-  summary: "Reset a lab: recreate its namespace and setup (optionally solved up to a step)",
+  summary: 'Reset a lab: recreate its namespace and setup (optionally solved up to a step)',
   usage: 'dplab reset <lab> [--step <step>] [--mode <mode>]',
   async run(argv) {
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' }, step: { type: 'string' } });

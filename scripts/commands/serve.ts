@@ -34,17 +34,25 @@ export const serve: Command = {
   usage:
     'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
   async run(argv) {
-    const { values } = parseFlags(this, argv, {
-      host: { type: 'string' },
-      port: { type: 'string' },
-      'allow-host': { type: 'string', multiple: true },
-      'max-terminals': { type: 'string' },
-      'build-if-needed': { type: 'boolean' },
-    }, false);
-    const allowHosts = [...(values['allow-host'] ?? []), ...(process.env.DPLAB_ALLOW_HOSTS ?? '').split(',')].map((h) => h.trim()).filter(Boolean);
+    const { values } = parseFlags(
+      this,
+      argv,
+      {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'allow-host': { type: 'string', multiple: true },
+        'max-terminals': { type: 'string' },
+        'build-if-needed': { type: 'boolean' },
+      },
+      false,
+    );
+    const allowHosts = [...(values['allow-host'] ?? []), ...(process.env.DPLAB_ALLOW_HOSTS ?? '').split(',')]
+      .map((h) => h.trim())
+      .filter(Boolean);
     for (const h of allowHosts) {
       // A name, an IPv4 or a bare IPv6 address: the Host header is matched as `name:port`.
-      if (!/^[A-Za-z0-9.-]+$|^[0-9A-Fa-f:]+$/.test(h)) throw usageError(this, `--allow-host takes a host name or address without port or scheme, got "${h}".`);
+      if (!/^[A-Za-z0-9.-]+$|^[0-9A-Fa-f:]+$/.test(h))
+        throw usageError(this, `--allow-host takes a host name or address without port or scheme, got "${h}".`);
     }
     const maxText = values['max-terminals'] ?? process.env.DPLAB_MAX_TERMINALS;
     const maxTerminals = maxText === undefined ? undefined : Number(maxText);

@@ -8,12 +8,17 @@ export const simBuild: Command = {
   usage: `dplab sim-build [--only <name,…>]\n  components: ${SIM_COMPONENTS.map((c) => c.name).join(', ')}\n  cache: $DPLAB_SIM_CACHE or ~/.cache/dplab/sim`,
   async run(argv) {
     const { values } = parseFlags(simBuild, argv, { only: { type: 'string' } }, false);
-    const only = values.only?.split(',').map((s) => s.trim()).filter(Boolean);
+    const only = values.only
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const unknown = only?.filter((n) => !SIM_COMPONENTS.some((c) => c.name === n)) ?? [];
     if (unknown.length) throw usageError(simBuild, `unknown component ${unknown.join(', ')}`);
     const started = Date.now();
     const r = await ensureSimBinaries({ only, onProgress: (l) => process.stderr.write(`… ${l}\n`) });
-    process.stdout.write(`${r.binDir}: built ${r.built.length ? r.built.join(', ') : 'nothing'}, reused ${r.reused.length ? r.reused.join(', ') : 'nothing'} (${Math.round((Date.now() - started) / 1000)} s).\n`);
+    process.stdout.write(
+      `${r.binDir}: built ${r.built.length ? r.built.join(', ') : 'nothing'}, reused ${r.reused.length ? r.reused.join(', ') : 'nothing'} (${Math.round((Date.now() - started) / 1000)} s).\n`,
+    );
     return 0;
   },
 };

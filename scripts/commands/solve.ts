@@ -17,7 +17,9 @@ export const solve: Command = {
     const mode = chooseMode(lab, values.mode);
     process.stdout.write(`Applying the solution of ${lab.id} / ${step.id} on the ${mode} cluster:\n`);
     const r = await applySolution(lab, step, mode);
-    process.stdout.write(`${r.commands.map((c) => `$ ${c}`).join('\n')}\n${r.output}${r.output.endsWith('\n') || !r.output ? '' : '\n'}Done in ${(r.durationMs / 1000).toFixed(1)} s. Check it: dplab check ${lab.id} ${step.id} --mode ${mode}\n`);
+    process.stdout.write(
+      `${r.commands.map((c) => `$ ${c}`).join('\n')}\n${r.output}${r.output.endsWith('\n') || !r.output ? '' : '\n'}Done in ${(r.durationMs / 1000).toFixed(1)} s. Check it: dplab check ${lab.id} ${step.id} --mode ${mode}\n`,
+    );
     return 0;
   },
 };

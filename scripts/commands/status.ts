@@ -3,14 +3,32 @@ import { sharedClusterManager } from '../runner/services.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 
 function table(statuses: ClusterStatus[]): string {
-  const rows = statuses.map((s) => [s.mode, s.state, s.state === 'absent' ? '-' : `${s.readyNodes}/${s.nodes}`, s.proxyMode, s.state === 'absent' ? '' : s.kubeconfig]);
+  const rows = statuses.map((s) => [
+    s.mode,
+    s.state,
+    s.state === 'absent' ? '-' : `${s.readyNodes}/${s.nodes}`,
+    s.proxyMode,
+    s.state === 'absent' ? '' : s.kubeconfig,
+  ]);
   const head = ['MODE', 'STATE', 'NODES', 'DATAPLANE', 'KUBECONFIG'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   const out = [line(head), ...rows.map(line)];
   // One explanation per distinct problem (a stopped daemon affects every mode alike).
   const errors = [...new Map(statuses.filter((s) => s.error).map((s) => [s.error!.message, s])).values()];
-  for (const s of errors) out.push('', `${statuses.filter((x) => x.error?.message === s.error!.message).map((x) => x.mode).join(', ')}: ${s.error!.message}`, ...(s.error!.fix ? [`Fix: ${s.error!.fix}`] : []));
+  for (const s of errors)
+    out.push(
+      '',
+      `${statuses
+        .filter((x) => x.error?.message === s.error!.message)
+        .map((x) => x.mode)
+        .join(', ')}: ${s.error!.message}`,
+      ...(s.error!.fix ? [`Fix: ${s.error!.fix}`] : []),
+    );
   return out.join('\n');
 }
 

@@ -25,9 +25,15 @@ export const up: Command = {
     };
     process.on('SIGINT', onSigint);
     try {
-      const status = await sharedClusterManager().ensure(mode, { retain: values.retain, signal: controller.signal, onEvent: printer.onEvent });
+      const status = await sharedClusterManager().ensure(mode, {
+        retain: values.retain,
+        signal: controller.signal,
+        onEvent: printer.onEvent,
+      });
       printer.dispose();
-      process.stdout.write(`The ${mode} cluster (${status.name}) is ready: ${status.readyNodes}/${status.nodes} nodes Ready.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`);
+      process.stdout.write(
+        `The ${mode} cluster (${status.name}) is ready: ${status.readyNodes}/${status.nodes} nodes Ready.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`,
+      );
       return 0;
     } finally {
       printer.dispose();

@@ -12,10 +12,12 @@ import type { Mode } from '../clusters/modes.ts';
 export const verifyLabsCommand: Command = {
   name: 'verify-labs',
   summary: 'Author check: per lab, mode and step, setup → check fails → solve → check passes',
-  usage: 'dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n  --record writes each check\'s observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed',
+  usage:
+    "dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n  --record writes each check's observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed",
   async run(argv) {
     const { values } = parseFlags(this, argv, { lab: { type: 'string' }, mode: { type: 'string' }, record: { type: 'boolean' } }, false);
-    if (values.mode !== undefined && !isMode(values.mode)) throw usageError(this, `unknown mode "${values.mode}"; known: ${MODES.join(', ')}`);
+    if (values.mode !== undefined && !isMode(values.mode))
+      throw usageError(this, `unknown mode "${values.mode}"; known: ${MODES.join(', ')}`);
     const labs = values.lab ? [requireLab(values.lab)] : loadLabs();
     let modes: readonly Mode[] | undefined = values.mode && isMode(values.mode) ? [values.mode] : undefined;
     if (requestedProvider() === 'sim') {
@@ -35,7 +37,11 @@ export const verifyLabsCommand: Command = {
     for (const r of report.rows.filter((x) => x.breach)) process.stdout.write(`✗ ${r.lab} / ${r.mode} / ${r.step}: ${r.breach}\n`);
     if (report.rows.length === 0) process.stdout.write('No lab runs on the chosen mode.\n');
     const breaches = report.rows.filter((r) => r.breach).length;
-    process.stdout.write(report.ok ? `Contract holds for ${report.rows.length} step runs.${values.record ? ' Observations recorded.' : ''}\n` : `${breaches} contract breach${breaches === 1 ? '' : 'es'}.\n`);
+    process.stdout.write(
+      report.ok
+        ? `Contract holds for ${report.rows.length} step runs.${values.record ? ' Observations recorded.' : ''}\n`
+        : `${breaches} contract breach${breaches === 1 ? '' : 'es'}.\n`,
+    );
     return report.ok ? 0 : 1;
   },
 };

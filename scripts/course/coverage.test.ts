@@ -56,9 +56,7 @@ describe.each(lessons.map((l) => [l.file, l] as const))('lesson %s', (_file, les
 
   it('draws at least one diagram with the Diagram component', () => {
     expect(lesson.body, 'no <Diagram …/> in the lesson').toMatch(/<Diagram\b/);
-    expect(lesson.body, '<Diagram> is used but not imported').toMatch(
-      /^import Diagram from ['"][./]+components\/Diagram\.astro['"];?$/m,
-    );
+    expect(lesson.body, '<Diagram> is used but not imported').toMatch(/^import Diagram from ['"][./]+components\/Diagram\.astro['"];?$/m);
   });
 
   it('ends with a Recap section', () => {

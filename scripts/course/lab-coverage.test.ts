@@ -34,7 +34,9 @@ describe('lab coverage', () => {
     const unknown = LAB_MODULES.flatMap((m) => {
       const def = m.definition as { concepts?: unknown[]; steps?: { id?: string; concepts?: unknown[] }[] };
       const own = (def.concepts ?? []).filter((c) => typeof c !== 'string' || !isConceptId(c)).map((c) => `${m.folder}: ${String(c)}`);
-      const steps = (def.steps ?? []).flatMap((s) => (s.concepts ?? []).filter((c) => typeof c !== 'string' || !isConceptId(c)).map((c) => `${m.folder}/${s.id}: ${String(c)}`));
+      const steps = (def.steps ?? []).flatMap((s) =>
+        (s.concepts ?? []).filter((c) => typeof c !== 'string' || !isConceptId(c)).map((c) => `${m.folder}/${s.id}: ${String(c)}`),
+      );
       return [...own, ...steps];
     });
     expect(unknown, `unknown concept ids: ${unknown.join('; ')}`).toEqual([]);

@@ -78,7 +78,6 @@ export function lessonConcepts(pages: readonly DocPage[] = readDocPages()): Map<
   return taught;
 }
 
-
 export function diagramSources(page: DocPage): string[] {
   return [...page.body.matchAll(/<Diagram\b[^>]*?\bcode=\{`([\s\S]*?)`\}/g)].map((m) => m[1]!);
 }

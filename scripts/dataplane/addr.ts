@@ -31,8 +31,11 @@ export function normaliseIpv6(s: string): string | null {
   const groups = [...head, ...Array(halves.length === 2 ? missing : 0).fill('0'), ...tail].map((g) => parseInt(g, 16).toString(16));
   // The longest run of two or more zero groups becomes "::" (the first, on a tie).
   let best = { at: -1, len: 0 };
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== '0') { i++; continue; }
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && groups[j] === '0') j++;
     if (j - i > best.len && j - i >= 2) best = { at: i, len: j - i };
@@ -106,7 +109,8 @@ function ipv6ToBigInt(ip: string): bigint | null {
   if (!full) return null;
   const [head, tail = null] = full.split('::');
   const parts = (h: string) => (h === '' ? [] : h.split(':'));
-  const groups = tail === null ? parts(head) : [...parts(head), ...Array(8 - parts(head).length - parts(tail).length).fill('0'), ...parts(tail)];
+  const groups =
+    tail === null ? parts(head) : [...parts(head), ...Array(8 - parts(head).length - parts(tail).length).fill('0'), ...parts(tail)];
   return groups.reduce((acc, g) => (acc << 16n) + BigInt(parseInt(g, 16)), 0n);
 }
 

@@ -34,10 +34,7 @@ export class ModelBuilder {
   }
 }
 
-export function backendsWithShares(
-  list: Array<Omit<Backend, 'share'>>,
-  shares: number[],
-): Backend[] {
+export function backendsWithShares(list: Array<Omit<Backend, 'share'>>, shares: number[]): Backend[] {
   return list.map((b, i) => ({ ...b, share: shares[i] ?? 0 }));
 }
 

@@ -10,45 +10,62 @@ const text = (...rows: string[]) => `${[HEADER, ...rows].join('\n')}\n`;
 
 describe('cilium-dbg service list (text)', () => {
   it('models LocalRedirect and HostPort rows instead of dropping them', () => {
-    const model = parse('cilium', text(
-      '0.0.0.0:8080/TCP         HostPort        1 => 10.244.1.7:80/TCP (active)',
-      '10.96.0.10:53/UDP        LocalRedirect   1 => 10.244.1.9:53/UDP (active)',
-      '10.96.0.10:53/TCP        ClusterIP       1 => 10.244.0.2:53/TCP (active)',
-    ));
+    const model = parse(
+      'cilium',
+      text(
+        '0.0.0.0:8080/TCP         HostPort        1 => 10.244.1.7:80/TCP (active)',
+        '10.96.0.10:53/UDP        LocalRedirect   1 => 10.244.1.9:53/UDP (active)',
+        '10.96.0.10:53/TCP        ClusterIP       1 => 10.244.0.2:53/TCP (active)',
+      ),
+    );
     const types = model.services.flatMap((s) => s.frontends.map((f) => `${f.type} ${f.ip}:${f.port}/${f.protocol}`));
-    expect(types).toEqual(expect.arrayContaining(['HostPort 0.0.0.0:8080/TCP', 'LocalRedirect 10.96.0.10:53/UDP', 'ClusterIP 10.96.0.10:53/TCP']));
+    expect(types).toEqual(
+      expect.arrayContaining(['HostPort 0.0.0.0:8080/TCP', 'LocalRedirect 10.96.0.10:53/UDP', 'ClusterIP 10.96.0.10:53/TCP']),
+    );
     expect(model.notes).toBeUndefined();
   });
 
   it('a type it does not know is left out with a note naming it and its line, and the rest is read', () => {
-    const model = parse('cilium', text(
-      '10.96.0.1:443/TCP        ClusterIP       1 => 172.18.0.2:6443/TCP (active)',
-      '10.96.7.7:80/TCP         NONE            1 => 10.244.1.2:80/TCP (active)',
-      '10.96.45.112:80/TCP      ClusterIP       1 => 10.244.1.2:8080/TCP (active)',
-    ));
+    const model = parse(
+      'cilium',
+      text(
+        '10.96.0.1:443/TCP        ClusterIP       1 => 172.18.0.2:6443/TCP (active)',
+        '10.96.7.7:80/TCP         NONE            1 => 10.244.1.2:80/TCP (active)',
+        '10.96.45.112:80/TCP      ClusterIP       1 => 10.244.1.2:8080/TCP (active)',
+      ),
+    );
     expect(model.services.flatMap((s) => s.frontends.map((f) => f.ip))).toEqual(expect.arrayContaining(['10.96.0.1', '10.96.45.112']));
     expect(model.services.flatMap((s) => s.frontends.map((f) => f.ip))).not.toContain('10.96.7.7');
     expect(model.notes).toEqual(['line 3: service type "NONE" is not one this parser knows; that frontend is left out']);
   });
 
   it('externalTrafficPolicy Local: the external NodePort has the local subset, its /i twin all; only the external one is local', () => {
-    const model = parse('cilium', text(
-      '0.0.0.0:30080/TCP        NodePort        1 => 10.244.1.2:8080/TCP (active)',
-      '0.0.0.0:30080/TCP/i      NodePort        1 => 10.244.1.2:8080/TCP (active)',
-      '                                         2 => 10.244.2.2:8080/TCP (active)',
-    ));
+    const model = parse(
+      'cilium',
+      text(
+        '0.0.0.0:30080/TCP        NodePort        1 => 10.244.1.2:8080/TCP (active)',
+        '0.0.0.0:30080/TCP/i      NodePort        1 => 10.244.1.2:8080/TCP (active)',
+        '                                         2 => 10.244.2.2:8080/TCP (active)',
+      ),
+    );
     const np = findFrontend(model, '172.18.0.3:30080')?.frontends;
     expect(np).toHaveLength(1);
     expect(np?.[0]).toMatchObject({ ip: '0.0.0.0', localOnly: true, dropsWithoutLocalEndpoints: false });
   });
 
   it('internalTrafficPolicy Local, externalTrafficPolicy Cluster: the twin is the local side, the external NodePort is not local', () => {
-    const model = parse('cilium', text(
-      '0.0.0.0:30080/TCP        NodePort        1 => 10.244.1.2:8080/TCP (active)',
-      '                                         2 => 10.244.2.2:8080/TCP (active)',
-      '0.0.0.0:30080/TCP/i      NodePort        1 => 10.244.1.2:8080/TCP (active)',
-    ));
-    expect(findFrontend(model, '0.0.0.0:30080')?.frontends[0]).toMatchObject({ localOnly: false, backends: [{ ip: '10.244.1.2' }, { ip: '10.244.2.2' }] });
+    const model = parse(
+      'cilium',
+      text(
+        '0.0.0.0:30080/TCP        NodePort        1 => 10.244.1.2:8080/TCP (active)',
+        '                                         2 => 10.244.2.2:8080/TCP (active)',
+        '0.0.0.0:30080/TCP/i      NodePort        1 => 10.244.1.2:8080/TCP (active)',
+      ),
+    );
+    expect(findFrontend(model, '0.0.0.0:30080')?.frontends[0]).toMatchObject({
+      localOnly: false,
+      backends: [{ ip: '10.244.1.2' }, { ip: '10.244.2.2' }],
+    });
   });
 });
 
@@ -63,7 +80,9 @@ describe('cilium-dbg service list -o json', () => {
   };
 
   it('internalTrafficPolicy: Local makes the ClusterIP local (it was forced to false)', () => {
-    const json = JSON.stringify([svc('10.96.45.112', 80, 'ClusterIP', { extTrafficPolicy: 'Cluster', intTrafficPolicy: 'Local' }, ['10.244.1.2'])]);
+    const json = JSON.stringify([
+      svc('10.96.45.112', 80, 'ClusterIP', { extTrafficPolicy: 'Cluster', intTrafficPolicy: 'Local' }, ['10.244.1.2']),
+    ]);
     expect(findFrontend(parse('cilium-json', json), '10.96.45.112:80')?.frontends[0].localOnly).toBe(true);
   });
 

@@ -15,8 +15,12 @@ import { equalShares } from './shares.ts';
 
 const ACTIVE = 'active';
 const TYPES: Record<string, FrontendType> = {
-  ClusterIP: 'ClusterIP', NodePort: 'NodePort', ExternalIPs: 'ExternalIP', LoadBalancer: 'LoadBalancer',
-  HostPort: 'HostPort', LocalRedirect: 'LocalRedirect',
+  ClusterIP: 'ClusterIP',
+  NodePort: 'NodePort',
+  ExternalIPs: 'ExternalIP',
+  LoadBalancer: 'LoadBalancer',
+  HostPort: 'HostPort',
+  LocalRedirect: 'LocalRedirect',
 };
 const BACKEND = /^(\d+) => (\S+?)(?: \((\w+)\))?(?: \(preferred\))?$/;
 
@@ -43,7 +47,8 @@ export function parseCiliumServiceList(text: string, opts: ParseOptions = {}): D
   const header = (lines[head] ?? '').trim().split(/\s{2,}/);
   const hasId = header[0] === 'ID';
   const expected = hasId ? ['ID', 'Frontend', 'Service Type', 'Backend'] : ['Frontend', 'Service Type', 'Backend'];
-  if (header.join('|') !== expected.join('|')) throw new ParseError('not `cilium-dbg service list` output: unexpected header', head + 1, lines[head] ?? '');
+  if (header.join('|') !== expected.join('|'))
+    throw new ParseError('not `cilium-dbg service list` output: unexpected header', head + 1, lines[head] ?? '');
   const rows: Row[] = [];
   for (let i = head + 1; i < lines.length; i++) {
     const raw = lines[i].replace(/\r$/, '');
@@ -62,7 +67,17 @@ export function parseCiliumServiceList(text: string, opts: ParseOptions = {}): D
     const svcType = TYPES[(type ?? '').replace(/ \(Remote\)$/, '')];
     if (!type) throw new ParseError('row without a service type', i + 1, raw);
     const given = opts.names?.[`${addr.protocol}/${addr.ip}:${addr.port}`] ?? opts.names?.[`${addr.ip}:${addr.port}`] ?? null;
-    rows.push({ line: i + 1, text: raw, ...addr, type: svcType ?? null, rawType: type, service: given && splitServicePortName(given) ? given : null, extLocal: null, intLocal: null, backends: be ? [backendOf(be, i + 1, raw)] : [] });
+    rows.push({
+      line: i + 1,
+      text: raw,
+      ...addr,
+      type: svcType ?? null,
+      rawType: type,
+      service: given && splitServicePortName(given) ? given : null,
+      extLocal: null,
+      intLocal: null,
+      backends: be ? [backendOf(be, i + 1, raw)] : [],
+    });
   }
   return toModel('cilium', rows, rows.length);
 }
@@ -71,22 +86,33 @@ export function parseCiliumServiceJson(text: string): DataplaneModel {
   const root = parseJsonInput(text, 'cilium-dbg service list -o json');
   if (!Array.isArray(root)) throw new ParseError('expected a JSON array of services', 1, text.split('\n')[0] ?? '');
   const rows = root.map((svc, i): Row => {
-    const spec = isRecord(svc) && isRecord(svc.status) && isRecord(svc.status.realized) ? svc.status.realized : isRecord(svc) ? svc.spec : null;
+    const spec =
+      isRecord(svc) && isRecord(svc.status) && isRecord(svc.status.realized) ? svc.status.realized : isRecord(svc) ? svc.spec : null;
     const where = `service #${i + 1}`;
-    if (!isRecord(spec) || !isRecord(spec['frontend-address'])) throw new ParseError(`${where} has no frontend-address`, 1, JSON.stringify(svc) ?? '');
+    if (!isRecord(spec) || !isRecord(spec['frontend-address']))
+      throw new ParseError(`${where} has no frontend-address`, 1, JSON.stringify(svc) ?? '');
     const fa = spec['frontend-address'];
     const protocol = toProtocol(String(fa.protocol ?? 'TCP'));
-    if (typeof fa.ip !== 'string' || typeof fa.port !== 'number' || !protocol) throw new ParseError(`${where}: bad frontend-address`, 1, JSON.stringify(fa));
+    if (typeof fa.ip !== 'string' || typeof fa.port !== 'number' || !protocol)
+      throw new ParseError(`${where}: bad frontend-address`, 1, JSON.stringify(fa));
     const flags = isRecord(spec.flags) ? spec.flags : {};
     const name = typeof flags.namespace === 'string' && typeof flags.name === 'string' ? `${flags.namespace}/${flags.name}` : null;
     const list = Array.isArray(spec['backend-addresses']) ? spec['backend-addresses'] : [];
     const backends = list.map((b) => {
-      if (!isRecord(b) || typeof b.ip !== 'string' || typeof b.port !== 'number') throw new ParseError(`${where}: bad backend`, 1, JSON.stringify(b) ?? '');
+      if (!isRecord(b) || typeof b.ip !== 'string' || typeof b.port !== 'number')
+        throw new ParseError(`${where}: bad backend`, 1, JSON.stringify(b) ?? '');
       return { ip: b.ip, port: b.port, state: typeof b.state === 'string' ? b.state : ACTIVE };
     });
     return {
-      line: 1, text: '', ip: fa.ip, port: fa.port, protocol, internal: fa.scope === 'internal',
-      type: TYPES[String(flags.type)] ?? null, rawType: String(flags.type ?? '(none)'), service: name && splitServicePortName(name) ? name : null,
+      line: 1,
+      text: '',
+      ip: fa.ip,
+      port: fa.port,
+      protocol,
+      internal: fa.scope === 'internal',
+      type: TYPES[String(flags.type)] ?? null,
+      rawType: String(flags.type ?? '(none)'),
+      service: name && splitServicePortName(name) ? name : null,
       extLocal: flags.extTrafficPolicy === undefined ? null : flags.extTrafficPolicy === 'Local',
       intLocal: flags.intTrafficPolicy === undefined ? null : flags.intTrafficPolicy === 'Local',
       backends,
@@ -106,7 +132,9 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
   for (const r of rows) if (r.service && r.type === 'ClusterIP') byBackends.set(backendKey(r), r.service);
   for (const r of rows) {
     if (!r.type) {
-      notes.push(`${r.text ? `line ${r.line}` : `frontend ${hostPort(r.ip, r.port)}`}: service type "${r.rawType}" is not one this parser knows; that frontend is left out`);
+      notes.push(
+        `${r.text ? `line ${r.line}` : `frontend ${hostPort(r.ip, r.port)}`}: service type "${r.rawType}" is not one this parser knows; that frontend is left out`,
+      );
       continue;
     }
     // An internal-scope row is folded into its external twin; alone, it is a frontend of its own.
@@ -117,7 +145,10 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
     const list = active.map((b) => ({ ip: b.ip, port: b.port, via: `backend ${hostPort(b.ip, b.port)}`, detail: 'equal (random)' }));
     const external = r.type !== 'ClusterIP' && !r.internal;
     const fe: Frontend = {
-      type: r.type, ip: r.ip, port: r.port, protocol: r.protocol,
+      type: r.type,
+      ip: r.ip,
+      port: r.port,
+      protocol: r.protocol,
       backends: backendsWithShares(list, equalShares(list.length)),
       localOnly,
       // Local policy with nothing local: outside traffic is dropped here while the Service has endpoints elsewhere.
@@ -127,7 +158,7 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
       path: ['socket connect() / tc', `service map ${hostPort(r.ip, r.port)}/${r.protocol}`],
       chooser: 'random',
     };
-    const service = r.service ?? (r.type === 'ClusterIP' ? null : byBackends.get(backendKey(twin ?? r)) ?? null);
+    const service = r.service ?? (r.type === 'ClusterIP' ? null : (byBackends.get(backendKey(twin ?? r)) ?? null));
     // Names arrive as `ns/name` or `ns/name:port`; split like the other formats so look-ups by `ns/name` work.
     const named = service ? splitServicePortName(service) : null;
     builder.add(named?.service ?? null, named?.portName ?? null, fe);
@@ -154,7 +185,10 @@ function isLocal(r: Row, twin: Row | undefined): boolean {
 }
 
 function backendKey(r: Row): string {
-  return `${r.protocol}|${r.backends.map((b) => hostPort(b.ip, b.port)).sort().join(',')}`;
+  return `${r.protocol}|${r.backends
+    .map((b) => hostPort(b.ip, b.port))
+    .sort()
+    .join(',')}`;
 }
 
 function frontendOf(cell: string, line: number, raw: string): { ip: string; port: number; protocol: Protocol; internal: boolean } {

@@ -13,7 +13,14 @@ import { servicesIn } from './explain-view.ts';
 
 /** From the project root, so this also works from a bundled chunk. */
 const DIR = join(projectRoot, 'scripts', 'dataplane', 'fixtures');
-const EXT: Record<Format, 'txt' | 'json'> = { 'iptables-save': 'txt', 'nft-json': 'json', ipvsadm: 'txt', 'proc-ip-vs': 'txt', cilium: 'txt', 'cilium-json': 'json' };
+const EXT: Record<Format, 'txt' | 'json'> = {
+  'iptables-save': 'txt',
+  'nft-json': 'json',
+  ipvsadm: 'txt',
+  'proc-ip-vs': 'txt',
+  cilium: 'txt',
+  'cilium-json': 'json',
+};
 
 const DESCRIPTIONS: Record<ScenarioId, string> = {
   clusterip: 'default/web as a ClusterIP Service with three pods, seen from a worker node',
@@ -26,7 +33,12 @@ const DESCRIPTIONS: Record<ScenarioId, string> = {
 
 /** Fixtures outside the format × scenario grid. */
 const EXTRA: ReadonlyArray<{ format: Format; name: string; scenario: ScenarioId; description: string }> = [
-  { format: 'cilium', name: 'clusterip-v1.17', scenario: 'clusterip', description: `${DESCRIPTIONS.clusterip}, as cilium 1.17 prints it (with the ID column)` },
+  {
+    format: 'cilium',
+    name: 'clusterip-v1.17',
+    scenario: 'clusterip',
+    description: `${DESCRIPTIONS.clusterip}, as cilium 1.17 prints it (with the ID column)`,
+  },
 ];
 
 import type { FixtureInfo } from '../wire/explain.ts';
@@ -35,14 +47,23 @@ export type { FixtureInfo };
 
 /** kube-proxy's unit tests sync from a node named this (address 192.168.0.2, pods 10.0.0.0/8). */
 const UPSTREAM_NODE = 'test-node';
-const OVERALL = 'kube-proxy v1.35.0\'s own test output: LoadBalancer (Local policy, and with source ranges), external IPs, NodePort, affinity, a Service without endpoints';
+const OVERALL =
+  "kube-proxy v1.35.0's own test output: LoadBalancer (Local policy, and with source ranges), external IPs, NodePort, affinity, a Service without endpoints";
 /** kube-proxy's own output (fixtures/README.md, "Upstream fixtures"): rules name their Services, no scenario needed. */
 const UPSTREAM: ReadonlyArray<{ format: Format; name: string; description: string }> = [
   { format: 'iptables-save', name: 'upstream-v1.35-overall', description: OVERALL },
   { format: 'nft-json', name: 'upstream-v1.35-overall', description: OVERALL },
   ...(['iptables-save', 'nft-json'] as const).flatMap((format) => [
-    { format, name: 'upstream-v1.35-internal-traffic-policy', description: 'kube-proxy v1.35.0\'s own output: internalTrafficPolicy Local, with and without a local endpoint' },
-    { format, name: 'upstream-v1.35-terminating', description: 'kube-proxy v1.35.0\'s own output: ready and terminating endpoints, Local and Cluster policy' },
+    {
+      format,
+      name: 'upstream-v1.35-internal-traffic-policy',
+      description: "kube-proxy v1.35.0's own output: internalTrafficPolicy Local, with and without a local endpoint",
+    },
+    {
+      format,
+      name: 'upstream-v1.35-terminating',
+      description: "kube-proxy v1.35.0's own output: ready and terminating endpoints, Local and Cluster policy",
+    },
   ]),
 ];
 
@@ -57,19 +78,42 @@ let catalog: Entry[] | undefined;
 
 function entries(): Entry[] {
   if (catalog) return catalog;
-  const grid = FORMATS.flatMap((format) => SCENARIOS.map((id) => ({ format, name: id as string, scenario: id, description: DESCRIPTIONS[id] })));
+  const grid = FORMATS.flatMap((format) =>
+    SCENARIOS.map((id) => ({ format, name: id as string, scenario: id, description: DESCRIPTIONS[id] })),
+  );
   catalog = [...grid, ...EXTRA]
     .map((f) => ({ ...f, file: join(DIR, f.format, `${f.name}.${EXT[f.format]}`) }))
     .filter((f) => existsSync(f.file))
     .map((f) => {
-      const entry: Entry = { file: f.file, scenario: f.scenario, info: { id: `${f.format}/${f.name}`, format: f.format, name: f.name, description: f.description, node: scenario(f.scenario).node.name, services: [] } };
+      const entry: Entry = {
+        file: f.file,
+        scenario: f.scenario,
+        info: {
+          id: `${f.format}/${f.name}`,
+          format: f.format,
+          name: f.name,
+          description: f.description,
+          node: scenario(f.scenario).node.name,
+          services: [],
+        },
+      };
       entry.info.services = servicesIn(parseEntry(entry));
       return entry;
     });
   const upstream = UPSTREAM.map((f) => ({ ...f, file: join(DIR, f.format, `${f.name}.${EXT[f.format]}`) }))
     .filter((f) => existsSync(f.file))
     .map((f): Entry => {
-      const entry: Entry = { file: f.file, info: { id: `${f.format}/${f.name}`, format: f.format, name: f.name, description: f.description, node: UPSTREAM_NODE, services: [] } };
+      const entry: Entry = {
+        file: f.file,
+        info: {
+          id: `${f.format}/${f.name}`,
+          format: f.format,
+          name: f.name,
+          description: f.description,
+          node: UPSTREAM_NODE,
+          services: [],
+        },
+      };
       entry.info.services = servicesIn(parseEntry(entry));
       return entry;
     });
@@ -94,7 +138,9 @@ export function fixtureNames(id: ScenarioId): Record<string, string> {
 }
 
 function parseEntry(e: Entry): DataplaneModel {
-  const opts: ParseOptions = e.scenario ? { names: fixtureNames(e.scenario), hz: DEFAULT_HZ, serviceCidr: scenario(e.scenario).serviceCidr } : {};
+  const opts: ParseOptions = e.scenario
+    ? { names: fixtureNames(e.scenario), hz: DEFAULT_HZ, serviceCidr: scenario(e.scenario).serviceCidr }
+    : {};
   return parse(e.info.format, readFileSync(e.file, 'utf8'), opts);
 }
 

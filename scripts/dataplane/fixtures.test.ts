@@ -6,25 +6,55 @@ import { findFrontend, findService, parse, toJson, type Format, type JsonView } 
 import { SCENARIOS, type ScenarioId } from './synth/scenarios.ts';
 
 const DIR = join(import.meta.dirname, 'fixtures');
-const EXT: Record<Format, string> = { 'iptables-save': 'txt', 'nft-json': 'json', ipvsadm: 'txt', 'proc-ip-vs': 'txt', cilium: 'txt', 'cilium-json': 'json' };
+const EXT: Record<Format, string> = {
+  'iptables-save': 'txt',
+  'nft-json': 'json',
+  ipvsadm: 'txt',
+  'proc-ip-vs': 'txt',
+  cilium: 'txt',
+  'cilium-json': 'json',
+};
 const NODE = { worker: '172.18.0.3', controlPlane: '172.18.0.2' };
 /** What a learner would pass for tools that do not name Services. */
 const NAMES = {
-  '10.96.45.112:80': 'default/web', '172.18.0.3:30080': 'default/web', '172.18.0.2:30080': 'default/web',
-  '10.96.118.20:80': 'default/web-idle', '172.18.0.3:30081': 'default/web-idle',
+  '10.96.45.112:80': 'default/web',
+  '172.18.0.3:30080': 'default/web',
+  '172.18.0.2:30080': 'default/web',
+  '10.96.118.20:80': 'default/web-idle',
+  '172.18.0.3:30081': 'default/web-idle',
 };
 const THIRD = 1 / 3;
-const ALL3 = [['10.244.1.2', THIRD], ['10.244.1.3', THIRD], ['10.244.2.2', THIRD]] as const;
-const LOCAL2 = [['10.244.1.2', 0.5], ['10.244.1.3', 0.5]] as const;
+const ALL3 = [
+  ['10.244.1.2', THIRD],
+  ['10.244.1.3', THIRD],
+  ['10.244.2.2', THIRD],
+] as const;
+const LOCAL2 = [
+  ['10.244.1.2', 0.5],
+  ['10.244.1.3', 0.5],
+] as const;
 
 export function load(format: Format, id: string) {
   return parse(format, readFileSync(join(DIR, format, `${id}.${EXT[format]}`), 'utf8'), { names: NAMES });
 }
 
-function fe(type: string, ip: string, port: number, backends: ReadonlyArray<readonly [string, number]>, extra: Partial<JsonView['frontends'][number]> = {}) {
+function fe(
+  type: string,
+  ip: string,
+  port: number,
+  backends: ReadonlyArray<readonly [string, number]>,
+  extra: Partial<JsonView['frontends'][number]> = {},
+) {
   return {
-    type, ip, port, protocol: 'TCP', backends: backends.map(([bip, share]) => ({ ip: bip, port: 8080, share })),
-    localOnly: false, dropsWithoutLocalEndpoints: false, affinity: null, ...extra,
+    type,
+    ip,
+    port,
+    protocol: 'TCP',
+    backends: backends.map(([bip, share]) => ({ ip: bip, port: 8080, share })),
+    localOnly: false,
+    dropsWithoutLocalEndpoints: false,
+    affinity: null,
+    ...extra,
   };
 }
 
@@ -39,7 +69,8 @@ function expectedWeb(format: Format, id: ScenarioId): JsonView {
   const ciliumNoAffinity = format === 'cilium' || format === 'cilium-json';
   const affinity = id === 'affinity' && !ciliumNoAffinity ? { timeoutSeconds: 10800 } : null;
   const frontends = [fe('ClusterIP', '10.96.45.112', 80, ALL3, { affinity })];
-  const np = (backends: ReadonlyArray<readonly [string, number]>, extra = {}) => nodePortIps(format, id).map((ip) => fe('NodePort', ip, 30080, backends, extra));
+  const np = (backends: ReadonlyArray<readonly [string, number]>, extra = {}) =>
+    nodePortIps(format, id).map((ip) => fe('NodePort', ip, 30080, backends, extra));
   if (id === 'nodeport' || id === 'no-endpoints') frontends.push(...np(ALL3));
   if (id === 'etp-local-with-endpoints') frontends.push(...np(LOCAL2, { localOnly: true }));
   if (id === 'etp-local-without-endpoints') frontends.push(...np([], { localOnly: true, dropsWithoutLocalEndpoints: true }));
@@ -47,7 +78,12 @@ function expectedWeb(format: Format, id: ScenarioId): JsonView {
 }
 
 function rounded(v: JsonView | null) {
-  return v && { ...v, frontends: v.frontends.map((f) => ({ ...f, backends: f.backends.map((b) => ({ ...b, share: Number(b.share.toFixed(9)) })) })) };
+  return (
+    v && {
+      ...v,
+      frontends: v.frontends.map((f) => ({ ...f, backends: f.backends.map((b) => ({ ...b, share: Number(b.share.toFixed(9)) })) })),
+    }
+  );
 }
 
 const FORMATS_UNDER_TEST: Format[] = ['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'];
@@ -66,9 +102,10 @@ describe.each(FORMATS_UNDER_TEST)('%s fixtures', (format) => {
 
   it('no-endpoints: web-idle has frontends with zero backends', () => {
     const view = findService(load(format, 'no-endpoints'), 'default/web-idle');
-    expect(view?.frontends.map((f) => [f.type, f.port, f.backends.length])).toEqual(
-      [['ClusterIP', 80, 0], ...nodePortIps(format, 'no-endpoints').map(() => ['NodePort', 30081, 0])],
-    );
+    expect(view?.frontends.map((f) => [f.type, f.port, f.backends.length])).toEqual([
+      ['ClusterIP', 80, 0],
+      ...nodePortIps(format, 'no-endpoints').map(() => ['NodePort', 30081, 0]),
+    ]);
     const rulesBased = format === 'iptables-save' || format === 'nft-json';
     for (const f of view?.frontends ?? []) {
       expect(f.dropsWithoutLocalEndpoints).toBe(false);
@@ -99,7 +136,11 @@ describe('format details', () => {
 
   it('iptables: named ports come from the comment', () => {
     const model = load('iptables-save', 'clusterip');
-    expect(model.services.filter((s) => s.service === 'kube-system/kube-dns').map((s) => s.portName)).toEqual(['dns', 'dns-tcp', 'metrics']);
+    expect(model.services.filter((s) => s.service === 'kube-system/kube-dns').map((s) => s.portName)).toEqual([
+      'dns',
+      'dns-tcp',
+      'metrics',
+    ]);
   });
 
   it('nft: ETP Local without local endpoints is a no-endpoint-nodeports drop', () => {

@@ -44,7 +44,9 @@ function shuffle<T>(items: T[], rnd: () => number): T[] {
 }
 
 const fixtures = FORMATS.flatMap((format) =>
-  readdirSync(join(DIR, format)).filter((f) => /\.(txt|json)$/.test(f)).map((f) => ({ format, file: f, text: readFileSync(join(DIR, format, f), 'utf8') })),
+  readdirSync(join(DIR, format))
+    .filter((f) => /\.(txt|json)$/.test(f))
+    .map((f) => ({ format, file: f, text: readFileSync(join(DIR, format, f), 'utf8') })),
 );
 
 describe('fuzz: damaged fixtures', () => {

@@ -27,8 +27,18 @@ export interface IptSave {
 
 // Options iptables-save prints without a value. Everything else takes exactly one.
 const FLAG_OPTIONS = new Set([
-  '--rcheck', '--set', '--reap', '--rsource', '--rdest', '--update', '--remove',
-  '--random', '--random-fully', '--persistent', '--log-uid', '--rttl',
+  '--rcheck',
+  '--set',
+  '--reap',
+  '--rsource',
+  '--rdest',
+  '--update',
+  '--remove',
+  '--random',
+  '--random-fully',
+  '--persistent',
+  '--log-uid',
+  '--rttl',
 ]);
 
 const CHAIN_LINE = /^:(\S+) (\S+) \[\d+:\d+\]$/;

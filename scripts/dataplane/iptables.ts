@@ -40,12 +40,15 @@ export function parseIptablesSave(text: string): DataplaneModel {
   const nat = save.tables.get('nat');
   if (!nat) {
     const first = text.split('\n').findIndex((l) => l.trim() !== '');
-    throw new ParseError('no *nat table: run `iptables-save` (all tables) or `iptables-save -t nat`', first + 1, text.split('\n')[first] ?? '');
+    throw new ParseError(
+      'no *nat table: run `iptables-save` (all tables) or `iptables-save -t nat`',
+      first + 1,
+      text.split('\n')[first] ?? '',
+    );
   }
   const walker = new ChainWalker(nat);
   const frontends = new Map<string, { service: string | null; portName: string | null; fe: Frontend }>();
-  const put = (service: string | null, portName: string | null, fe: Frontend) =>
-    frontends.set(frontendKey(fe), { service, portName, fe });
+  const put = (service: string | null, portName: string | null, fe: Frontend) => frontends.set(frontendKey(fe), { service, portName, fe });
 
   for (const rule of nat.chains.get(SERVICES)?.rules ?? []) {
     if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
@@ -66,7 +69,11 @@ export function parseIptablesSave(text: string): DataplaneModel {
     if (port === null) throw new ParseError('NodePort rule without --dport', rule.line, rule.text);
     const named = splitServicePortName(commentOf(rule) ?? '');
     const resolved = walker.resolve(rule.target, rule);
-    put(named?.service ?? null, named?.portName ?? null, frontendOf('NodePort', ANY_NODE_IP, port, protocolOf(rule), resolved, [SERVICES, NODEPORTS]));
+    put(
+      named?.service ?? null,
+      named?.portName ?? null,
+      frontendOf('NodePort', ANY_NODE_IP, port, protocolOf(rule), resolved, [SERVICES, NODEPORTS]),
+    );
   }
 
   const filter = save.tables.get('filter');
@@ -125,7 +132,9 @@ class ChainWalker {
   /** NodePort / external IP traffic: short-circuits for pod and host traffic, then the policy chain. */
   private external(chain: string, rules: IptRule[]): Resolved {
     const shortCircuits = rules.some((r) => r.opts.has('--src-type') || (r.opts.has('-s') && r.target && POLICY_CHAIN.test(r.target)));
-    const final = [...rules].reverse().find((r) => r.target && POLICY_CHAIN.test(r.target) && !r.opts.has('-s') && !r.opts.has('--src-type'));
+    const final = [...rules]
+      .reverse()
+      .find((r) => r.target && POLICY_CHAIN.test(r.target) && !r.opts.has('-s') && !r.opts.has('--src-type'));
     const localOnly = shortCircuits || Boolean(final?.target?.startsWith('KUBE-SVL-'));
     if (!final?.target) return { backends: [], affinity: null, localOnly, path: [chain] };
     const next = this.resolve(final.target, final);
@@ -223,7 +232,10 @@ function noRoute(): Resolved {
 
 function frontendOf(type: FrontendType, ip: string, port: number, protocol: Protocol, r: Resolved, prefix: string[]): Frontend {
   return {
-    type, ip, port, protocol,
+    type,
+    ip,
+    port,
+    protocol,
     backends: r.backends,
     localOnly: r.localOnly,
     // With Local policy kube-proxy leaves the EXT chain without a final jump when no endpoint is local.

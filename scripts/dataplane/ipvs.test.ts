@@ -38,9 +38,14 @@ describe('/proc/net/ip_vs on a dual-stack node', () => {
     const broken = DUAL.replace('TCP  0A602D70:0050 rr ', 'TCP  0A602D70:0050 ??? ');
     const model = parse('proc-ip-vs', broken, { serviceCidr: CIDRS });
     expect(kinds(broken, { serviceCidr: CIDRS })).toEqual([
-      'ClusterIP 10.96.0.1:443 ×1', 'ClusterIP fd00:10:96::1:443 ×1', 'ClusterIP fd00:10:96::2d70:80 ×3', 'NodePort 172.18.0.3:30080 ×3',
+      'ClusterIP 10.96.0.1:443 ×1',
+      'ClusterIP fd00:10:96::1:443 ×1',
+      'ClusterIP fd00:10:96::2d70:80 ×3',
+      'NodePort 172.18.0.3:30080 ×3',
     ]);
-    expect(model.notes?.[0]).toMatch(/^line 8: virtual server line not understood, left out with its real servers: TCP {2}0A602D70:0050 \?\?\?/);
+    expect(model.notes?.[0]).toMatch(
+      /^line 8: virtual server line not understood, left out with its real servers: TCP {2}0A602D70:0050 \?\?\?/,
+    );
     expect(toText(findFrontend(model, '172.18.0.3:30080')!, model)).toContain('note: line 8: virtual server line not understood');
   });
 });
@@ -103,7 +108,9 @@ describe('the explorer response carries the notes', () => {
     const { explainView } = await import('./explain-view.ts');
     const model = parse('proc-ip-vs', DUAL, { names: { 'TCP/10.96.45.112:80': 'default/web' } });
     const r = explainView(model, 'default/web', { source: 'fixture' });
-    expect(r?.notes).toEqual(expect.arrayContaining([expect.stringContaining('Service CIDR unknown'), expect.stringContaining('firewall-mark')]));
+    expect(r?.notes).toEqual(
+      expect.arrayContaining([expect.stringContaining('Service CIDR unknown'), expect.stringContaining('firewall-mark')]),
+    );
     expect(r?.text).toContain('note: Service CIDR unknown');
   });
 });

@@ -110,7 +110,10 @@ function readVirtualServers(text: string, addr: Addr, ticksPerSecond: number): R
     servers.push(current);
   }
   if (!sawHeader) throw new ParseError('no "IP Virtual Server version" header: is this ipvsadm -Ln or /proc/net/ip_vs?', 1, lines[0] ?? '');
-  if (firewallMarks) notes.push(`${firewallMarks} firewall-mark (FWM) virtual server${firewallMarks === 1 ? '' : 's'} left out: kube-proxy does not make them, so they are no Service's`);
+  if (firewallMarks)
+    notes.push(
+      `${firewallMarks} firewall-mark (FWM) virtual server${firewallMarks === 1 ? '' : 's'} left out: kube-proxy does not make them, so they are no Service's`,
+    );
   return { servers, notes, firewallMarks };
 }
 
@@ -124,9 +127,13 @@ function toModel(format: Format, read: Read, opts: ParseOptions): DataplaneModel
     const type = classify(vs);
     const list = vs.reals.map((r) => ({ ip: r.ip, port: r.port, via: `${r.forward} weight ${r.weight}`, detail: `weight ${r.weight}` }));
     const fe: Frontend = {
-      type, ip: vs.ip, port: vs.port, protocol: vs.protocol,
+      type,
+      ip: vs.ip,
+      port: vs.port,
+      protocol: vs.protocol,
       backends: backendsWithShares(list, weightedShares(vs.reals.map((r) => r.weight))).filter((b) => b.share > 0),
-      localOnly: false, dropsWithoutLocalEndpoints: false,
+      localOnly: false,
+      dropsWithoutLocalEndpoints: false,
       affinity: vs.persistentSeconds === null ? null : { timeoutSeconds: vs.persistentSeconds },
       noBackendVerdict: null,
       path: [`IPVS ${vs.protocol} ${hostPort(vs.ip, vs.port)}`],
@@ -136,7 +143,11 @@ function toModel(format: Format, read: Read, opts: ParseOptions): DataplaneModel
   }
   inferLocalPolicy(builder);
   const reals = servers.reduce((n, vs) => n + vs.reals.length, 0);
-  const model = builder.build(servers.length, 'virtual servers', { virtualServers: servers.length, realServers: reals, firewallMarks: read.firewallMarks });
+  const model = builder.build(servers.length, 'virtual servers', {
+    virtualServers: servers.length,
+    realServers: reals,
+    firewallMarks: read.firewallMarks,
+  });
   if (notes.length) model.notes = notes;
   return model;
 }
@@ -171,7 +182,9 @@ function classifier(opts: ParseOptions, notes: string[]): (vs: VirtualServer) =>
   const clusterIPs = opts.clusterIPs ? new Set(opts.clusterIPs) : null;
   const cidrs = opts.serviceCidr === undefined ? null : [opts.serviceCidr].flat();
   if (!clusterIPs && !cidrs) {
-    notes.push(`Service CIDR unknown: virtual servers in ${GUESSED_SERVICE_CIDR} (kubeadm's default) are shown as ClusterIPs, which may be wrong for this cluster; pass --service-cidr`);
+    notes.push(
+      `Service CIDR unknown: virtual servers in ${GUESSED_SERVICE_CIDR} (kubeadm's default) are shown as ClusterIPs, which may be wrong for this cluster; pass --service-cidr`,
+    );
   }
   const inServiceRange = (ip: string) => (cidrs ?? (clusterIPs ? [] : [GUESSED_SERVICE_CIDR])).some((c) => inCidr(ip, c));
   return (vs) => {

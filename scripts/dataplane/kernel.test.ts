@@ -41,10 +41,15 @@ const TOLERANCE = 1e-6;
 const essence = (m: DataplaneModel) =>
   m.services.map((s) => ({
     ...s,
-    frontends: s.frontends.map((f) => ({ ...f, backends: f.backends.map(({ share: _s, detail, ...b }) => ({ ...b, detail: detail?.replace(/^probability \S+$/, 'probability') })) })),
+    frontends: s.frontends.map((f) => ({
+      ...f,
+      backends: f.backends.map(({ share: _s, detail, ...b }) => ({ ...b, detail: detail?.replace(/^probability \S+$/, 'probability') })),
+    })),
   }));
 const figures = (m: DataplaneModel) =>
-  m.services.flatMap((s) => s.frontends.flatMap((f) => f.backends.flatMap((b) => [b.share, Number(/^probability (\S+)$/.exec(b.detail ?? '')?.[1] ?? 1)])));
+  m.services.flatMap((s) =>
+    s.frontends.flatMap((f) => f.backends.flatMap((b) => [b.share, Number(/^probability (\S+)$/.exec(b.detail ?? '')?.[1] ?? 1)])),
+  );
 function expectSameModel(back: DataplaneModel, original: DataplaneModel): void {
   expect(essence(back)).toEqual(essence(original));
   const a = figures(back);
@@ -71,7 +76,10 @@ describe.skipIf(reason !== null)(`real kernel${reason ? ` (skipped: ${reason})` 
     expectSameModel(parse('iptables-save', back), parse('iptables-save', text));
   });
 
-  it.skip.each(files('iptables-save').filter((f) => !loadable(f)))('iptables-save/%s (skipped: it matches nfacct counters and `nfacct` is missing; apt-get install nfacct)', () => {});
+  it.skip.each(files('iptables-save').filter((f) => !loadable(f)))(
+    'iptables-save/%s (skipped: it matches nfacct counters and `nfacct` is missing; apt-get install nfacct)',
+    () => {},
+  );
 
   it.each(files('nft-json'))('nft -j -f accepts nft-json/%s and reads back the same model', (file) => {
     const text = readFileSync(join(DIR, 'nft-json', file), 'utf8');

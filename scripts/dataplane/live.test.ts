@@ -15,7 +15,13 @@ const FIXTURES = join(import.meta.dirname, 'fixtures');
 const fixture = (path: string) => readFileSync(join(FIXTURES, path), 'utf8');
 
 type Port = NonNullable<NonNullable<KubeService['spec']>['ports']>[number];
-const svc = (ns: string, name: string, clusterIP: string, ports: Port[], extra: Partial<NonNullable<KubeService['spec']>> & { type?: string } = {}): KubeService => ({ metadata: { namespace: ns, name }, spec: { clusterIP, ports, ...extra } });
+const svc = (
+  ns: string,
+  name: string,
+  clusterIP: string,
+  ports: Port[],
+  extra: Partial<NonNullable<KubeService['spec']>> & { type?: string } = {},
+): KubeService => ({ metadata: { namespace: ns, name }, spec: { clusterIP, ports, ...extra } });
 /** The cluster's Services as kubectl prints them; `ip` is web's ClusterIP (the IPVS cluster has its own subnet). */
 function servicesJson(ip = '10.96.45.112') {
   return JSON.stringify({
@@ -23,12 +29,27 @@ function servicesJson(ip = '10.96.45.112') {
       svc('default', 'web', ip, [{ port: 80, protocol: 'TCP', nodePort: 30080 }], { type: 'NodePort' }),
       svc('default', 'web-headless', 'None', [{ port: 80, protocol: 'TCP' }]),
       svc('default', 'lonely', '10.96.7.7', [{ port: 80, protocol: 'TCP' }]),
-      svc('kube-system', 'kube-dns', '10.96.0.10', [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }]),
+      svc('kube-system', 'kube-dns', '10.96.0.10', [
+        { name: 'dns', port: 53, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 53, protocol: 'TCP' },
+      ]),
     ],
   });
 }
 const nodesJson = JSON.stringify({
-  items: [['control-plane', '172.18.0.2'], ['worker', '172.18.0.3'], ['worker2', '172.18.0.4']].map(([n, ip]) => ({ metadata: { name: n }, status: { addresses: [{ type: 'InternalIP', address: ip }, { type: 'Hostname', address: n }] } })),
+  items: [
+    ['control-plane', '172.18.0.2'],
+    ['worker', '172.18.0.3'],
+    ['worker2', '172.18.0.4'],
+  ].map(([n, ip]) => ({
+    metadata: { name: n },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: ip },
+        { type: 'Hostname', address: n },
+      ],
+    },
+  })),
 });
 
 function cluster(mode: Mode, extra: Rule[] = [], ip?: string): Rule[] {
@@ -55,7 +76,10 @@ afterEach(() => {
 });
 
 async function rejection(p: Promise<unknown>): Promise<DplabError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(DplabError);
   return err as DplabError;
 }
@@ -66,9 +90,21 @@ const shares = (r: { frontends: Array<{ type: string; backends: Array<{ share: n
 // Each double is a node process: generous timeouts for loaded machines.
 describe('readDataplane / explainLive', { timeout: 60_000 }, () => {
   it('iptables: dumps the first worker with iptables-save and explains web', async () => {
-    const doubles = setup('iptables', cluster('iptables', [{ tool: 'docker', match: '^exec dplab-iptables-worker iptables-save$', stdout: fixture('iptables-save/nodeport.txt') }]));
+    const doubles = setup(
+      'iptables',
+      cluster('iptables', [
+        { tool: 'docker', match: '^exec dplab-iptables-worker iptables-save$', stdout: fixture('iptables-save/nodeport.txt') },
+      ]),
+    );
     const r = await explainLive('iptables', 'default/web');
-    expect(r).toMatchObject({ service: 'default/web', format: 'iptables-save', source: 'live', mode: 'iptables', node: 'dplab-iptables-worker', entriesLabel: 'rules' });
+    expect(r).toMatchObject({
+      service: 'default/web',
+      format: 'iptables-save',
+      source: 'live',
+      mode: 'iptables',
+      node: 'dplab-iptables-worker',
+      entriesLabel: 'rules',
+    });
     expect(r.nodes).toEqual(['dplab-iptables-control-plane', 'dplab-iptables-worker', 'dplab-iptables-worker2']);
     expect(shares(r)).toEqual([0.333, 0.333, 0.333]);
     expect(shares(r, 'NodePort')).toHaveLength(3);
@@ -78,14 +114,25 @@ describe('readDataplane / explainLive', { timeout: 60_000 }, () => {
   });
 
   it('reads the node it is asked for, and refuses unknown or malformed node names', async () => {
-    const doubles = setup('iptables', cluster('iptables', [{ tool: 'docker', match: '^exec dplab-iptables-control-plane iptables-save$', stdout: fixture('iptables-save/etp-local-without-endpoints.txt') }]));
+    const doubles = setup(
+      'iptables',
+      cluster('iptables', [
+        {
+          tool: 'docker',
+          match: '^exec dplab-iptables-control-plane iptables-save$',
+          stdout: fixture('iptables-save/etp-local-without-endpoints.txt'),
+        },
+      ]),
+    );
     const r = await explainLive('iptables', 'default/web', { node: 'dplab-iptables-control-plane' });
     expect(r.node).toBe('dplab-iptables-control-plane');
     expect(r.frontends.find((f) => f.type === 'NodePort')).toMatchObject({ backends: [], dropsWithoutLocalEndpoints: true });
 
     const unknown = await rejection(readDataplane('iptables', { node: 'dplab-iptables-worker9' }));
     expect(unknown.status).toBe(404);
-    expect(unknown.message).toBe('Unknown node "dplab-iptables-worker9" in dplab-iptables. Known: dplab-iptables-control-plane, dplab-iptables-worker, dplab-iptables-worker2.');
+    expect(unknown.message).toBe(
+      'Unknown node "dplab-iptables-worker9" in dplab-iptables. Known: dplab-iptables-control-plane, dplab-iptables-worker, dplab-iptables-worker2.',
+    );
 
     const before = doubles.calls().length;
     const bad = await rejection(readDataplane('iptables', { node: 'x; rm -rf /' }));
@@ -96,7 +143,10 @@ describe('readDataplane / explainLive', { timeout: 60_000 }, () => {
   it('ipvs: reads /proc/net/ip_vs and names the virtual servers from the Services and node addresses', async () => {
     // The IPVS cluster's Services live in 10.97.0.0/16: move web's ClusterIP there (hex 0A60 -> 0A61).
     const procIpVs = fixture('proc-ip-vs/nodeport.txt').replace('0A602D70', '0A612D70');
-    const doubles = setup('ipvs', cluster('ipvs', [{ tool: 'docker', match: '^exec dplab-ipvs-worker cat /proc/net/ip_vs$', stdout: procIpVs }], '10.97.45.112'));
+    const doubles = setup(
+      'ipvs',
+      cluster('ipvs', [{ tool: 'docker', match: '^exec dplab-ipvs-worker cat /proc/net/ip_vs$', stdout: procIpVs }], '10.97.45.112'),
+    );
     const r = await explainLive('ipvs', 'default/web');
     expect(r.format).toBe('proc-ip-vs');
     expect(r.frontends.map((f) => `${f.type} ${f.ip}:${f.port}`)).toEqual(['ClusterIP 10.97.45.112:80', 'NodePort 172.18.0.3:30080']);
@@ -105,14 +155,27 @@ describe('readDataplane / explainLive', { timeout: 60_000 }, () => {
   });
 
   it('cilium: asks the agent pod on the chosen node', async () => {
-    const doubles = setup('cilium', cluster('cilium', [
-      { tool: 'kubectl', match: ' -n kube-system get pods -l k8s-app=cilium --field-selector spec\\.nodeName=dplab-cilium-worker -o json$', stdout: JSON.stringify({ items: [{ metadata: { name: 'cilium-x7k2p' } }] }) },
-      { tool: 'kubectl', match: ' -n kube-system exec cilium-x7k2p -c cilium-agent -- cilium-dbg service list -o json$', stdout: fixture('cilium-json/clusterip.json') },
-    ]));
+    const doubles = setup(
+      'cilium',
+      cluster('cilium', [
+        {
+          tool: 'kubectl',
+          match: ' -n kube-system get pods -l k8s-app=cilium --field-selector spec\\.nodeName=dplab-cilium-worker -o json$',
+          stdout: JSON.stringify({ items: [{ metadata: { name: 'cilium-x7k2p' } }] }),
+        },
+        {
+          tool: 'kubectl',
+          match: ' -n kube-system exec cilium-x7k2p -c cilium-agent -- cilium-dbg service list -o json$',
+          stdout: fixture('cilium-json/clusterip.json'),
+        },
+      ]),
+    );
     const r = await explainLive('cilium', 'default/web');
     expect(r).toMatchObject({ format: 'cilium-json', node: 'dplab-cilium-worker' });
     expect(shares(r)).toEqual([0.333, 0.333, 0.333]);
-    expect(doubles.commandLines().some((l) => l.endsWith('exec cilium-x7k2p -c cilium-agent -- cilium-dbg service list -o json'))).toBe(true);
+    expect(doubles.commandLines().some((l) => l.endsWith('exec cilium-x7k2p -c cilium-agent -- cilium-dbg service list -o json'))).toBe(
+      true,
+    );
   });
 
   it('cilium: no agent on the node is a 409 with a fix', async () => {
@@ -135,7 +198,10 @@ describe('readDataplane / explainLive', { timeout: 60_000 }, () => {
   });
 
   it('output the parser does not understand is a 502 naming the command, not a crash', async () => {
-    setup('nftables', cluster('nftables', [{ tool: 'docker', match: 'nft -j list table ip kube-proxy$', stdout: '{"nftables": [{"rule": 42' }]));
+    setup(
+      'nftables',
+      cluster('nftables', [{ tool: 'docker', match: 'nft -j list table ip kube-proxy$', stdout: '{"nftables": [{"rule": 42' }]),
+    );
     const err = await rejection(readDataplane('nftables'));
     expect(err.status).toBe(502);
     expect(err.message).toBe('The nft-json output of dplab-nftables-worker is not what the parser expects.');
@@ -172,7 +238,11 @@ describe('a cluster that is not there', () => {
     setup('iptables', [
       { tool: 'kind', match: '^get nodes ', stdout: 'dplab-iptables-control-plane\ndplab-iptables-worker\n' },
       { tool: 'docker', match: 'iptables-save$', stdout: fixture('iptables-save/clusterip.txt') },
-      { tool: 'kubectl', stderr: 'The connection to the server 127.0.0.1:40123 was refused - did you specify the right host or port?\n', exit: 1 },
+      {
+        tool: 'kubectl',
+        stderr: 'The connection to the server 127.0.0.1:40123 was refused - did you specify the right host or port?\n',
+        exit: 1,
+      },
     ]);
     const err = await rejection(readDataplane('iptables'));
     expect(err.status).toBe(503);
@@ -186,7 +256,10 @@ describe('serviceNames', () => {
       [
         svc('kube-system', 'kube-dns', '10.96.0.10', [{ name: 'dns', port: 53, protocol: 'UDP' }]),
         svc('default', 'web', '10.96.45.112', [{ port: 80, nodePort: 30080 }], { externalIPs: ['192.0.2.9'] }),
-        { ...svc('default', 'lb', '10.96.9.9', [{ name: 'http', port: 80, protocol: 'TCP' }]), status: { loadBalancer: { ingress: [{ ip: '198.51.100.4' }, { hostname: 'x' }] } } },
+        {
+          ...svc('default', 'lb', '10.96.9.9', [{ name: 'http', port: 80, protocol: 'TCP' }]),
+          status: { loadBalancer: { ingress: [{ ip: '198.51.100.4' }, { hostname: 'x' }] } },
+        },
         svc('default', 'headless', 'None', [{ port: 80 }]),
       ],
       [{ status: { addresses: [{ type: 'InternalIP', address: '172.18.0.3' }] } }],
@@ -210,7 +283,12 @@ describe('serviceNames', () => {
 
 describe('dplab explain <mode> <ns/name>', () => {
   it('--json prints the same view as the file form', async () => {
-    setup('iptables', cluster('iptables', [{ tool: 'docker', match: '^exec dplab-iptables-worker2 iptables-save$', stdout: fixture('iptables-save/clusterip.txt') }]));
+    setup(
+      'iptables',
+      cluster('iptables', [
+        { tool: 'docker', match: '^exec dplab-iptables-worker2 iptables-save$', stdout: fixture('iptables-save/clusterip.txt') },
+      ]),
+    );
     const out: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
     expect(await explain.run(['iptables', 'default/web', '--node', 'dplab-iptables-worker2', '--json'], commandContext())).toBe(0);
@@ -224,6 +302,8 @@ describe('dplab explain <mode> <ns/name>', () => {
     const err = await rejection(explain.run(['ipvs', 'default/web'], commandContext()));
     expect(err.message).toMatch(/The ipvs cluster is not running/);
     await expect(explain.run(['ipvs', 'web'], commandContext())).rejects.toThrow(/is not a Service/);
-    await expect(explain.run(['ipvs', 'default/web', '--format', 'cilium'], commandContext())).rejects.toThrow(/--format belongs to the --input form/);
+    await expect(explain.run(['ipvs', 'default/web', '--format', 'cilium'], commandContext())).rejects.toThrow(
+      /--format belongs to the --input form/,
+    );
   });
 });

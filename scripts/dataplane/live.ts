@@ -54,25 +54,32 @@ export function defaultNode(nodes: readonly string[]): string {
 
 export async function readDataplane(mode: Mode, opts: LiveOptions = {}): Promise<LiveDataplane> {
   const cluster = opts.cluster ?? clusterHandle(mode);
-  if (opts.node !== undefined && !NODE_NAME.test(opts.node)) throw new DplabError(`"${opts.node.slice(0, 80)}" is not a node name.`, { status: 400 });
+  if (opts.node !== undefined && !NODE_NAME.test(opts.node))
+    throw new DplabError(`"${opts.node.slice(0, 80)}" is not a node name.`, { status: 400 });
   const absent = clusterAbsent(cluster);
   if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
   const ro: RunOptions = { signal: opts.signal, timeoutMs: LIVE_READ_TIMEOUT_MS };
   try {
     const nodes = await cluster.nodes(ro);
     const node = opts.node ?? defaultNode(nodes);
-    if (!nodes.includes(node)) throw new DplabError(`Unknown node "${node}" in ${cluster.name}. Known: ${nodes.join(', ')}.`, { status: 404 });
+    if (!nodes.includes(node))
+      throw new DplabError(`Unknown node "${node}" in ${cluster.name}. Known: ${nodes.join(', ')}.`, { status: 404 });
     const dump = RULE_DUMPS[mode];
     const [raw, services, kubeNodes] = await allOrCancel<[string, KubeService[], KubeNode[]]>(opts.signal, [
       (signal) => dumpRules(cluster, node, { ...ro, signal }),
-      (signal) => cluster.kubectlJson(['get', 'services', '-A'], listOf(namespacedObjectSchema), { ...ro, signal }).then((l) => l.items ?? []),
+      (signal) =>
+        cluster.kubectlJson(['get', 'services', '-A'], listOf(namespacedObjectSchema), { ...ro, signal }).then((l) => l.items ?? []),
       (signal) => cluster.kubectlJson(['get', 'nodes'], kubeListSchema, { ...ro, signal }).then((l) => l.items ?? []),
     ]);
     let model: DataplaneModel;
     try {
       // The cluster's own ClusterIPs say which virtual servers are ClusterIPs (IPVS does not);
       // the mode's Service subnet covers any created between the two reads.
-      model = parse(dump.format, raw, { names: serviceNames(services, kubeNodes), clusterIPs: clusterIPsOf(services), serviceCidr: MODE_INFO[mode].serviceSubnet });
+      model = parse(dump.format, raw, {
+        names: serviceNames(services, kubeNodes),
+        clusterIPs: clusterIPsOf(services),
+        serviceCidr: MODE_INFO[mode].serviceSubnet,
+      });
     } catch (err) {
       if (!(err instanceof ParseError)) throw err;
       throw new DplabError(`The ${dump.format} output of ${node} is not what the parser expects.`, {
@@ -100,17 +107,26 @@ async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): 
   if (dump.where === 'node') return (await cluster.nodeExec(node, dump.command, ro)).stdout;
   // Cilium keeps its tables in the agent; the agent on *this* node, so the node choice matters.
   const pods = await cluster.kubectlJson(
-    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`], kubeListSchema, ro);
+    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`],
+    kubeListSchema,
+    ro,
+  );
   const pod = pods.items?.[0]?.metadata?.name;
   if (!pod) {
-    throw new DplabError(`No cilium agent pod runs on ${node}.`, { fix: `Check \`kubectl -n kube-system get pods -l ${CILIUM_AGENT.selector} -o wide\`; if Cilium is broken, recreate the cluster (\`dplab down cilium\`, then \`dplab up cilium\`).`, status: 409 });
+    throw new DplabError(`No cilium agent pod runs on ${node}.`, {
+      fix: `Check \`kubectl -n kube-system get pods -l ${CILIUM_AGENT.selector} -o wide\`; if Cilium is broken, recreate the cluster (\`dplab down cilium\`, then \`dplab up cilium\`).`,
+      status: 409,
+    });
   }
-  return (await cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...dump.command], ro)).stdout;
+  return (await cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...dump.command], ro))
+    .stdout;
 }
 
 /** Every ClusterIP the API server has allocated (both families on dual-stack Services). */
 export function clusterIPsOf(services: readonly KubeService[]): string[] {
-  return services.flatMap((s) => s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : [])).filter((ip) => ip !== 'None' && ip !== '');
+  return services
+    .flatMap((s) => s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : []))
+    .filter((ip) => ip !== 'None' && ip !== '');
 }
 
 /**
@@ -118,12 +134,18 @@ export function clusterIPsOf(services: readonly KubeService[]): string[] {
  * ("TCP/10.96.45.112:80", node addresses for NodePorts) to `ns/name[:port]`.
  */
 export function serviceNames(services: readonly KubeService[], nodes: readonly KubeNode[]): Record<string, string> {
-  const nodeIps = ['0.0.0.0', ...nodes.flatMap((n) => (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address))];
+  const nodeIps = [
+    '0.0.0.0',
+    ...nodes.flatMap((n) => (n.status?.addresses ?? []).filter((a) => a.type === 'InternalIP').map((a) => a.address)),
+  ];
   const names: Record<string, string> = {};
   for (const svc of services) {
     const spec = svc.spec ?? {};
-    const ips = [...(spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])), ...(spec.externalIPs ?? []), ...(svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : []))]
-      .filter((ip) => ip && ip !== 'None');
+    const ips = [
+      ...(spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : [])),
+      ...(spec.externalIPs ?? []),
+      ...(svc.status?.loadBalancer?.ingress ?? []).flatMap((i) => (i.ip ? [i.ip] : [])),
+    ].filter((ip) => ip && ip !== 'None');
     if (ips.length === 0) continue;
     for (const p of spec.ports ?? []) {
       const name = `${svc.metadata.namespace}/${svc.metadata.name}${p.name ? `:${p.name}` : ''}`;
@@ -142,7 +164,9 @@ function notOnNode(live: LiveDataplane, service: string): DplabError {
   if (!svc) {
     const inNs = live.services.filter((s) => s.metadata.namespace === ns).map((s) => `${ns}/${s.metadata.name}`);
     return new DplabError(`Service ${service} does not exist in the ${live.mode} cluster.`, {
-      fix: inNs.length ? `Services in ${ns}: ${inNs.join(', ')}.` : `There is no Service in namespace ${ns}; create it first (the lab's steps say how).`,
+      fix: inNs.length
+        ? `Services in ${ns}: ${inNs.join(', ')}.`
+        : `There is no Service in namespace ${ns}; create it first (the lab's steps say how).`,
       status: 404,
     });
   }
@@ -165,6 +189,7 @@ function liveError(err: unknown, mode: Mode): unknown {
   const p = describeClusterError(err, mode, 'the dataplane explorer', false);
   // A missing tool's message names only the tool; say what it stopped.
   if (err.kind === 'tool-missing') p.message = `Cannot read the ${mode} cluster: ${p.message}`;
-  const status = err.kind === 'cluster-missing' ? 409 : err.kind === 'timeout' ? 504 : err.kind === 'aborted' ? 499 : err.kind === 'failed' ? 502 : 503;
+  const status =
+    err.kind === 'cluster-missing' ? 409 : err.kind === 'timeout' ? 504 : err.kind === 'aborted' ? 499 : err.kind === 'failed' ? 502 : 503;
   return new DplabError(p.message, { fix: p.fix, details: p.details, status, cause: err });
 }

@@ -52,7 +52,11 @@ export function toMermaid(view: ServiceView, format: Format): string {
       last = id;
     }
     if (fe.backends.length === 0) {
-      const why = fe.dropsWithoutLocalEndpoints ? 'dropped: no local endpoint on this node' : fe.noBackendVerdict === 'reject' ? 'rejected: no endpoints' : 'no backend';
+      const why = fe.dropsWithoutLocalEndpoints
+        ? 'dropped: no local endpoint on this node'
+        : fe.noBackendVerdict === 'reject'
+          ? 'rejected: no endpoints'
+          : 'no backend';
       edge(last, node(why, 'round'));
       continue;
     }

@@ -70,11 +70,17 @@ export function nfacctNames(iptablesText: string): string[] {
   return [...new Set([...iptablesText.matchAll(/--nfacct-name\s+(\S+)/g)].map((m) => m[1]))];
 }
 
-export interface PodSpec { ip: string; port: number }
-export interface Answer { pod: string; ip: string; port: number; peer: string }
-export type Outcome =
-  | { ok: true; ms: number; answer: Answer }
-  | { ok: false; ms: number; code: string };
+export interface PodSpec {
+  ip: string;
+  port: number;
+}
+export interface Answer {
+  pod: string;
+  ip: string;
+  port: number;
+  peer: string;
+}
+export type Outcome = { ok: true; ms: number; answer: Answer } | { ok: false; ms: number; code: string };
 
 // Each pod answers with its own name, its own address and the client address it saw.
 const SERVER = `
@@ -115,7 +121,9 @@ let labCounter = 0;
 // Last resort if a test run dies before afterAll: servers exit on their own when their stdin
 // closes; namespaces would outlive the process, so they are deleted here.
 const live = new Set<NetnsLab>();
-process.once('exit', () => { for (const lab of [...live]) lab.deleteNamespaces(); });
+process.once('exit', () => {
+  for (const lab of [...live]) lab.deleteNamespaces();
+});
 
 export class NetnsLab {
   readonly node!: string;
@@ -126,7 +134,11 @@ export class NetnsLab {
   private podCount = 0;
 
   /** nodeIp: the node's own address (on up0), gateway: where its default route points. */
-  constructor(readonly nodeIp = '172.18.0.3', readonly prefix = 16, readonly gateway = '172.18.0.1') {
+  constructor(
+    readonly nodeIp = '172.18.0.3',
+    readonly prefix = 16,
+    readonly gateway = '172.18.0.1',
+  ) {
     live.add(this);
     try {
       this.node = this.addNamespace();
@@ -183,14 +195,24 @@ export class NetnsLab {
 
   /** Starts an HTTP server in `ns` on ip:port answering `name`; resolves once it listens. */
   serve(ns: string, name: string, ip: string, port: number): Promise<void> {
-    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER, name, ip, String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', SERVER, name, ip, String(port)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.servers.push(child);
     return new Promise((resolve, reject) => {
       let err = '';
       const timer = setTimeout(() => reject(new Error(`server ${name} did not start in 5 s: ${err}`)), 5_000);
       child.stderr!.on('data', (d) => (err += d));
-      child.stdout!.on('data', (d) => { if (String(d).includes('ready')) { clearTimeout(timer); resolve(); } });
-      child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`server ${name} exited (${code}): ${err}`)); });
+      child.stdout!.on('data', (d) => {
+        if (String(d).includes('ready')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`server ${name} exited (${code}): ${err}`));
+      });
     });
   }
 
@@ -199,11 +221,13 @@ export class NetnsLab {
     const names = new Map<string, string>();
     const ips = [...new Set(backends.map((b) => b.ip))];
     const pods = new Map(ips.map((ip) => [ip, this.addPod(ip).ns]));
-    await Promise.all(backends.map((b) => {
-      const name = `pod-${b.ip}-${b.port}`;
-      names.set(`${b.ip}:${b.port}`, name);
-      return this.serve(pods.get(b.ip)!, name, b.ip, b.port);
-    }));
+    await Promise.all(
+      backends.map((b) => {
+        const name = `pod-${b.ip}-${b.port}`;
+        names.set(`${b.ip}:${b.port}`, name);
+        return this.serve(pods.get(b.ip)!, name, b.ip, b.port);
+      }),
+    );
     return names;
   }
 
@@ -223,18 +247,33 @@ export class NetnsLab {
   request(host: string, port: number, n: number, opts: { timeoutMs?: number; from?: string } = {}): Outcome[] {
     const timeoutMs = opts.timeoutMs ?? 1_000;
     const out = this.exec(this.node, [process.execPath, '-e', CLIENT, host, String(port), String(n), String(timeoutMs), opts.from ?? '']);
-    return out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Outcome);
+    return out
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Outcome);
   }
 
   /** Kills the servers, deletes every namespace (their veths go with them) and the scratch folder.
    *  Safe to call twice and after a half-built constructor run. */
   async close(): Promise<void> {
-    await Promise.all(this.servers.map((child) => new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const timer = setTimeout(() => { child.kill('SIGKILL'); resolve(); }, 2_000);
-      child.once('exit', () => { clearTimeout(timer); resolve(); });
-      child.kill('SIGTERM');
-    })));
+    await Promise.all(
+      this.servers.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            const timer = setTimeout(() => {
+              child.kill('SIGKILL');
+              resolve();
+            }, 2_000);
+            child.once('exit', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+            child.kill('SIGTERM');
+          }),
+      ),
+    );
     this.servers.length = 0;
     this.deleteNamespaces();
   }

@@ -21,9 +21,21 @@ const FIREWALL_IPS = 'firewall-ips';
 const CHAIN_NAME = /^(service|local|external|endpoint|firewall)-[A-Z2-7]{8}-([^/]+)\/([^/]+)\/([a-z]+)\/([^_/]*)/;
 
 type Expr = Record<string, unknown>;
-interface NftRule { chain: string; expr: Expr[]; comment: string | null }
-interface NftMap { name: string; elems: Array<[unknown, unknown]> }
-interface Resolved { backends: Backend[]; affinity: Affinity | null; localOnly: boolean; path: string[] }
+interface NftRule {
+  chain: string;
+  expr: Expr[];
+  comment: string | null;
+}
+interface NftMap {
+  name: string;
+  elems: Array<[unknown, unknown]>;
+}
+interface Resolved {
+  backends: Backend[];
+  affinity: Affinity | null;
+  localOnly: boolean;
+  path: string[];
+}
 
 export function parseNftJson(text: string): DataplaneModel {
   const root = parseJsonInput(text, 'nft -j output');
@@ -45,9 +57,16 @@ export function parseNftJson(text: string): DataplaneModel {
     const k = keyParts(key, 2);
     const target = verdictTarget(verdict);
     if (!target) throw bad(`${SERVICE_NODEPORTS} element without goto/jump`, verdict);
-    add(fronts, target, frontendOf('NodePort', ANY_NODE_IP, k.port, k.protocol, walker.resolve(target), ['services', `@${SERVICE_NODEPORTS}`]));
+    add(
+      fronts,
+      target,
+      frontendOf('NodePort', ANY_NODE_IP, k.port, k.protocol, walker.resolve(target), ['services', `@${SERVICE_NODEPORTS}`]),
+    );
   }
-  for (const [mapName, width] of [[NO_ENDPOINT_SERVICES, 3], [NO_ENDPOINT_NODEPORTS, 2]] as const) {
+  for (const [mapName, width] of [
+    [NO_ENDPOINT_SERVICES, 3],
+    [NO_ENDPOINT_NODEPORTS, 2],
+  ] as const) {
     for (const [key, verdict] of t.maps.get(mapName)?.elems ?? []) {
       const k = keyParts(key, width);
       const rejects = verdictTarget(verdict) === REJECT_CHAIN;
@@ -77,7 +96,11 @@ export function parseNftJson(text: string): DataplaneModel {
   for (const { service, portName, fe } of fronts.values()) builder.add(service, portName, fe);
   const elements = [...t.maps.values()].reduce((n, m) => n + m.elems.length, 0);
   return builder.build(t.ruleCount + elements, 'rules + map elements', {
-    rules: t.ruleCount, chains: t.chains.size, maps: t.maps.size, mapElements: elements, sets: t.setTimeouts.size,
+    rules: t.ruleCount,
+    chains: t.chains.size,
+    maps: t.maps.size,
+    mapElements: elements,
+    sets: t.setTimeouts.size,
   });
 }
 
@@ -206,7 +229,11 @@ class Walker {
         if (only?.startsWith('endpoint-')) picks = [{ slot: 'always', target: only }];
       }
     }
-    const list = picks.map((p) => ({ ...this.dnatOf(p.target), via: p.target, detail: mod ? `numgen slot ${p.slot} of ${mod}` : 'only endpoint' }));
+    const list = picks.map((p) => ({
+      ...this.dnatOf(p.target),
+      via: p.target,
+      detail: mod ? `numgen slot ${p.slot} of ${mod}` : 'only endpoint',
+    }));
     const backends = backendsWithShares(list, weightedShares(picks.map(() => 1)));
     return { backends, affinity, localOnly: chain.startsWith('local-'), path: [chain] };
   }
@@ -263,15 +290,23 @@ function keyParts(key: unknown, width: 2 | 3): { ip: string; protocol: Protocol;
   if (!parts || parts.length !== width) throw bad(`map key is not a ${width}-part concatenation`, key);
   const [ip, proto, port] = width === 3 ? parts : [ANY_NODE_IP, ...parts];
   const protocol = typeof proto === 'string' ? toProtocol(proto) : null;
-  if (typeof ip !== 'string' || !isIpv4(ip) || !protocol || typeof port !== 'number') throw bad('map key is not address . protocol . port', key);
+  if (typeof ip !== 'string' || !isIpv4(ip) || !protocol || typeof port !== 'number')
+    throw bad('map key is not address . protocol . port', key);
   return { ip, protocol, port, comment };
 }
 
 function frontendOf(type: FrontendType, ip: string, port: number, protocol: Protocol, r: Resolved, prefix: string[]): Frontend {
   const localEmpty = r.localOnly && r.backends.length === 0 && r.path.length > 0;
   return {
-    type, ip, port, protocol, backends: r.backends, localOnly: r.localOnly,
-    dropsWithoutLocalEndpoints: localEmpty, affinity: r.affinity, noBackendVerdict: localEmpty ? 'drop' : null,
+    type,
+    ip,
+    port,
+    protocol,
+    backends: r.backends,
+    localOnly: r.localOnly,
+    dropsWithoutLocalEndpoints: localEmpty,
+    affinity: r.affinity,
+    noBackendVerdict: localEmpty ? 'drop' : null,
     path: [...prefix, ...r.path],
     chooser: r.affinity ? 'affinity set, then numgen random' : 'numgen random',
   };

@@ -27,16 +27,23 @@ export function findFrontend(model: DataplaneModel, address: string): ServiceVie
 
 export type { JsonBackend, JsonFrontend } from '../wire/explain.ts';
 import type { JsonFrontend } from '../wire/explain.ts';
-export interface JsonView { service: string | null; frontends: JsonFrontend[] }
+export interface JsonView {
+  service: string | null;
+  frontends: JsonFrontend[];
+}
 
 /** Exactly the public JSON shape: internal fields (path, via, chooser…) stay out. */
 export function toJson(view: ServiceView): JsonView {
   return {
     service: view.service,
     frontends: view.frontends.map((fe) => ({
-      type: fe.type, ip: fe.ip, port: fe.port, protocol: fe.protocol,
+      type: fe.type,
+      ip: fe.ip,
+      port: fe.port,
+      protocol: fe.protocol,
       backends: fe.backends.map((b) => ({ ip: b.ip, port: b.port, share: b.share })),
-      localOnly: fe.localOnly, dropsWithoutLocalEndpoints: fe.dropsWithoutLocalEndpoints,
+      localOnly: fe.localOnly,
+      dropsWithoutLocalEndpoints: fe.dropsWithoutLocalEndpoints,
       affinity: fe.affinity ? { timeoutSeconds: fe.affinity.timeoutSeconds } : null,
       ...(fe.sourceRanges?.length ? { sourceRanges: [...fe.sourceRanges] } : {}),
     })),

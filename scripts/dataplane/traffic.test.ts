@@ -20,8 +20,7 @@ const NODE_IP = '172.18.0.3';
 const WEB = 'default/web';
 
 type RuleFormat = 'iptables-save' | 'nft-json';
-const fixtureFile = (format: RuleFormat, scenario: string) =>
-  join(DIR, format, `${scenario}.${format === 'nft-json' ? 'json' : 'txt'}`);
+const fixtureFile = (format: RuleFormat, scenario: string) => join(DIR, format, `${scenario}.${format === 'nft-json' ? 'json' : 'txt'}`);
 
 function frontend(model: DataplaneModel, service: string, type: Frontend['type']): Frontend {
   const fe = findService(model, service)?.frontends.find((f) => f.type === type);
@@ -72,8 +71,10 @@ function expectSpreadAsModelled(outcomes: Outcome[], fe: Frontend): Map<string, 
       continue;
     }
     const [lo, hi] = binomialBounds(got.length, b.share);
-    expect(c, `${key(b)} (share ${b.share.toFixed(3)}) answered ${c} of ${got.length}; counts ${JSON.stringify([...counts])}`)
-      .toBeGreaterThanOrEqual(Math.max(lo, 1));
+    expect(
+      c,
+      `${key(b)} (share ${b.share.toFixed(3)}) answered ${c} of ${got.length}; counts ${JSON.stringify([...counts])}`,
+    ).toBeGreaterThanOrEqual(Math.max(lo, 1));
     expect(c, `${key(b)} (share ${b.share.toFixed(3)}) answered ${c} of ${got.length}`).toBeLessThanOrEqual(hi);
   }
   return counts;
@@ -95,11 +96,7 @@ interface LabContext {
  * Registers beforeAll/afterAll in the calling describe: topology with one pod per backend of
  * `default/web`'s ClusterIP, optional extra setup and control requests, then the fixture's rules.
  */
-function useLab(
-  format: RuleFormat,
-  scenario: string,
-  extra: (ctx: LabContext) => Promise<void> | void = () => {},
-): LabContext {
+function useLab(format: RuleFormat, scenario: string, extra: (ctx: LabContext) => Promise<void> | void = () => {}): LabContext {
   const text = readFileSync(fixtureFile(format, scenario), 'utf8');
   const ctx = { text, model: parse(format, text), before: {} } as LabContext;
   beforeAll(async () => {

@@ -46,10 +46,34 @@ describe('mermaid', () => {
     const view: ServiceView = {
       service: 'default/we"b',
       frontends: [
-        { type: 'ClusterIP', ip: '10.96.0.5', port: 80, protocol: 'TCP', portName: null, localOnly: false, dropsWithoutLocalEndpoints: false, affinity: null, noBackendVerdict: null,
-          path: ['KUBE-SERVICES', 'KUBE-SVC-X'], chooser: 'statistic random', backends: [{ ip: '10.244.1.2', port: 8080, share: 1, via: 'KUBE-SEP-Y' }] },
-        { type: 'NodePort', ip: '0.0.0.0', port: 30080, protocol: 'TCP', portName: null, localOnly: true, dropsWithoutLocalEndpoints: true, affinity: null, noBackendVerdict: 'drop',
-          path: ['KUBE-NODEPORTS'], chooser: 'statistic random', backends: [] },
+        {
+          type: 'ClusterIP',
+          ip: '10.96.0.5',
+          port: 80,
+          protocol: 'TCP',
+          portName: null,
+          localOnly: false,
+          dropsWithoutLocalEndpoints: false,
+          affinity: null,
+          noBackendVerdict: null,
+          path: ['KUBE-SERVICES', 'KUBE-SVC-X'],
+          chooser: 'statistic random',
+          backends: [{ ip: '10.244.1.2', port: 8080, share: 1, via: 'KUBE-SEP-Y' }],
+        },
+        {
+          type: 'NodePort',
+          ip: '0.0.0.0',
+          port: 30080,
+          protocol: 'TCP',
+          portName: null,
+          localOnly: true,
+          dropsWithoutLocalEndpoints: true,
+          affinity: null,
+          noBackendVerdict: 'drop',
+          path: ['KUBE-NODEPORTS'],
+          chooser: 'statistic random',
+          backends: [],
+        },
       ],
     };
     const m = toMermaid(view, 'iptables-save');

@@ -20,8 +20,12 @@ type Row = [type: string, address: string, backends: string, localOnly: boolean,
 function rows(format: Format, file: string, service: string): Row[] {
   const view = findService(parse(format, read(file)), service);
   return (view?.frontends ?? []).map((f) => [
-    f.type, `${f.ip}:${f.port}`, f.backends.map((b) => `${b.ip}:${b.port}@${b.share.toFixed(2)}`).join(','),
-    f.localOnly, f.dropsWithoutLocalEndpoints, f.noBackendVerdict,
+    f.type,
+    `${f.ip}:${f.port}`,
+    f.backends.map((b) => `${b.ip}:${b.port}@${b.share.toFixed(2)}`).join(','),
+    f.localOnly,
+    f.dropsWithoutLocalEndpoints,
+    f.noBackendVerdict,
   ]);
 }
 
@@ -35,12 +39,14 @@ describe.each(OVERALL)('kube-proxy v1.35.0 overall rules, %s', (format, file) =>
     // external- chain and has nothing that tells them apart (no source ranges here).
     const lbType = format === 'iptables-save' ? 'LoadBalancer' : 'ExternalIP';
     const got = rows(format, file, 'ns2/svc2');
-    expect(got).toEqual(expect.arrayContaining([
-      ['ClusterIP', '172.30.0.42:80', '10.180.0.2:80@1.00', false, false, null],
-      ['ExternalIP', '192.168.99.22:80', '', true, true, 'drop'],
-      [lbType, '1.2.3.4:80', '', true, true, 'drop'],
-      ['NodePort', '0.0.0.0:3001', '', true, true, 'drop'],
-    ]));
+    expect(got).toEqual(
+      expect.arrayContaining([
+        ['ClusterIP', '172.30.0.42:80', '10.180.0.2:80@1.00', false, false, null],
+        ['ExternalIP', '192.168.99.22:80', '', true, true, 'drop'],
+        [lbType, '1.2.3.4:80', '', true, true, 'drop'],
+        ['NodePort', '0.0.0.0:3001', '', true, true, 'drop'],
+      ]),
+    );
     // The "has no local endpoints" DROP for 1.2.3.4 is the LoadBalancer frontend's, not a second one.
     expect(got.filter((r) => r[1] === '1.2.3.4:80')).toHaveLength(1);
     expect(got).toHaveLength(4);
@@ -76,7 +82,14 @@ describe.each(OVERALL)('kube-proxy v1.35.0 overall rules, %s', (format, file) =>
   });
 
   it('nothing but the six Services', () => {
-    expect(parse(format, read(file)).services.map((s) => s.service)).toEqual(['ns1/svc1', 'ns2/svc2', 'ns3/svc3', 'ns4/svc4', 'ns5/svc5', 'ns6/svc6']);
+    expect(parse(format, read(file)).services.map((s) => s.service)).toEqual([
+      'ns1/svc1',
+      'ns2/svc2',
+      'ns3/svc3',
+      'ns4/svc4',
+      'ns5/svc5',
+      'ns6/svc6',
+    ]);
   });
 });
 
@@ -87,16 +100,27 @@ describe('iptables-save: rules kube-proxy ≥ 1.29 writes with nfacct', () => {
   });
 });
 
-const GENERATED: Array<[Format, string]> = [['iptables-save', 'iptables-save/upstream-v1.35-%s.txt'], ['nft-json', 'nft-json/upstream-v1.35-%s.json']];
+const GENERATED: Array<[Format, string]> = [
+  ['iptables-save', 'iptables-save/upstream-v1.35-%s.txt'],
+  ['nft-json', 'nft-json/upstream-v1.35-%s.json'],
+];
 
 describe.each(GENERATED)('kube-proxy v1.35.0 %s: shapes its tests check only as packet flows (upstream-gen)', (format, pattern) => {
   const model = (name: string) => parse(format, read(pattern.replace('%s', name)));
   const view = (name: string, service: string) =>
-    (findService(model(name), service)?.frontends ?? []).map((f) => [f.type, f.backends.map((b) => b.ip).join(','), f.localOnly, f.dropsWithoutLocalEndpoints, f.noBackendVerdict]);
+    (findService(model(name), service)?.frontends ?? []).map((f) => [
+      f.type,
+      f.backends.map((b) => b.ip).join(','),
+      f.localOnly,
+      f.dropsWithoutLocalEndpoints,
+      f.noBackendVerdict,
+    ]);
 
   it('internalTrafficPolicy Local: the ClusterIP goes straight to the local policy chain, with the local endpoint only', () => {
     expect(view('internal-traffic-policy', 'ns1/itp-local')).toEqual([['ClusterIP', '10.0.1.1', true, false, null]]);
-    expect(findService(model('internal-traffic-policy'), 'ns1/itp-local')?.frontends[0].path.at(-1)).toMatch(format === 'iptables-save' ? /^KUBE-SVL-/ : /^local-/);
+    expect(findService(model('internal-traffic-policy'), 'ns1/itp-local')?.frontends[0].path.at(-1)).toMatch(
+      format === 'iptables-save' ? /^KUBE-SVL-/ : /^local-/,
+    );
   });
 
   it('internalTrafficPolicy Local without a local endpoint: the ClusterIP is dropped', () => {

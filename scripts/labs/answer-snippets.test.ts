@@ -11,8 +11,11 @@ const MEASUREMENTS: Record<string, string> = {
 };
 
 describe('answer snippets leave the answer to the learner', () => {
-  const cases = loadLabs().flatMap((lab) => lab.steps.flatMap((step) =>
-    step.snippets.filter((s) => /create configmap/.test(s.command)).map((s) => [`${lab.id}/${step.id}`, s.label, s.command] as const)));
+  const cases = loadLabs().flatMap((lab) =>
+    lab.steps.flatMap((step) =>
+      step.snippets.filter((s) => /create configmap/.test(s.command)).map((s) => [`${lab.id}/${step.id}`, s.label, s.command] as const),
+    ),
+  );
 
   it('there are answer snippets to look at', () => expect(cases.length).toBeGreaterThan(5));
 

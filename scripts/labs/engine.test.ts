@@ -27,7 +27,10 @@ describe('runCheck', () => {
       defineCheck({
         observations: z.number(),
         gather: async () => ++n,
-        evaluate: (ready: number) => (ready >= 3 ? { status: 'pass', message: 'ready', facts: [] } : { status: 'fail', message: `${ready} of 3`, facts: [], pending: true }),
+        evaluate: (ready: number) =>
+          ready >= 3
+            ? { status: 'pass', message: 'ready', facts: [] }
+            : { status: 'fail', message: `${ready} of 3`, facts: [], pending: true },
         settleMs: 5_000,
       }),
     );
@@ -36,7 +39,13 @@ describe('runCheck', () => {
   }, 10_000);
 
   it('gives up polling after the settle window and reports the last fail', async () => {
-    const step = withCheck(defineCheck({ observations: z.number(), gather: async () => 0, evaluate: () => ({ status: 'fail', message: 'still starting', facts: [], pending: true }) }));
+    const step = withCheck(
+      defineCheck({
+        observations: z.number(),
+        gather: async () => 0,
+        evaluate: () => ({ status: 'fail', message: 'still starting', facts: [], pending: true }),
+      }),
+    );
     const r = await runCheck(lab, step, 'iptables', { cluster, settleMs: 300 });
     expect(r.status).toBe('fail');
     expect(r.message).toBe('still starting');
@@ -44,12 +53,23 @@ describe('runCheck', () => {
 
   it('turns infrastructure failures into errors with a fix, and a hung gather into a timeout', async () => {
     const result = { command: 'kubectl get pods', file: 'kubectl', args: [], exitCode: 1, stdout: '', stderr: '', durationMs: 1 };
-    const down = withCheck(defineCheck({ observations: z.unknown(), gather: async () => Promise.reject(new CommandError('daemon-down', result, 'x', 'Start Docker.')), evaluate: () => ({ status: 'pass', message: '', facts: [] }) }));
-    expect(await runCheck(lab, down, 'iptables', { cluster })).toMatchObject({ status: 'error', message: 'Docker is not running, so the iptables cluster cannot be reached.', fix: 'Start Docker.' });
+    const down = withCheck(
+      defineCheck({
+        observations: z.unknown(),
+        gather: async () => Promise.reject(new CommandError('daemon-down', result, 'x', 'Start Docker.')),
+        evaluate: () => ({ status: 'pass', message: '', facts: [] }),
+      }),
+    );
+    expect(await runCheck(lab, down, 'iptables', { cluster })).toMatchObject({
+      status: 'error',
+      message: 'Docker is not running, so the iptables cluster cannot be reached.',
+      fix: 'Start Docker.',
+    });
     const hung = withCheck(
       defineCheck({
         observations: z.unknown(),
-        gather: (ctx) => new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new CommandError('aborted', result, 'cancelled')))),
+        gather: (ctx) =>
+          new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(new CommandError('aborted', result, 'cancelled')))),
         evaluate: () => ({ status: 'pass', message: '', facts: [] }),
       }),
     );
@@ -62,8 +82,18 @@ describe('runCheck', () => {
 describe('pollUntil', () => {
   it('returns the first value that is done, and stops at the deadline otherwise', async () => {
     let i = 0;
-    expect(await pollUntil(async () => ++i, (v) => v === 2, { timeoutMs: 1_000, intervalMs: 10 })).toEqual({ value: 2, attempts: 2, timedOut: false });
-    const out = await pollUntil(async () => 'no', () => false, { timeoutMs: 50, intervalMs: 10 });
+    expect(
+      await pollUntil(
+        async () => ++i,
+        (v) => v === 2,
+        { timeoutMs: 1_000, intervalMs: 10 },
+      ),
+    ).toEqual({ value: 2, attempts: 2, timedOut: false });
+    const out = await pollUntil(
+      async () => 'no',
+      () => false,
+      { timeoutMs: 50, intervalMs: 10 },
+    );
     expect(out.timedOut).toBe(true);
   });
 });

@@ -39,7 +39,11 @@ export async function runCheck(lab: Lab, step: Step, mode: Mode, opts: CheckOpti
   const started = performance.now();
   const cluster = opts.cluster ?? clusterHandle(mode);
   const base = { lab: lab.id, step: step.id, mode };
-  const finish = (r: Omit<CheckResult, 'lab' | 'step' | 'mode' | 'durationMs'>): CheckResult => ({ ...base, ...r, durationMs: Math.round(performance.now() - started) });
+  const finish = (r: Omit<CheckResult, 'lab' | 'step' | 'mode' | 'durationMs'>): CheckResult => ({
+    ...base,
+    ...r,
+    durationMs: Math.round(performance.now() - started),
+  });
 
   const absent = clusterAbsent(cluster);
   if (absent) return finish({ status: 'error', facts: [], attempts: 0, ...absent });

@@ -17,6 +17,10 @@ export function formatCheckResult(r: CheckResult, opts: { verbose?: boolean } = 
 /** A plain text table with a header row and padded columns. */
 export function formatTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (c ?? '').padEnd(widths[i])).join(' | ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (c ?? '').padEnd(widths[i]))
+      .join(' | ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)].join('\n');
 }

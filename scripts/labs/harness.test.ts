@@ -57,7 +57,12 @@ describe('verify-labs harness', { timeout: 90_000 }, () => {
     const applied = doubles.calls().find((c) => c.argv.includes('first-service/web-deployment.yaml'));
     expect(applied?.kubeconfig).toBe(kubeconfigPath('iptables'));
 
-    expect(report.table.split('\n')[0].split('|').map((c) => c.trim())).toEqual(TABLE_HEADER);
+    expect(
+      report.table
+        .split('\n')[0]
+        .split('|')
+        .map((c) => c.trim()),
+    ).toEqual(TABLE_HEADER);
     expect(report.table).toMatch(/first-service \| iptables \| deploy-web +\| fail ✓ +\| pass ✓ +\| \d+\.\d s/);
   });
 
@@ -94,7 +99,6 @@ describe('verify-labs harness', { timeout: 90_000 }, () => {
     expect(text).toContain('✗ first-service / iptables / deploy-web: check did not pass after the solution: There is no Deployment `web`');
     expect(text).toMatch(/1 contract breach\./);
   });
-
 });
 
 describe('verify-labs without a cluster', () => {

@@ -50,7 +50,11 @@ export interface HarnessReport {
 
 async function recordedSource(cluster: ClusterHandle): Promise<Extract<ObservationFile['source'], { kind: 'recorded' }>> {
   const kube = await cluster.kubectlJson(['version'], kubeVersionSchema, { timeoutMs: TIMEOUTS.quick });
-  const base = { kind: 'recorded' as const, kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown', date: new Date().toISOString() };
+  const base = {
+    kind: 'recorded' as const,
+    kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown',
+    date: new Date().toISOString(),
+  };
   if (cluster.provider === 'sim') return { ...base, provider: 'sim', components: componentVersions() };
   const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
   return { ...base, provider: 'kind', kindVersion: kind.stdout.trim() };
@@ -58,7 +62,11 @@ async function recordedSource(cluster: ClusterHandle): Promise<Extract<Observati
 
 function record(lab: Lab, mode: Mode, r: CheckResult, state: 'unsolved' | 'solved', source: ObservationFile['source']): void {
   if (r.status === 'error') return;
-  writeObservationFile(lab.id, observationFileName(r.step, state, mode), { source, expect: { status: r.status, message: r.message }, observations: r.observations });
+  writeObservationFile(lab.id, observationFileName(r.step, state, mode), {
+    source,
+    expect: { status: r.status, message: r.message },
+    observations: r.observations,
+  });
 }
 
 async function verifyMode(lab: Lab, mode: Mode, opts: HarnessOptions): Promise<HarnessRow[]> {
@@ -66,7 +74,9 @@ async function verifyMode(lab: Lab, mode: Mode, opts: HarnessOptions): Promise<H
   const cluster = opts.cluster?.(mode) ?? clusterHandle(mode);
   const rows: HarnessRow[] = [];
   const rest = (from: number, why: string) =>
-    lab.steps.slice(from).map((s) => ({ lab: lab.id, mode, step: s.id, unsolved: 'skipped' as Outcome, solved: 'skipped' as Outcome, ms: 0, breach: why }));
+    lab.steps
+      .slice(from)
+      .map((s) => ({ lab: lab.id, mode, step: s.id, unsolved: 'skipped' as Outcome, solved: 'skipped' as Outcome, ms: 0, breach: why }));
 
   log(`${lab.id} on ${mode}: setup`);
   try {

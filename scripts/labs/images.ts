@@ -6,5 +6,11 @@ import type { Mode } from '../clusters/modes.ts';
 import { loadLabs } from './registry.ts';
 
 export function labImages(mode: Mode): string[] {
-  return [...new Set(loadLabs().filter((lab) => lab.modes.includes(mode)).flatMap((lab) => lab.setup.images))].sort();
+  return [
+    ...new Set(
+      loadLabs()
+        .filter((lab) => lab.modes.includes(mode))
+        .flatMap((lab) => lab.setup.images),
+    ),
+  ].sort();
 }

@@ -16,13 +16,14 @@ export const STATES = ['unsolved', 'solved'] as const;
 export type StepState = (typeof STATES)[number];
 
 export const observationSourceSchema = () =>
-  z.discriminatedUnion('kind', [
-    z.object({
-      kind: z.literal('hand-written'),
-      /** The documented output format or doc URL the file was written from. */
-      from: z.string().min(1),
-    }),
-    z.object({
+  z
+    .discriminatedUnion('kind', [
+      z.object({
+        kind: z.literal('hand-written'),
+        /** The documented output format or doc URL the file was written from. */
+        from: z.string().min(1),
+      }),
+      z.object({
         kind: z.literal('recorded'),
         /** The cluster provider it was recorded on: kind (Docker) or sim (real components on netns nodes). */
         provider: z.enum(['kind', 'sim']).default('kind'),
@@ -35,11 +36,12 @@ export const observationSourceSchema = () =>
         /** ISO date of the recording. */
         date: z.string(),
       }),
-  ]).superRefine((s, ctx) => {
-    if (s.kind === 'recorded' && (s.provider === 'kind' ? !s.kindVersion : !s.components)) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a kind recording names its kindVersion, a sim recording its components' });
-    }
-  });
+    ])
+    .superRefine((s, ctx) => {
+      if (s.kind === 'recorded' && (s.provider === 'kind' ? !s.kindVersion : !s.components)) {
+        ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'a kind recording names its kindVersion, a sim recording its components' });
+      }
+    });
 
 export const observationFileSchema = () =>
   z.object({
@@ -71,18 +73,28 @@ export function findObservationFile(labId: string, step: string, state: StepStat
  * of another shape (recorded on another Kubernetes version, edited by hand) fails with the file
  * and the field, e.g. `labs/x/observations/y.solved.json: observations.services.items[0].spec.ports[0].port: Expected number, received string`.
  */
-export function readObservationFile<O = unknown>(path: string, display = path, schema?: ObservationSchema<O>): ObservationFile & { observations: O } {
+export function readObservationFile<O = unknown>(
+  path: string,
+  display = path,
+  schema?: ObservationSchema<O>,
+): ObservationFile & { observations: O } {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw fromZodError(display, { issues: [{ path: [], message: `is not valid JSON (${err instanceof Error ? err.message : err})` }] } as never);
+    throw fromZodError(display, {
+      issues: [{ path: [], message: `is not valid JSON (${err instanceof Error ? err.message : err})` }],
+    } as never);
   }
   const parsed = observationFileSchema().safeParse(raw);
   if (!parsed.success) throw fromZodError(display, parsed.error);
   if (!schema) return parsed.data as ObservationFile & { observations: O };
   const observations = schema.safeParse(parsed.data.observations);
-  if (!observations.success) throw labDataError(display, observations.error.issues.map((i) => ({ ...i, path: ['observations', ...i.path] })));
+  if (!observations.success)
+    throw labDataError(
+      display,
+      observations.error.issues.map((i) => ({ ...i, path: ['observations', ...i.path] })),
+    );
   return { ...parsed.data, observations: observations.data };
 }
 

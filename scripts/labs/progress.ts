@@ -46,8 +46,17 @@ export function sanitise(p: Progress, labs: readonly Lab[]): Progress {
     for (const [mode, steps] of Object.entries(entry.passed)) {
       if ((lab.modes as string[]).includes(mode)) passed[mode] = [...new Set(steps.filter((s) => stepIds.has(s)))];
     }
-    const hints = Object.fromEntries(Object.entries(entry.hints).filter(([s]) => stepIds.has(s)).map(([s, n]) => [s, Math.min(n, lab.steps.find((x) => x.id === s)!.hints.length)]));
-    out.labs[lab.id] = { mode: entry.mode && lab.modes.includes(entry.mode) ? entry.mode : undefined, passed, hints, updatedAt: entry.updatedAt };
+    const hints = Object.fromEntries(
+      Object.entries(entry.hints)
+        .filter(([s]) => stepIds.has(s))
+        .map(([s, n]) => [s, Math.min(n, lab.steps.find((x) => x.id === s)!.hints.length)]),
+    );
+    out.labs[lab.id] = {
+      mode: entry.mode && lab.modes.includes(entry.mode) ? entry.mode : undefined,
+      passed,
+      hints,
+      updatedAt: entry.updatedAt,
+    };
   }
   return out;
 }
@@ -90,7 +99,16 @@ export function recordPass(labs: readonly Lab[], lab: string, step: string, mode
 
 /** After a reset: forget passes from `fromStep` on (all steps when not given) for that mode. */
 export function clearPasses(labs: readonly Lab[], lab: Lab, mode: Mode, fromStep?: string): Promise<Progress> {
-  const keep = new Set(fromStep ? lab.steps.slice(0, lab.steps.findIndex((s) => s.id === fromStep)).map((s) => s.id) : []);
+  const keep = new Set(
+    fromStep
+      ? lab.steps
+          .slice(
+            0,
+            lab.steps.findIndex((s) => s.id === fromStep),
+          )
+          .map((s) => s.id)
+      : [],
+  );
   return updateProgress(labs, (p) => {
     const e = entryFor(p, lab.id);
     e.passed[mode] = (e.passed[mode] ?? []).filter((s) => keep.has(s));

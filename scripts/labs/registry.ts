@@ -41,12 +41,17 @@ export function validateLab(mod: LabModule, root = labsDir): Lab {
   if (lab.id !== mod.folder) issues.push({ path: ['id'], message: `must equal the folder name "${mod.folder}"` });
   for (const key of ['manifests', 'workspace'] as const) {
     lab.setup[key].forEach((rel, i) => {
-      if (!existsSync(labFilePath(mod.folder, rel, root))) issues.push({ path: ['setup', key, i], message: `file ${rel} does not exist in labs/${rel.startsWith(SHARED_PREFIX) ? '_shared' : mod.folder}/` });
+      if (!existsSync(labFilePath(mod.folder, rel, root)))
+        issues.push({
+          path: ['setup', key, i],
+          message: `file ${rel} does not exist in labs/${rel.startsWith(SHARED_PREFIX) ? '_shared' : mod.folder}/`,
+        });
     });
   }
   lab.steps.forEach((step, i) =>
     step.concepts.forEach((c, j) => {
-      if (!lab.concepts.includes(c)) issues.push({ path: ['steps', i, 'concepts', j], message: `${c} is not among the lab's concepts (${lab.concepts.join(', ')})` });
+      if (!lab.concepts.includes(c))
+        issues.push({ path: ['steps', i, 'concepts', j], message: `${c} is not among the lab's concepts (${lab.concepts.join(', ')})` });
     }),
   );
   if (issues.length) throw labDataError(file, issues);
@@ -75,7 +80,12 @@ export function requireLab(id: string): Lab {
 
 export function requireStep(lab: Lab, id: string): Step {
   const step = lab.steps.find((s) => s.id === id);
-  if (!step) throw unknownId(`step of lab ${lab.id}`, id, lab.steps.map((s) => s.id));
+  if (!step)
+    throw unknownId(
+      `step of lab ${lab.id}`,
+      id,
+      lab.steps.map((s) => s.id),
+    );
   return step;
 }
 

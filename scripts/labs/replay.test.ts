@@ -13,7 +13,10 @@ describe.each(loadLabs().map((lab) => [lab.id, lab] as const))('lab %s', (_id, l
   const cases = lab.steps.flatMap((step) => lab.modes.flatMap((mode) => STATES.map((state) => [step.id, mode, state, step] as const)));
   it.each(cases)('%s on %s, %s', (stepId, mode, state, step) => {
     const path = findObservationFile(lab.id, stepId, state, mode);
-    expect(path, `missing labs/${lab.id}/observations/${observationFileName(stepId, state, mode)} (or ${observationFileName(stepId, state)})`).toBeDefined();
+    expect(
+      path,
+      `missing labs/${lab.id}/observations/${observationFileName(stepId, state, mode)} (or ${observationFileName(stepId, state)})`,
+    ).toBeDefined();
     const file = readObservationFile(path!, relative(projectRoot, path!), step.check.observations);
     const verdict = step.check.evaluate(file.observations, { mode, namespace: lab.namespace });
     if (state === 'unsolved') {

@@ -40,12 +40,19 @@ export async function restoreCluster(lab: Lab, cluster: ClusterHandle, signal?: 
 export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
   const opts = { signal, timeoutMs: TIMEOUTS.long };
   const restored = await restoreCluster(lab, cluster, signal);
-  await cluster.kubectl(['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
+  await cluster.kubectl(
+    ['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`],
+    opts,
+  );
   await applySetup(lab, cluster, { signal });
   return restored;
 }
 
-export async function resetLab(lab: Lab, mode: Mode, opts: { toStep?: Step; signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {
+export async function resetLab(
+  lab: Lab,
+  mode: Mode,
+  opts: { toStep?: Step; signal?: AbortSignal; cluster?: ClusterHandle } = {},
+): Promise<ResetResult> {
   const started = performance.now();
   const cluster = opts.cluster ?? clusterHandle(mode);
   const absent = clusterAbsent(cluster);

@@ -20,14 +20,18 @@ const idSchema = () => z.string().regex(ID_PATTERN, 'must be lowercase words joi
 const modeSchema = () => z.enum(MODES, { errorMap: () => ({ message: `must be one of ${MODES.join(', ')}` }) });
 
 const conceptSchema = () =>
-  z.string().refine((v): v is ConceptId => isConceptId(v), { message: 'is not a concept id from scripts/course/concepts.ts (e.g. S2)' }) as unknown as z.ZodType<ConceptId>;
+  z.string().refine((v): v is ConceptId => isConceptId(v), {
+    message: 'is not a concept id from scripts/course/concepts.ts (e.g. S2)',
+  }) as unknown as z.ZodType<ConceptId>;
 
 /** A file inside the lab folder: relative, forward slashes, never climbing out. */
 const labFileSchema = () =>
   z
     .string()
     .min(1)
-    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\\'), { message: 'must be a path inside the lab folder (relative, no `..`)' });
+    .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\\'), {
+      message: 'must be a path inside the lab folder (relative, no `..`)',
+    });
 
 const nonEmptyText = () => z.string().trim().min(1, 'must not be empty');
 
@@ -94,9 +98,12 @@ export interface Restorer {
 }
 
 export const restoreSchema = () =>
-  z.custom<Restorer>((v) => typeof v === 'object' && v !== null && typeof (v as Restorer).what === 'string' && typeof (v as Restorer).run === 'function', {
-    message: 'must be a restorer: an object with `what` (text) and run(ctx)',
-  });
+  z.custom<Restorer>(
+    (v) => typeof v === 'object' && v !== null && typeof (v as Restorer).what === 'string' && typeof (v as Restorer).run === 'function',
+    {
+      message: 'must be a restorer: an object with `what` (text) and run(ctx)',
+    },
+  );
 
 export const stepSchema = () =>
   z
@@ -134,7 +141,16 @@ export const setupSchema = () =>
        */
       restore: z.array(restoreSchema()).default([]),
       /** Container images the lab pulls, pinned by tag; for preloading in classrooms without a good network. */
-      images: z.array(z.string().regex(/^[\w.\-/]+(:[\w.-]+)?(@sha256:[a-f0-9]{64})?$/, 'must be an image reference such as `registry.k8s.io/e2e-test-images/agnhost:2.53`')).default([]),
+      images: z
+        .array(
+          z
+            .string()
+            .regex(
+              /^[\w.\-/]+(:[\w.-]+)?(@sha256:[a-f0-9]{64})?$/,
+              'must be an image reference such as `registry.k8s.io/e2e-test-images/agnhost:2.53`',
+            ),
+        )
+        .default([]),
     })
     .strict();
 
@@ -147,7 +163,10 @@ export const labSchema = () =>
       /** One or two sentences for lists and the sidebar. */
       summary: nonEmptyText(),
       /** The dataplane modes this lab runs on; the first is the default. */
-      modes: z.array(modeSchema()).min(1, 'must have at least 1 item').superRefine(uniqueBy((m) => m, 'mode')),
+      modes: z
+        .array(modeSchema())
+        .min(1, 'must have at least 1 item')
+        .superRefine(uniqueBy((m) => m, 'mode')),
       /** Estimated minutes for a learner. */
       minutes: z.number().int().positive(),
       /** Concept ids from the syllabus this lab practises. */
@@ -155,7 +174,10 @@ export const labSchema = () =>
       /** The lab's own namespace; reset deletes and recreates it. */
       namespace: z.string().regex(NAMESPACE_PATTERN, 'must be a namespace name starting with `lab-`'),
       setup: setupSchema(),
-      steps: z.array(stepSchema()).min(1, 'must have at least 1 item').superRefine(uniqueBy((s: { id: string }) => s.id, 'step id')),
+      steps: z
+        .array(stepSchema())
+        .min(1, 'must have at least 1 item')
+        .superRefine(uniqueBy((s: { id: string }) => s.id, 'step id')),
     })
     .strict();
 

@@ -53,8 +53,13 @@ async function ensure(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluste
   const cluster = opts.cluster ?? clusterHandle(mode);
   if (clusterAbsent(cluster)) return { ...base, cluster: 'no-cluster' };
   try {
-    const r = await cluster.kubectl(['get', 'namespace', lab.namespace, '--ignore-not-found', '-o', 'json'], { signal: opts.signal, timeoutMs: TIMEOUTS.normal });
-    const labels = r.stdout.trim() ? ((JSON.parse(r.stdout) as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {}) : undefined;
+    const r = await cluster.kubectl(['get', 'namespace', lab.namespace, '--ignore-not-found', '-o', 'json'], {
+      signal: opts.signal,
+      timeoutMs: TIMEOUTS.normal,
+    });
+    const labels = r.stdout.trim()
+      ? ((JSON.parse(r.stdout) as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {})
+      : undefined;
     if (labels?.[SETUP_LABEL] === lab.id) return { ...base, cluster: 'already' };
     await applySetup(lab, cluster, { signal: opts.signal, exists: labels !== undefined });
     return { ...base, cluster: 'applied' };

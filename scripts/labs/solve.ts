@@ -48,14 +48,31 @@ export function solutionScript(step: Step, mode: Mode): string {
   return ['set -eo pipefail', ...solutionFor(step, mode)].join('\n');
 }
 
-export async function applySolution(lab: Lab, step: Step, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<SolveResult> {
+export async function applySolution(
+  lab: Lab,
+  step: Step,
+  mode: Mode,
+  opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {},
+): Promise<SolveResult> {
   const cluster = opts.cluster ?? clusterHandle(mode);
   const absent = clusterAbsent(cluster);
   if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
   prepareWorkspace(lab);
   try {
-    const r = await run('bash', ['-c', solutionScript(step, mode)], { env: labEnv(cluster, lab), cwd: workspaceDir(), timeoutMs: SOLVE_TIMEOUT_MS, signal: opts.signal });
-    return { lab: lab.id, step: step.id, mode, commands: solutionFor(step, mode), output: `${r.stdout}${r.stderr}`, durationMs: Math.round(r.durationMs) };
+    const r = await run('bash', ['-c', solutionScript(step, mode)], {
+      env: labEnv(cluster, lab),
+      cwd: workspaceDir(),
+      timeoutMs: SOLVE_TIMEOUT_MS,
+      signal: opts.signal,
+    });
+    return {
+      lab: lab.id,
+      step: step.id,
+      mode,
+      commands: solutionFor(step, mode),
+      output: `${r.stdout}${r.stderr}`,
+      durationMs: Math.round(r.durationMs),
+    };
   } catch (err) {
     const p = describeClusterError(err, mode, `the solution of step ${step.id}`, false);
     throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });

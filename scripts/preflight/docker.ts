@@ -72,10 +72,20 @@ function securityOption(raw: Record<string, unknown>, name: string): boolean {
 function reachability(info: DockerInfo, platform: NodeJS.Platform): Finding {
   const base = { id: 'docker-desktop', title: 'Node IPs from this machine' };
   if (info.desktop || platform !== 'linux') {
-    return { ...base, status: 'warn', detail: `${info.desktop ? 'Docker Desktop' : `Docker on ${platform}`} runs in a VM, so node IPs are not reachable from this machine.`, fix: DOCKER_DESKTOP_FIX };
+    return {
+      ...base,
+      status: 'warn',
+      detail: `${info.desktop ? 'Docker Desktop' : `Docker on ${platform}`} runs in a VM, so node IPs are not reachable from this machine.`,
+      fix: DOCKER_DESKTOP_FIX,
+    };
   }
   if (info.rootless) {
-    return { ...base, status: 'warn', detail: 'Rootless Docker keeps its networks in its own network namespace, so node IPs are not reachable from this machine.', fix: ROOTLESS_FIX };
+    return {
+      ...base,
+      status: 'warn',
+      detail: 'Rootless Docker keeps its networks in its own network namespace, so node IPs are not reachable from this machine.',
+      fix: ROOTLESS_FIX,
+    };
   }
   return { ...base, status: 'ok', detail: 'Native Linux engine: node IPs are reachable from this machine.' };
 }
@@ -89,7 +99,18 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
     // Before Docker 28.1 the CLI exits 0 with the daemon away and says so only in these fields.
     const down = serverErrors(raw);
     if (down.length) {
-      return { findings: [cli, { id: 'docker-daemon', title: 'Docker daemon', status: 'fail', detail: `Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers (${down[0].slice(0, 200)}).`, fix: DAEMON_FIX }] };
+      return {
+        findings: [
+          cli,
+          {
+            id: 'docker-daemon',
+            title: 'Docker daemon',
+            status: 'fail',
+            detail: `Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers (${down[0].slice(0, 200)}).`,
+            fix: DAEMON_FIX,
+          },
+        ],
+      };
     }
     const info: DockerInfo = {
       serverVersion: String(raw.ServerVersion ?? ''),
@@ -104,7 +125,12 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
     };
     const findings: Finding[] = [
       cli,
-      { id: 'docker-daemon', title: 'Docker daemon', status: 'ok', detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}${info.rootless ? ' (rootless)' : ''}` },
+      {
+        id: 'docker-daemon',
+        title: 'Docker daemon',
+        status: 'ok',
+        detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}${info.rootless ? ' (rootless)' : ''}`,
+      },
       reachability(info, system.platform),
     ];
     return { findings, info };
@@ -114,7 +140,13 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
     if (err.kind === 'tool-missing') {
       return {
         findings: [
-          { id: 'docker-cli', title: 'Docker CLI', status: 'fail', detail: 'Docker is not installed: `docker` was not found on PATH.', fix: err.fix },
+          {
+            id: 'docker-cli',
+            title: 'Docker CLI',
+            status: 'fail',
+            detail: 'Docker is not installed: `docker` was not found on PATH.',
+            fix: err.fix,
+          },
           { id: 'docker-daemon', title: 'Docker daemon', status: 'fail', detail: 'Not checked: needs the Docker CLI.', fix: err.fix },
         ],
       };
@@ -122,12 +154,29 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
     const client = clientVersion(err.stdout);
     const cli: Finding = { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
     if (err.kind === 'daemon-down') {
-      return { findings: [cli, { id: 'docker-daemon', title: 'Docker daemon', status: 'fail', detail: 'Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers.', fix: DAEMON_FIX }] };
+      return {
+        findings: [
+          cli,
+          {
+            id: 'docker-daemon',
+            title: 'Docker daemon',
+            status: 'fail',
+            detail: 'Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers.',
+            fix: DAEMON_FIX,
+          },
+        ],
+      };
     }
     return {
       findings: [
         cli,
-        { id: 'docker-daemon', title: 'Docker daemon', status: 'fail', detail: `\`docker info\` failed: ${err.message}`, fix: err.fix ?? 'Check that `docker info` works for your user (on Linux: add yourself to the `docker` group).' },
+        {
+          id: 'docker-daemon',
+          title: 'Docker daemon',
+          status: 'fail',
+          detail: `\`docker info\` failed: ${err.message}`,
+          fix: err.fix ?? 'Check that `docker info` works for your user (on Linux: add yourself to the `docker` group).',
+        },
       ],
     };
   }

@@ -12,6 +12,13 @@ export function formatFindings(findings: readonly Finding[]): string {
   }
   const fails = findings.filter((f) => f.status === 'fail').length;
   const warns = findings.filter((f) => f.status === 'warn').length;
-  lines.push('', fails ? `${fails} problem${fails > 1 ? 's' : ''} must be fixed before a lab cluster can start.` : warns ? 'Ready, with warnings.' : 'Ready.');
+  lines.push(
+    '',
+    fails
+      ? `${fails} problem${fails > 1 ? 's' : ''} must be fixed before a lab cluster can start.`
+      : warns
+        ? 'Ready, with warnings.'
+        : 'Ready.',
+  );
   return lines.join('\n');
 }

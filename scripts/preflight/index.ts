@@ -62,7 +62,11 @@ export function preflightError(report: PreflightReport): DplabError | undefined 
   const [first, ...rest] = failed;
   return new DplabError(first.detail, {
     fix: first.fix,
-    details: rest.length ? ['Other problems found by `dplab doctor`:', ...rest.map((f) => `- ${f.title}: ${f.detail}${f.fix ? ` Fix: ${f.fix}` : ''}`)].join('\n') : undefined,
+    details: rest.length
+      ? ['Other problems found by `dplab doctor`:', ...rest.map((f) => `- ${f.title}: ${f.detail}${f.fix ? ` Fix: ${f.fix}` : ''}`)].join(
+          '\n',
+        )
+      : undefined,
     status: 503,
   });
 }

@@ -34,13 +34,19 @@ export function checkInotify(system: PreflightSystem, docker?: DockerInfo): Find
   }
   const watches = readNumber(system, '/proc/sys/fs/inotify/max_user_watches');
   const instances = readNumber(system, '/proc/sys/fs/inotify/max_user_instances');
-  if (watches === undefined || instances === undefined) return { ...base, status: 'warn', detail: 'Could not read /proc/sys/fs/inotify.', fix: INOTIFY_FIX };
+  if (watches === undefined || instances === undefined)
+    return { ...base, status: 'warn', detail: 'Could not read /proc/sys/fs/inotify.', fix: INOTIFY_FIX };
   const low = [
     watches < MIN_INOTIFY_WATCHES ? `max_user_watches is ${watches} (want ≥ ${MIN_INOTIFY_WATCHES})` : '',
     instances < MIN_INOTIFY_INSTANCES ? `max_user_instances is ${instances} (want ≥ ${MIN_INOTIFY_INSTANCES})` : '',
   ].filter(Boolean);
   if (low.length === 0) return { ...base, status: 'ok', detail: `max_user_watches ${watches}, max_user_instances ${instances}` };
-  return { ...base, status: 'warn', detail: `${low.join('; ')}: pods may fail with "too many open files", especially with several clusters.`, fix: INOTIFY_FIX };
+  return {
+    ...base,
+    status: 'warn',
+    detail: `${low.join('; ')}: pods may fail with "too many open files", especially with several clusters.`,
+    fix: INOTIFY_FIX,
+  };
 }
 
 /** Loaded as a module (/proc/modules) or built in (/sys/module/<name>). */
@@ -60,8 +66,9 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
     return {
       ...base,
       status: 'warn',
-      detail: 'Not checked: the kernel is the Docker VM\'s. Docker Desktop\'s kernel usually ships IPVS; if kube-proxy logs "can\'t use the IPVS proxier", the VM kernel lacks it.',
-      fix: 'If the IPVS cluster\'s kube-proxy fails, use another mode or a Docker VM whose kernel has ip_vs (e.g. a Linux machine).',
+      detail:
+        "Not checked: the kernel is the Docker VM's. Docker Desktop's kernel usually ships IPVS; if kube-proxy logs \"can't use the IPVS proxier\", the VM kernel lacks it.",
+      fix: "If the IPVS cluster's kube-proxy fails, use another mode or a Docker VM whose kernel has ip_vs (e.g. a Linux machine).",
     };
   }
   const procModules = system.readText('/proc/modules');
@@ -72,7 +79,12 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
   const available = (m: string) => dep === undefined || new RegExp(`(^|/)${m}\\.ko(\\.[a-z]+)?:`, 'm').test(dep);
   const absent = missing.filter((m) => !available(m));
   if (absent.length) {
-    return { ...base, status: 'fail', detail: `This kernel (${release}) has no ${absent.join(', ')} module to load (not in modules.dep): kube-proxy's IPVS mode cannot start on it.`, fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.' };
+    return {
+      ...base,
+      status: 'fail',
+      detail: `This kernel (${release}) has no ${absent.join(', ')} module to load (not in modules.dep): kube-proxy's IPVS mode cannot start on it.`,
+      fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.',
+    };
   }
   return {
     ...base,
@@ -96,9 +108,19 @@ export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo):
   if (needs.length === 0) return null;
   const base = { id: 'kernel-version', title: 'Kernel version' };
   const release = docker ? kernelRelease(docker.kernelVersion) : null;
-  if (!release) return { ...base, status: 'warn', detail: `Not checked: Docker did not report its kernel. ${needs.map((n) => `${n.what} needs Linux ≥ ${n.min}`).join('; ')}.` };
+  if (!release)
+    return {
+      ...base,
+      status: 'warn',
+      detail: `Not checked: Docker did not report its kernel. ${needs.map((n) => `${n.what} needs Linux ≥ ${n.min}`).join('; ')}.`,
+    };
   const low = needs.filter((n) => compareVersions(release, n.min) < 0);
-  if (low.length === 0) return { ...base, status: 'ok', detail: `Linux ${docker?.kernelVersion} (${needs.map((n) => `${n.what} needs ≥ ${n.min}`).join(', ')})` };
+  if (low.length === 0)
+    return {
+      ...base,
+      status: 'ok',
+      detail: `Linux ${docker?.kernelVersion} (${needs.map((n) => `${n.what} needs ≥ ${n.min}`).join(', ')})`,
+    };
   return {
     ...base,
     status: 'fail',
@@ -114,7 +136,12 @@ export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo):
 export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
   if (!modes.includes('cilium')) return null;
   const base = { id: 'cgroups', title: 'cgroup v2 and cgroup namespaces' };
-  if (!docker || docker.cgroupVersion === '') return { ...base, status: 'warn', detail: 'Not checked: Docker did not report its cgroup version. Cilium\'s socket load balancer needs cgroup v2.' };
+  if (!docker || docker.cgroupVersion === '')
+    return {
+      ...base,
+      status: 'warn',
+      detail: "Not checked: Docker did not report its cgroup version. Cilium's socket load balancer needs cgroup v2.",
+    };
   if (docker.cgroupVersion !== '2') {
     return {
       ...base,
@@ -127,7 +154,8 @@ export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo): Findi
     return {
       ...base,
       status: 'warn',
-      detail: 'Docker gives containers the host cgroup namespace by default: every kind node then shares one cgroup root, and Cilium\'s socket load balancer on one node acts for the others.',
+      detail:
+        "Docker gives containers the host cgroup namespace by default: every kind node then shares one cgroup root, and Cilium's socket load balancer on one node acts for the others.",
       fix: 'Set "default-cgroupns-mode": "private" in /etc/docker/daemon.json and restart Docker (private is the default on cgroup v2 unless it was changed).',
     };
   }

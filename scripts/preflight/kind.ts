@@ -2,7 +2,14 @@
 import { CommandError, run, TIMEOUTS } from '../exec.ts';
 import type { Mode } from '../clusters/modes.ts';
 import {
-  compareVersions, KIND_VERSION, MIN_KIND_FOR_NFTABLES, MIN_KIND_RECOMMENDED, MIN_KUBERNETES_FOR_NFTABLES, NODE_IMAGE, nodeImageKubernetesVersion, parseKindVersion,
+  compareVersions,
+  KIND_VERSION,
+  MIN_KIND_FOR_NFTABLES,
+  MIN_KIND_RECOMMENDED,
+  MIN_KUBERNETES_FOR_NFTABLES,
+  NODE_IMAGE,
+  nodeImageKubernetesVersion,
+  parseKindVersion,
 } from '../clusters/versions.ts';
 import type { Finding } from './types.ts';
 
@@ -15,23 +22,58 @@ export async function checkKind(modes: readonly Mode[], signal?: AbortSignal): P
   } catch (err) {
     if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
     const missing = err.kind === 'tool-missing';
-    return [{ id: 'kind', title: 'kind', status: 'fail', detail: missing ? 'kind is not installed: `kind` was not found on PATH.' : `\`kind version\` failed: ${err.message}`, fix: missing ? err.fix : UPGRADE_FIX }];
+    return [
+      {
+        id: 'kind',
+        title: 'kind',
+        status: 'fail',
+        detail: missing ? 'kind is not installed: `kind` was not found on PATH.' : `\`kind version\` failed: ${err.message}`,
+        fix: missing ? err.fix : UPGRADE_FIX,
+      },
+    ];
   }
   const version = parseKindVersion(text);
-  if (!version) return [{ id: 'kind', title: 'kind', status: 'warn', detail: `Could not read a version from \`kind version\`: ${text.trim().slice(0, 120)}`, fix: UPGRADE_FIX }];
+  if (!version)
+    return [
+      {
+        id: 'kind',
+        title: 'kind',
+        status: 'warn',
+        detail: `Could not read a version from \`kind version\`: ${text.trim().slice(0, 120)}`,
+        fix: UPGRADE_FIX,
+      },
+    ];
 
   const findings: Finding[] = [];
   if (modes.includes('nftables') && compareVersions(version, MIN_KIND_FOR_NFTABLES) < 0) {
-    findings.push({ id: 'kind', title: 'kind', status: 'fail', detail: `kind v${version} is too old for the nftables mode (needs kind v${MIN_KIND_FOR_NFTABLES} or newer).`, fix: UPGRADE_FIX });
+    findings.push({
+      id: 'kind',
+      title: 'kind',
+      status: 'fail',
+      detail: `kind v${version} is too old for the nftables mode (needs kind v${MIN_KIND_FOR_NFTABLES} or newer).`,
+      fix: UPGRADE_FIX,
+    });
   } else if (compareVersions(version, MIN_KIND_RECOMMENDED) < 0) {
-    findings.push({ id: 'kind', title: 'kind', status: 'warn', detail: `kind v${version} is older than v${MIN_KIND_RECOMMENDED}, the release whose node image (Kubernetes ${nodeImageKubernetesVersion(NODE_IMAGE)}) the labs pin.`, fix: UPGRADE_FIX });
+    findings.push({
+      id: 'kind',
+      title: 'kind',
+      status: 'warn',
+      detail: `kind v${version} is older than v${MIN_KIND_RECOMMENDED}, the release whose node image (Kubernetes ${nodeImageKubernetesVersion(NODE_IMAGE)}) the labs pin.`,
+      fix: UPGRADE_FIX,
+    });
   } else {
     findings.push({ id: 'kind', title: 'kind', status: 'ok', detail: `kind v${version}` });
   }
   if (modes.includes('nftables')) {
     const k8s = nodeImageKubernetesVersion(NODE_IMAGE) ?? '0';
     const ok = compareVersions(k8s, MIN_KUBERNETES_FOR_NFTABLES) >= 0;
-    findings.push({ id: 'node-image', title: 'Node image (nftables)', status: ok ? 'ok' : 'fail', detail: `Kubernetes ${k8s} ${ok ? 'supports' : 'predates'} kube-proxy's nftables mode (needs ${MIN_KUBERNETES_FOR_NFTABLES}+).`, fix: ok ? undefined : 'Use the node image pinned in kind-configs/nftables.yaml.' });
+    findings.push({
+      id: 'node-image',
+      title: 'Node image (nftables)',
+      status: ok ? 'ok' : 'fail',
+      detail: `Kubernetes ${k8s} ${ok ? 'supports' : 'predates'} kube-proxy's nftables mode (needs ${MIN_KUBERNETES_FOR_NFTABLES}+).`,
+      fix: ok ? undefined : 'Use the node image pinned in kind-configs/nftables.yaml.',
+    });
   }
   return findings;
 }

@@ -19,8 +19,14 @@ export function checkMemory(system: PreflightSystem, clusters: number, docker?: 
   const plural = clusters === 1 ? 'one cluster needs' : `${clusters} clusters need`;
   // In a VM the VM's size is the ceiling; this machine's free memory says little about it.
   const vm = system.platform !== 'linux' || docker?.desktop;
-  const have = vm ? docker?.memTotal ?? 0 : system.memAvailableBytes();
-  if (!have) return { ...base, status: 'warn', detail: 'Could not tell how much memory Docker can use.', fix: `Make sure Docker can use at least ${fmt(need)}.` };
+  const have = vm ? (docker?.memTotal ?? 0) : system.memAvailableBytes();
+  if (!have)
+    return {
+      ...base,
+      status: 'warn',
+      detail: 'Could not tell how much memory Docker can use.',
+      fix: `Make sure Docker can use at least ${fmt(need)}.`,
+    };
   const where = vm ? 'the Docker VM has' : 'available';
   const fix = vm
     ? `Give the Docker VM at least ${fmt(need)} (Docker Desktop: Settings → Resources → Memory), or run fewer clusters (\`dplab down <mode>\`).`

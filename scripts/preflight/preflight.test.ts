@@ -14,7 +14,17 @@ describe('runPreflight', () => {
     installDoubles(scenario('cilium'));
     const r = await runPreflight({ modes: ['ipvs', 'cilium'], system: fakeSystem() });
     expect(r.findings.map((f) => `${f.id}:${f.status}`)).toEqual([
-      'docker-cli:ok', 'docker-daemon:ok', 'docker-desktop:ok', 'kind:ok', 'kubectl:ok', 'cilium-installer:ok', 'inotify:ok', 'ipvs-modules:ok', 'kernel-version:ok', 'cgroups:ok', 'memory:ok',
+      'docker-cli:ok',
+      'docker-daemon:ok',
+      'docker-desktop:ok',
+      'kind:ok',
+      'kubectl:ok',
+      'cilium-installer:ok',
+      'inotify:ok',
+      'ipvs-modules:ok',
+      'kernel-version:ok',
+      'cgroups:ok',
+      'memory:ok',
     ]);
     expect(r.ok).toBe(true);
     expect(r.ciliumInstaller).toBe('cilium');
@@ -22,7 +32,15 @@ describe('runPreflight', () => {
   });
 
   it('Docker Desktop: a warning that node IPs are not reachable, IPVS not checkable', async () => {
-    installDoubles(scenario('ipvs', [{ tool: 'docker', match: '^info ', stdout: JSON.stringify({ ServerVersion: '28', OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', MemTotal: 8 * GiB }) }]));
+    installDoubles(
+      scenario('ipvs', [
+        {
+          tool: 'docker',
+          match: '^info ',
+          stdout: JSON.stringify({ ServerVersion: '28', OperatingSystem: 'Docker Desktop', Name: 'docker-desktop', MemTotal: 8 * GiB }),
+        },
+      ]),
+    );
     const r = await runPreflight({ modes: ['ipvs'], system: fakeSystem({ platform: 'darwin' }) });
     const byId = Object.fromEntries(r.findings.map((f) => [f.id, f]));
     expect(byId['docker-desktop']).toMatchObject({ status: 'warn', detail: expect.stringMatching(/not reachable/) });
@@ -34,7 +52,13 @@ describe('runPreflight', () => {
   it('nothing installed: every tool fails with its own fix, first failure is the headline', async () => {
     installDoubles({ rules: [] }, { without: ['docker', 'kind', 'kubectl', 'cilium', 'helm'] });
     const r = await runPreflight({ modes: ['cilium'], system: fakeSystem() });
-    expect(r.findings.filter((f) => f.status === 'fail').map((f) => f.id)).toEqual(['docker-cli', 'docker-daemon', 'kind', 'kubectl', 'cilium-installer']);
+    expect(r.findings.filter((f) => f.status === 'fail').map((f) => f.id)).toEqual([
+      'docker-cli',
+      'docker-daemon',
+      'kind',
+      'kubectl',
+      'cilium-installer',
+    ]);
     const err = preflightError(r)!;
     expect(err.message).toBe('Docker is not installed: `docker` was not found on PATH.');
     expect(err.details).toMatch(/kind is not installed/);
@@ -42,7 +66,11 @@ describe('runPreflight', () => {
   });
 
   it('daemon down keeps the CLI version', async () => {
-    installDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: '{"ClientInfo":{"Version":"28.2.2"}}', stderr: DAEMON_DOWN_STDERR, exit: 1 }]));
+    installDoubles(
+      scenario('iptables', [
+        { tool: 'docker', match: '^info ', stdout: '{"ClientInfo":{"Version":"28.2.2"}}', stderr: DAEMON_DOWN_STDERR, exit: 1 },
+      ]),
+    );
     const r = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
     expect(r.findings[0]).toMatchObject({ id: 'docker-cli', status: 'ok', detail: 'docker 28.2.2' });
     expect(r.findings[1]).toMatchObject({ id: 'docker-daemon', status: 'fail' });
@@ -52,33 +80,60 @@ describe('runPreflight', () => {
 describe('docker info read closely', () => {
   it('Docker CLI < 28.1 exits 0 with the daemon down: ServerErrors and an empty ServerVersion say so', async () => {
     // What `docker info --format '{{json .}}'` prints then: client fields, empty server fields, ServerErrors.
-    const down = JSON.stringify({ ID: '', Containers: 0, ServerVersion: '', ClientInfo: { Version: '27.5.1' }, ServerErrors: ['Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?'] });
+    const down = JSON.stringify({
+      ID: '',
+      Containers: 0,
+      ServerVersion: '',
+      ClientInfo: { Version: '27.5.1' },
+      ServerErrors: ['Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?'],
+    });
     installDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: down }]));
     const r = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
     expect(r.findings[0]).toMatchObject({ id: 'docker-cli', status: 'ok', detail: 'docker 27.5.1' });
-    expect(r.findings[1]).toMatchObject({ id: 'docker-daemon', status: 'fail', detail: expect.stringMatching(/^Docker is not running.*Is the docker daemon running/) });
+    expect(r.findings[1]).toMatchObject({
+      id: 'docker-daemon',
+      status: 'fail',
+      detail: expect.stringMatching(/^Docker is not running.*Is the docker daemon running/),
+    });
     expect(r.ok).toBe(false);
     expect(r.docker).toBeUndefined();
   });
 
   it('an empty ServerVersion alone is a daemon that did not answer', async () => {
-    installDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: JSON.stringify({ ServerVersion: '', ClientInfo: { Version: '26.1.0' } }) }]));
+    installDoubles(
+      scenario('iptables', [
+        { tool: 'docker', match: '^info ', stdout: JSON.stringify({ ServerVersion: '', ClientInfo: { Version: '26.1.0' } }) },
+      ]),
+    );
     const r = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
     expect(r.findings.find((f) => f.id === 'docker-daemon')?.status).toBe('fail');
   });
 
   it('rootless Docker: node IPs are not reachable from here, so the probe goes through the helper container', async () => {
-    installDoubles(scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: dockerInfo({ SecurityOptions: ['name=seccomp,profile=builtin', 'name=rootless', 'name=cgroupns'] }) }]));
+    installDoubles(
+      scenario('iptables', [
+        {
+          tool: 'docker',
+          match: '^info ',
+          stdout: dockerInfo({ SecurityOptions: ['name=seccomp,profile=builtin', 'name=rootless', 'name=cgroupns'] }),
+        },
+      ]),
+    );
     const r = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
     expect(r.docker?.rootless).toBe(true);
-    expect(r.findings.find((f) => f.id === 'docker-desktop')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/^Rootless Docker/) });
+    expect(r.findings.find((f) => f.id === 'docker-desktop')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/^Rootless Docker/),
+    });
     expect(r.findings.find((f) => f.id === 'docker-daemon')?.detail).toMatch(/\(rootless\)$/);
   });
 });
 
 describe('host checks', () => {
   it('inotify: warns with the sysctl fix below kind’s recommended limits', () => {
-    const f = checkInotify(fakeSystem({ files: { '/proc/sys/fs/inotify/max_user_watches': '8192', '/proc/sys/fs/inotify/max_user_instances': '128' } }));
+    const f = checkInotify(
+      fakeSystem({ files: { '/proc/sys/fs/inotify/max_user_watches': '8192', '/proc/sys/fs/inotify/max_user_instances': '128' } }),
+    );
     expect(f.status).toBe('warn');
     expect(f.fix).toMatch(/^sudo sysctl fs\.inotify\.max_user_watches=524288 fs\.inotify\.max_user_instances=512/);
   });
@@ -93,22 +148,46 @@ describe('host checks', () => {
 
   it('IPVS modules the kernel does not have at all (absent from modules.dep): a failure', () => {
     const files = {
-      '/proc/modules': '', '/proc/sys/kernel/osrelease': '6.8.0-45-generic\n',
+      '/proc/modules': '',
+      '/proc/sys/kernel/osrelease': '6.8.0-45-generic\n',
       '/lib/modules/6.8.0-45-generic/modules.dep': 'kernel/net/netfilter/nf_conntrack.ko.zst: kernel/net/ipv4/nf_defrag_ipv4.ko.zst\n',
     };
-    expect(checkIpvsModules(fakeSystem({ files }))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/has no ip_vs, ip_vs_rr/) });
-    const loadable = { ...files, '/lib/modules/6.8.0-45-generic/modules.dep': ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc'].map((m) => `kernel/net/netfilter/ipvs/${m}.ko.zst: kernel/net/netfilter/nf_conntrack.ko.zst`).join('\n') + '\nkernel/net/netfilter/nf_conntrack.ko.zst:\n' };
+    expect(checkIpvsModules(fakeSystem({ files }))).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/has no ip_vs, ip_vs_rr/),
+    });
+    const loadable = {
+      ...files,
+      '/lib/modules/6.8.0-45-generic/modules.dep':
+        ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc']
+          .map((m) => `kernel/net/netfilter/ipvs/${m}.ko.zst: kernel/net/netfilter/nf_conntrack.ko.zst`)
+          .join('\n') + '\nkernel/net/netfilter/nf_conntrack.ko.zst:\n',
+    };
     expect(checkIpvsModules(fakeSystem({ files: loadable })).status).toBe('warn');
   });
 
   const info = (patch: Partial<DockerInfo>): DockerInfo => ({
-    serverVersion: '28.2.2', operatingSystem: 'Ubuntu', name: 'h', memTotal: 0, desktop: false, rootless: false,
-    kernelVersion: '6.8.0-45-generic', cgroupVersion: '2', cgroupns: true, ...patch,
+    serverVersion: '28.2.2',
+    operatingSystem: 'Ubuntu',
+    name: 'h',
+    memTotal: 0,
+    desktop: false,
+    rootless: false,
+    kernelVersion: '6.8.0-45-generic',
+    cgroupVersion: '2',
+    cgroupns: true,
+    ...patch,
   });
 
   it('kernel: Cilium 1.18 needs ≥ 5.10, the nftables mode ≥ 5.13; other modes do not ask', () => {
-    expect(checkKernelVersion(['cilium'], info({ kernelVersion: '5.4.0-150-generic' }))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/Cilium 1\.18 needs ≥ 5\.10/) });
-    expect(checkKernelVersion(['nftables'], info({ kernelVersion: '5.10.0-28-amd64' }))).toMatchObject({ status: 'fail', detail: expect.stringMatching(/nftables mode needs ≥ 5\.13/) });
+    expect(checkKernelVersion(['cilium'], info({ kernelVersion: '5.4.0-150-generic' }))).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/Cilium 1\.18 needs ≥ 5\.10/),
+    });
+    expect(checkKernelVersion(['nftables'], info({ kernelVersion: '5.10.0-28-amd64' }))).toMatchObject({
+      status: 'fail',
+      detail: expect.stringMatching(/nftables mode needs ≥ 5\.13/),
+    });
     expect(checkKernelVersion(['cilium'], info({ kernelVersion: '5.10.0-28-amd64' }))?.status).toBe('ok');
     expect(checkKernelVersion(['nftables', 'cilium'], info({}))?.status).toBe('ok');
     expect(checkKernelVersion(['iptables', 'ipvs'], info({ kernelVersion: '4.19.0' }))).toBeNull();
@@ -116,8 +195,14 @@ describe('host checks', () => {
   });
 
   it('cgroups: Cilium needs cgroup v2 (fail) and private cgroup namespaces (warn)', () => {
-    expect(checkCgroups(['cilium'], info({ cgroupVersion: '1' }))).toMatchObject({ status: 'fail', fix: expect.stringMatching(/unified_cgroup_hierarchy/) });
-    expect(checkCgroups(['cilium'], info({ cgroupns: false }))).toMatchObject({ status: 'warn', fix: expect.stringMatching(/default-cgroupns-mode/) });
+    expect(checkCgroups(['cilium'], info({ cgroupVersion: '1' }))).toMatchObject({
+      status: 'fail',
+      fix: expect.stringMatching(/unified_cgroup_hierarchy/),
+    });
+    expect(checkCgroups(['cilium'], info({ cgroupns: false }))).toMatchObject({
+      status: 'warn',
+      fix: expect.stringMatching(/default-cgroupns-mode/),
+    });
     expect(checkCgroups(['cilium'], info({}))?.status).toBe('ok');
     expect(checkCgroups(['iptables'], info({ cgroupVersion: '1' }))).toBeNull();
   });

@@ -6,7 +6,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { isMode, type Mode } from '../clusters/modes.ts';
-import { allowedHosts, gate, hostAllowed, requestToken, tokensEqual, TERMINAL_SUBPROTOCOL, weakTokenReason, type GateInput, type GateResult } from './security.ts';
+import {
+  allowedHosts,
+  gate,
+  hostAllowed,
+  requestToken,
+  tokensEqual,
+  TERMINAL_SUBPROTOCOL,
+  weakTokenReason,
+  type GateInput,
+  type GateResult,
+} from './security.ts';
 import { GuessLimiter } from './guess-limit.ts';
 import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
@@ -56,7 +66,16 @@ function localPort(req: IncomingMessage): number {
 }
 
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  const reason = status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : status === 404 ? 'Not Found' : status === 429 ? 'Too Many Requests' : 'Bad Request';
+  const reason =
+    status === 401
+      ? 'Unauthorized'
+      : status === 403
+        ? 'Forbidden'
+        : status === 404
+          ? 'Not Found'
+          : status === 429
+            ? 'Too Many Requests'
+            : 'Bad Request';
   const body = `${message}\n`;
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -81,7 +100,11 @@ function tokenPage(res: ServerResponse): void {
 export function createRunner(opts: RunnerOptions): Runner {
   const { token } = opts;
   const weak = weakTokenReason(token);
-  if (weak) throw new DplabError(weak, { fix: 'Leave DPLAB_TOKEN unset for a fresh random token, or set a long one: DPLAB_TOKEN=$(openssl rand -hex 16)', status: 400 });
+  if (weak)
+    throw new DplabError(weak, {
+      fix: 'Leave DPLAB_TOKEN unset for a fresh random token, or set a long one: DPLAB_TOKEN=$(openssl rand -hex 16)',
+      status: 400,
+    });
   const maxTerminals = opts.maxTerminals ?? DEFAULT_MAX_TERMINALS;
   // The composition root: every route and the terminal notice run on these services.
   const services = runnerServices(opts.services);
@@ -93,7 +116,11 @@ export function createRunner(opts: RunnerOptions): Runner {
         ? (mode: Mode) => terminalNotice(mode, services.clusters)
         : undefined;
   // Answer with our protocol only: the client's second subprotocol is the token, never echoed.
-  const wss = new WebSocketServer({ noServer: true, maxPayload: TERMINAL_LIMITS.maxPayloadBytes, handleProtocols: (offered) => (offered.has(TERMINAL_SUBPROTOCOL) ? TERMINAL_SUBPROTOCOL : false) });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: TERMINAL_LIMITS.maxPayloadBytes,
+    handleProtocols: (offered) => (offered.has(TERMINAL_SUBPROTOCOL) ? TERMINAL_SUBPROTOCOL : false),
+  });
   const guesses = new GuessLimiter();
   let open = 0;
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
@@ -154,7 +181,13 @@ export function createRunner(opts: RunnerOptions): Runner {
         return;
       }
       // Pages: refuse foreign Host names (DNS rebinding).
-      if (!gate({ method: 'GET', host: req.headers.host, origin: undefined, token: undefined, isUpgrade: false, needsToken: false }, token, hostsFor(req)).ok) {
+      if (
+        !gate(
+          { method: 'GET', host: req.headers.host, origin: undefined, token: undefined, isUpgrade: false, needsToken: false },
+          token,
+          hostsFor(req),
+        ).ok
+      ) {
         res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
         res.end('This runner only answers to its own loopback address.\n');
         return;
@@ -174,7 +207,11 @@ export function createRunner(opts: RunnerOptions): Runner {
           return tokenPage(res);
         }
         url.searchParams.delete('token');
-        res.writeHead(302, { location: `${url.pathname}${url.search}#token=${token}`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+        res.writeHead(302, {
+          location: `${url.pathname}${url.search}#token=${token}`,
+          'cache-control': 'no-store',
+          'referrer-policy': 'no-referrer',
+        });
         res.end();
         return;
       }
@@ -204,7 +241,10 @@ export function createRunner(opts: RunnerOptions): Runner {
         wss.handleUpgrade(req, socket, head, (ws) => {
           // Past the gate, so the page can be told why in words (an HTTP refusal it cannot read).
           if (open >= maxTerminals) {
-            refuseTerminal(ws, `This runner already has ${open} terminal${open === 1 ? '' : 's'} open (the limit is ${maxTerminals}). Close a terminal tab, or start the runner with --max-terminals N.`);
+            refuseTerminal(
+              ws,
+              `This runner already has ${open} terminal${open === 1 ? '' : 's'} open (the limit is ${maxTerminals}). Close a terminal tab, or start the runner with --max-terminals N.`,
+            );
             return;
           }
           open++;

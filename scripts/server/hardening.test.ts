@@ -26,7 +26,10 @@ beforeAll(async () => {
   writeFileSync(join(outside, 'secret.txt'), 'OUTSIDE-SECRET');
   mkdirSync(join(outside, 'dir'));
   writeFileSync(join(outside, 'dir', 'index.html'), 'OUTSIDE-DIR');
-  writeFileSync(join(site, 'index.html'), '<!doctype html><script>console.log("inline")</script><script type="module" src="/x.js"></script><h1>course</h1>');
+  writeFileSync(
+    join(site, 'index.html'),
+    '<!doctype html><script>console.log("inline")</script><script type="module" src="/x.js"></script><h1>course</h1>',
+  );
   writeFileSync(join(site, '404.html'), '<h1>not here</h1>');
   writeFileSync(join(site, '.dplab-build'), 'BUILD-STAMP');
   mkdirSync(join(site, '.git'));
@@ -114,7 +117,7 @@ describe('page headers', () => {
       expect(csp, path).toContain("frame-ancestors 'none'");
       expect(csp).toMatch(/script-src 'self'/);
       expect(csp).toContain("connect-src 'self'");
-      expect(csp).not.toContain('unsafe-inline\' \'sha');
+      expect(csp).not.toContain("unsafe-inline' 'sha");
       expect(r.headers['x-frame-options']).toBe('DENY');
     }
     const home = String((await http('/')).headers['content-security-policy']);
@@ -156,7 +159,9 @@ describe('slow clients are cut off', () => {
   function rawConnection(): Promise<{ socket: Socket; closed: Promise<number> }> {
     return new Promise((resolve, reject) => {
       const t0 = Date.now();
-      const socket = connect(server.port, '127.0.0.1', () => resolve({ socket, closed: new Promise((r) => socket.on('close', () => r(Date.now() - t0))) }));
+      const socket = connect(server.port, '127.0.0.1', () =>
+        resolve({ socket, closed: new Promise((r) => socket.on('close', () => r(Date.now() - t0))) }),
+      );
       socket.on('error', () => undefined);
       socket.once('error', reject);
       // Read (and drop) whatever the server says, so its FIN is seen.
@@ -199,7 +204,8 @@ describe('wrong-token guesses', () => {
   // Last: it leaves the runner on hold for a moment.
   it('a burst of wrong tokens earns 429 with Retry-After, for the right token too, then clears', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < GUESS_LIMIT.burst + 3; i++) statuses.push((await http('/api/session', { headers: { authorization: `Bearer guess-${i}` } })).status);
+    for (let i = 0; i < GUESS_LIMIT.burst + 3; i++)
+      statuses.push((await http('/api/session', { headers: { authorization: `Bearer guess-${i}` } })).status);
     expect(statuses.slice(0, GUESS_LIMIT.burst - 1).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(-3)).toEqual([429, 429, 429]);
     const held = await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } });
@@ -217,7 +223,14 @@ describe('HOST=0.0.0.0 and --allow-host', () => {
   it('prints a link that answers, and answers to allowed names only', async () => {
     const site = mkdtempSync(join(tmpdir(), 'dplab-site-'));
     writeFileSync(join(site, 'index.html'), '<h1>wild</h1>');
-    const wild = await startServer({ host: '0.0.0.0', port: 0, portExplicit: true, token: TOKEN, siteDir: site, allowHosts: ['lab.example'] });
+    const wild = await startServer({
+      host: '0.0.0.0',
+      port: 0,
+      portExplicit: true,
+      token: TOKEN,
+      siteDir: site,
+      allowHosts: ['lab.example'],
+    });
     try {
       const link = new URL(wild.url);
       expect(link.hostname).not.toBe('0.0.0.0');

@@ -99,11 +99,21 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const token = opts.token ?? generateToken();
   // A wildcard bind answers on every interface; its addresses are ours, so they are allowed.
   const bound = isLoopback(host) ? [] : isWildcard(host) ? interfaceAddresses() : [host];
-  const runner = createRunner({ token, extraHosts: [...bound, ...(opts.allowHosts ?? [])], terminalNotice: opts.terminalNotice, maxTerminals: opts.maxTerminals });
+  const runner = createRunner({
+    token,
+    extraHosts: [...bound, ...(opts.allowHosts ?? [])],
+    terminalNotice: opts.terminalNotice,
+    maxTerminals: opts.maxTerminals,
+  });
   const serveStatic = createStaticHandler(opts.siteDir);
   const limits = { ...HTTP_LIMITS, ...opts.limits };
   const server = createServer(
-    { headersTimeout: limits.headersMs, requestTimeout: limits.requestMs, keepAliveTimeout: limits.keepAliveMs, connectionsCheckingInterval: limits.checkEveryMs },
+    {
+      headersTimeout: limits.headersMs,
+      requestTimeout: limits.requestMs,
+      keepAliveTimeout: limits.keepAliveMs,
+      connectionsCheckingInterval: limits.checkEveryMs,
+    },
     (req, res) => runner.handle(req, res, () => void serveStatic(req, res)),
   );
   server.maxConnections = limits.maxConnections;
@@ -126,12 +136,19 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'EADDRINUSE' && i < attempts - 1) continue;
       if (code === 'EADDRINUSE') {
-        throw new DplabError(`Port ${wanted + i} on ${host} is already in use.`, { fix: 'Stop the other program, or choose a port: `PORT=4400 npm start` (or `dplab serve --port 4400`).', status: 400 });
+        throw new DplabError(`Port ${wanted + i} on ${host} is already in use.`, {
+          fix: 'Stop the other program, or choose a port: `PORT=4400 npm start` (or `dplab serve --port 4400`).',
+          status: 400,
+        });
       }
       if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
-        throw new DplabError(`Cannot listen on ${host}: no such local address.`, { fix: 'Use --host 127.0.0.1 (the default) or an address of this machine.', status: 400 });
+        throw new DplabError(`Cannot listen on ${host}: no such local address.`, {
+          fix: 'Use --host 127.0.0.1 (the default) or an address of this machine.',
+          status: 400,
+        });
       }
-      if (code === 'EACCES') throw new DplabError(`Not allowed to listen on port ${wanted + i}.`, { fix: 'Choose a port above 1024.', status: 400 });
+      if (code === 'EACCES')
+        throw new DplabError(`Not allowed to listen on port ${wanted + i}.`, { fix: 'Choose a port above 1024.', status: 400 });
       throw err;
     }
   }

@@ -28,7 +28,11 @@ export interface Route {
 /** Bodies are small JSON documents; anything larger is refused before it is buffered. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-export function matchRoute(routes: readonly Route[], method: string, pathname: string): { route: Route; params: Record<string, string> } | { allowed: Method[] } | null {
+export function matchRoute(
+  routes: readonly Route[],
+  method: string,
+  pathname: string,
+): { route: Route; params: Record<string, string> } | { allowed: Method[] } | null {
   const parts = pathname.split('/').filter(Boolean);
   const allowed: Method[] = [];
   for (const route of routes) {
@@ -80,7 +84,8 @@ export async function readJsonBody(req: IncomingMessage): Promise<unknown> {
   }
   if (size === 0) return undefined;
   const ct = req.headers['content-type'] ?? '';
-  if (!/^application\/json\b/i.test(ct)) throw new DplabError('Request bodies must be JSON (Content-Type: application/json).', { status: 415 });
+  if (!/^application\/json\b/i.test(ct))
+    throw new DplabError('Request bodies must be JSON (Content-Type: application/json).', { status: 415 });
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {

@@ -49,7 +49,10 @@ function pasteText(bytes: number): { lines: string[]; text: string } {
 }
 
 /** While `during` runs: another terminal echoes and /api/health is asked, over and over. */
-async function whileResponsive<T>(r: RunnerChild, during: Promise<T>): Promise<{ result: T; echoes: number; health: number; worstMs: number }> {
+async function whileResponsive<T>(
+  r: RunnerChild,
+  during: Promise<T>,
+): Promise<{ result: T; echoes: number; health: number; worstMs: number }> {
   const other = await shellOf(r);
   let done = false;
   let echoes = 0;
@@ -94,7 +97,11 @@ describe('a large paste', () => {
     const { echoes, worstMs } = await whileResponsive(runner, paste);
     const written = readFileSync(file, 'utf8');
     expect(written.length).toBe(lines.join('\n').length + 1);
-    expect(createHash('sha256').update(written).digest('hex')).toBe(createHash('sha256').update(`${lines.join('\n')}\n`).digest('hex'));
+    expect(createHash('sha256').update(written).digest('hex')).toBe(
+      createHash('sha256')
+        .update(`${lines.join('\n')}\n`)
+        .digest('hex'),
+    );
     expect(echoes).toBeGreaterThan(0);
     // Liveness, not speed: the benchmark measures latency.
     expect(worstMs).toBeLessThan(5_000);

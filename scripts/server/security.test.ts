@@ -61,7 +61,9 @@ describe('wrong-token guesses', () => {
 });
 
 describe('Host allow-list (DNS rebinding)', () => {
-  it.each(['127.0.0.1:4321', 'localhost:4321', '[::1]:4321', 'LOCALHOST:4321'])('accepts %s', (h) => expect(hostAllowed(h, hosts)).toBe(true));
+  it.each(['127.0.0.1:4321', 'localhost:4321', '[::1]:4321', 'LOCALHOST:4321'])('accepts %s', (h) =>
+    expect(hostAllowed(h, hosts)).toBe(true),
+  );
   it.each([
     'evil.example:4321',
     '127.0.0.1:4322',
@@ -104,7 +106,8 @@ describe('gate', () => {
     expect(gate({ ...ok, token: undefined }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 401 });
     expect(gate({ ...ok, token: 'nope' }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 401 });
   });
-  it('403 for a foreign Host even with the token', () => expect(gate({ ...ok, host: 'evil.example:4321' }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 403 }));
+  it('403 for a foreign Host even with the token', () =>
+    expect(gate({ ...ok, host: 'evil.example:4321' }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 403 }));
   it('403 for an upgrade or POST without our Origin, even with the token', () => {
     expect(gate({ ...ok, isUpgrade: true }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 403 });
     expect(gate({ ...ok, method: 'POST', origin: 'http://evil.example' }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 403 });

@@ -31,8 +31,11 @@ export const TERMINAL_SUBPROTOCOL = 'dplab.v1';
 export const TOKEN_SUBPROTOCOL_PREFIX = 'dplab.token.';
 
 function subprotocols(header: string | string[] | undefined): string[] {
-  const text = Array.isArray(header) ? header.join(',') : header ?? '';
-  return text.split(',').map((p) => p.trim()).filter(Boolean);
+  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 /**
@@ -63,7 +66,8 @@ export const MIN_TOKEN_BITS = 128;
  * scrolls away, and a short token is a shell for anyone on this machine who guesses it.
  */
 export function weakTokenReason(token: string): string | null {
-  if (!/^[A-Za-z0-9._~-]+$/.test(token)) return 'DPLAB_TOKEN may only use letters, digits and . _ ~ - (it travels in a URL fragment and a WebSocket subprotocol).';
+  if (!/^[A-Za-z0-9._~-]+$/.test(token))
+    return 'DPLAB_TOKEN may only use letters, digits and . _ ~ - (it travels in a URL fragment and a WebSocket subprotocol).';
   const bits = tokenBits(token);
   if (bits < MIN_TOKEN_BITS) {
     return `DPLAB_TOKEN is too short: about ${bits} bits, at least ${MIN_TOKEN_BITS} are needed (22+ base64url characters or 32+ hex digits).`;
@@ -108,14 +112,22 @@ export interface GateInput {
 /** One decision for every API request and upgrade. */
 export function gate(input: GateInput, expectedToken: string, allowed: Set<string>): GateResult {
   if (!hostAllowed(input.host, allowed)) {
-    return { ok: false, status: 403, message: `This runner only answers to ${[...allowed].join(', ')}; the request was addressed to "${input.host ?? ''}".` };
+    return {
+      ok: false,
+      status: 403,
+      message: `This runner only answers to ${[...allowed].join(', ')}; the request was addressed to "${input.host ?? ''}".`,
+    };
   }
   const safeMethod = input.method === 'GET' || input.method === 'HEAD';
   if ((input.isUpgrade || !safeMethod) && !originAllowed(input.origin, input.host, allowed)) {
     return { ok: false, status: 403, message: `Cross-origin request refused (Origin "${input.origin ?? 'missing'}").` };
   }
   if (input.needsToken && !tokensEqual(input.token, expectedToken)) {
-    return { ok: false, status: 401, message: 'Missing or wrong token. Open the course with the link the runner printed (http://127.0.0.1:…/#token=…).' };
+    return {
+      ok: false,
+      status: 401,
+      message: 'Missing or wrong token. Open the course with the link the runner printed (http://127.0.0.1:…/#token=…).',
+    };
   }
   return { ok: true };
 }

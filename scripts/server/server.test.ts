@@ -30,7 +30,8 @@ afterAll(async () => {
 });
 
 const http = (path: string, opts: Parameters<typeof httpTo>[2] = {}) => httpTo(origin, path, opts);
-const openShell = (headers: Record<string, string>, query?: string, protocols?: string[]) => openShellOn(server.port, headers, query, protocols);
+const openShell = (headers: Record<string, string>, query?: string, protocols?: string[]) =>
+  openShellOn(server.port, headers, query, protocols);
 
 const good = () => ({ authorization: `Bearer ${TOKEN}`, origin, host: `127.0.0.1:${server.port}` });
 
@@ -49,7 +50,9 @@ describe('HTTP API and pages', () => {
     expect((await http('/api/does-not-exist', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
   });
   it('a foreign Host is refused everywhere, even with the token', async () => {
-    expect((await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}`, host: `evil.example:${server.port}` } })).status).toBe(403);
+    expect(
+      (await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}`, host: `evil.example:${server.port}` } })).status,
+    ).toBe(403);
     expect((await http('/', { headers: { host: `evil.example:${server.port}` } })).status).toBe(403);
   });
   it('a non-GET from a foreign Origin is refused, even with the token', async () => {

@@ -32,10 +32,14 @@ afterAll(async () => {
   rmSync(site, { recursive: true, force: true });
 });
 
-function open(query: string): Promise<{ frames: Array<{ binary: boolean; text: string }>; ws: WebSocket } | { refused: number; body: string }> {
+function open(
+  query: string,
+): Promise<{ frames: Array<{ binary: boolean; text: string }>; ws: WebSocket } | { refused: number; body: string }> {
   return new Promise((resolve, reject) => {
     const origin = `http://127.0.0.1:${server.port}`;
-    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/terminal?${query}`, { headers: { authorization: `Bearer ${TOKEN}`, origin } });
+    const ws = new WebSocket(`ws://127.0.0.1:${server.port}/api/terminal?${query}`, {
+      headers: { authorization: `Bearer ${TOKEN}`, origin },
+    });
     const frames: Array<{ binary: boolean; text: string }> = [];
     ws.on('message', (data, binary) => frames.push({ binary, text: data.toString() }));
     ws.on('unexpected-response', (_req, res) => {
@@ -71,7 +75,11 @@ describe('lab terminal socket', { timeout: 20_000 }, () => {
   });
 
   it('refuses a node the cluster does not list, and runs none of the client’s text', async () => {
-    const doubles = installDoubles({ rules: [{ tool: 'kind', match: '^get nodes --name dplab-iptables$', stdout: 'dplab-iptables-control-plane\ndplab-iptables-worker\n' }] });
+    const doubles = installDoubles({
+      rules: [
+        { tool: 'kind', match: '^get nodes --name dplab-iptables$', stdout: 'dplab-iptables-control-plane\ndplab-iptables-worker\n' },
+      ],
+    });
     const r = await open('cols=80&rows=24&mode=iptables&node=dplab-cilium-worker');
     expect('refused' in r && r.refused).toBe(404);
     expect('refused' in r && r.body).toContain('is not a node of the iptables cluster');

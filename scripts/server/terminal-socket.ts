@@ -112,8 +112,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
         send(ws, { type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
       }
       session.write(msg.data);
-    }
-    else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);
+    } else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);
     else flow.onAck(msg.bytes);
   });
   ws.on('close', end);

@@ -70,7 +70,7 @@ async function goVersion(signal?: AbortSignal): Promise<string> {
   } catch (err) {
     if (err instanceof CommandError && err.kind === 'tool-missing') {
       throw new DplabError('The sim provider builds Kubernetes from source, but the Go toolchain (`go`) is not on PATH.', {
-        fix: 'Install Go 1.25 or newer (https://go.dev/dl/; Debian 12\'s golang package is too old) and put `go` on PATH.',
+        fix: "Install Go 1.25 or newer (https://go.dev/dl/; Debian 12's golang package is too old) and put `go` on PATH.",
         status: 409,
         cause: err,
       });
@@ -84,10 +84,13 @@ function checkDisk(dir: string): void {
   const s = statfsSync(dir);
   const free = s.bavail * s.bsize;
   if (free < MIN_FREE_BYTES) {
-    throw new DplabError(`Only ${(free / 1024 ** 3).toFixed(1)} GiB are free under ${dir}; building the sim components needs about ${MIN_FREE_BYTES / 1024 ** 3} GiB.`, {
-      fix: 'Free disk space (or point DPLAB_SIM_CACHE, GOMODCACHE and GOCACHE at a bigger disk), then try again.',
-      status: 409,
-    });
+    throw new DplabError(
+      `Only ${(free / 1024 ** 3).toFixed(1)} GiB are free under ${dir}; building the sim components needs about ${MIN_FREE_BYTES / 1024 ** 3} GiB.`,
+      {
+        fix: 'Free disk space (or point DPLAB_SIM_CACHE, GOMODCACHE and GOCACHE at a bigger disk), then try again.',
+        status: 409,
+      },
+    );
   }
 }
 
@@ -96,7 +99,11 @@ function buildFailure(c: SimComponent, err: unknown): DplabError {
   if (!(err instanceof CommandError) || err.kind === 'aborted') return err instanceof DplabError ? err : new DplabError(String(err));
   const text = `${err.stderr}\n${err.stdout}`;
   if (/no space left on device/i.test(text)) {
-    return new DplabError(`Building ${c.name} ran out of disk space.`, { fix: 'Free disk space (Go caches: `go clean -cache`), then try again.', details: err.details, status: 409 });
+    return new DplabError(`Building ${c.name} ran out of disk space.`, {
+      fix: 'Free disk space (Go caches: `go clean -cache`), then try again.',
+      details: err.details,
+      status: 409,
+    });
   }
   if (/proxy\.golang\.org|dial tcp|i\/o timeout|no such host|module lookup disabled|TLS handshake timeout|connection refused/i.test(text)) {
     return new DplabError(`Building ${c.name} needs Go modules it could not download: the Go module proxy is not reachable.`, {
@@ -105,7 +112,11 @@ function buildFailure(c: SimComponent, err: unknown): DplabError {
       status: 502,
     });
   }
-  return new DplabError(`Building ${c.name} (${c.pkg}) failed.`, { fix: `Run \`cd ${c.moduleDir} && go build ${c.pkg}\` to see the compiler's output.`, details: err.details, cause: err });
+  return new DplabError(`Building ${c.name} (${c.pkg}) failed.`, {
+    fix: `Run \`cd ${c.moduleDir} && go build ${c.pkg}\` to see the compiler's output.`,
+    details: err.details,
+    cause: err,
+  });
 }
 
 /** Build (or reuse) every sim component; resolves with the folder holding the binaries. */
@@ -114,16 +125,20 @@ export async function ensureSimBinaries(opts: BuildOptions = {}): Promise<{ binD
   const binDir = simBinDir();
   const components = SIM_COMPONENTS.filter((c) => !opts.only || opts.only.includes(c.name));
   const gov = await goVersion(opts.signal);
-  const todo = components.map((c) => ({ c, hash: componentHash(c, gov) })).filter(({ c, hash }) => {
-    if (!isBuilt(binDir, c, hash)) return true;
-    say(`${c.name} ${c.version}: already built`);
-    return false;
-  });
+  const todo = components
+    .map((c) => ({ c, hash: componentHash(c, gov) }))
+    .filter(({ c, hash }) => {
+      if (!isBuilt(binDir, c, hash)) return true;
+      say(`${c.name} ${c.version}: already built`);
+      return false;
+    });
   const reused = components.filter((c) => !todo.some((t) => t.c === c)).map((c) => c.name);
   if (todo.length === 0) return { binDir, built: [], reused };
   checkDisk(binDir);
   const built: string[] = [];
-  say(`building ${todo.map((t) => t.c.name).join(', ')} with ${gov} into ${binDir} (the first build downloads the modules and compiles for many minutes; later ones reuse Go's caches)`);
+  say(
+    `building ${todo.map((t) => t.c.name).join(', ')} with ${gov} into ${binDir} (the first build downloads the modules and compiles for many minutes; later ones reuse Go's caches)`,
+  );
   for (const [i, { c, hash }] of todo.entries()) {
     const started = Date.now();
     say(`building ${c.name} ${c.version} (${i + 1}/${todo.length})…`);

@@ -19,7 +19,27 @@ export async function ensureCa(pki: string, signal?: AbortSignal): Promise<CertP
   mkdirSync(pki, { recursive: true });
   const pair = { cert: join(pki, 'ca.crt'), key: join(pki, 'ca.key') };
   if (existsSync(pair.cert) && existsSync(pair.key)) return pair;
-  await run('openssl', ['req', '-x509', ...EC, '-keyout', pair.key, '-out', pair.cert, '-days', DAYS, '-subj', '/CN=kubernetes', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], { signal });
+  await run(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      ...EC,
+      '-keyout',
+      pair.key,
+      '-out',
+      pair.cert,
+      '-days',
+      DAYS,
+      '-subj',
+      '/CN=kubernetes',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    ],
+    { signal },
+  );
   return pair;
 }
 
@@ -42,9 +62,21 @@ export async function ensureLeaf(pki: string, ca: CertPair, spec: LeafSpec, sign
   const ext = join(pki, `${spec.name}.ext`);
   const subj = `${(spec.orgs ?? []).map((o) => `/O=${o}`).join('')}/CN=${spec.cn}`;
   const sans = [...(spec.dns ?? []).map((d) => `DNS:${d}`), ...(spec.ips ?? []).map((i) => `IP:${i}`)];
-  writeFileSync(ext, ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth,clientAuth', ...(sans.length ? [`subjectAltName=${sans.join(',')}`] : [])].join('\n') + '\n');
+  writeFileSync(
+    ext,
+    [
+      'basicConstraints=CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth,clientAuth',
+      ...(sans.length ? [`subjectAltName=${sans.join(',')}`] : []),
+    ].join('\n') + '\n',
+  );
   await run('openssl', ['req', '-new', ...EC, '-keyout', pair.key, '-out', csr, '-subj', subj], { signal });
-  await run('openssl', ['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', pair.cert, '-days', DAYS, '-extfile', ext], { signal });
+  await run(
+    'openssl',
+    ['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-out', pair.cert, '-days', DAYS, '-extfile', ext],
+    { signal },
+  );
   return pair;
 }
 
@@ -60,7 +92,10 @@ export async function ensureServiceAccountKeys(pki: string, signal?: AbortSignal
 const b64 = (file: string) => readFileSync(file).toString('base64');
 
 /** A kubeconfig for one client certificate; `contextName` like kind's `kind-dplab-iptables`. */
-export function writeKubeconfig(file: string, o: { server: string; ca: string; client: CertPair; clusterName: string; contextName: string; user: string }): string {
+export function writeKubeconfig(
+  file: string,
+  o: { server: string; ca: string; client: CertPair; clusterName: string; contextName: string; user: string },
+): string {
   const text = [
     'apiVersion: v1',
     'kind: Config',

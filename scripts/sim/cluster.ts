@@ -44,7 +44,15 @@ export function readSimRecord(layout: SimLayout): SimClusterRecord | null {
 }
 
 export function writeRecord(layout: SimLayout, patch: Partial<SimClusterRecord>): void {
-  const now = readSimRecord(layout) ?? { provider: 'sim' as const, mode: layout.mode, name: layout.name, createdAt: new Date().toISOString(), binDir: '', nodes: layout.nodes.map((n) => ({ name: n.name, ip: n.ip, role: n.role })), components: componentVersions() };
+  const now = readSimRecord(layout) ?? {
+    provider: 'sim' as const,
+    mode: layout.mode,
+    name: layout.name,
+    createdAt: new Date().toISOString(),
+    binDir: '',
+    nodes: layout.nodes.map((n) => ({ name: n.name, ip: n.ip, role: n.role })),
+    components: componentVersions(),
+  };
   mkdirSync(layout.dir, { recursive: true });
   writeFileSync(recordPath(layout), `${JSON.stringify({ ...now, ...patch }, null, 2)}\n`);
 }
@@ -52,10 +60,17 @@ export function writeRecord(layout: SimLayout, patch: Partial<SimClusterRecord>)
 /** Live control planes of this process' runs (the node and proxy steps make certificates with it). */
 const controlPlanes = new Map<string, ControlPlane>();
 
-const kubectl = (binDir: string, kubeconfig: string, args: readonly string[], opts?: RunOptions) => run(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 30_000, ...opts });
+const kubectl = (binDir: string, kubeconfig: string, args: readonly string[], opts?: RunOptions) =>
+  run(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 30_000, ...opts });
 
 /** Poll until `probe` returns a value; the error names what was awaited and what was last seen. */
-async function until<T>(what: string, timeoutMs: number, signal: AbortSignal | undefined, probe: () => Promise<T | undefined>, dead?: () => string | undefined): Promise<T> {
+async function until<T>(
+  what: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  probe: () => Promise<T | undefined>,
+  dead?: () => string | undefined,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
@@ -69,7 +84,8 @@ async function until<T>(what: string, timeoutMs: number, signal: AbortSignal | u
       if (err instanceof CommandError && (err.kind === 'aborted' || err.kind === 'tool-missing')) throw err;
       last = err instanceof CommandError ? `${err.stderr}${err.stdout}`.trim().slice(0, 800) : String(err);
     }
-    if (Date.now() > end) throw new DplabError(`Timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}.`, { details: last || undefined });
+    if (Date.now() > end)
+      throw new DplabError(`Timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}.`, { details: last || undefined });
     await sleep(500);
   }
 }
@@ -79,7 +95,13 @@ export async function createNetwork(layout: SimLayout, binDir: string, signal?: 
   await createNodeNetwork(layout, signal);
 }
 
-export async function startSimControlPlane(layout: SimLayout, binDir: string, kubeconfigOut: string, signal?: AbortSignal, note?: (m: string) => void): Promise<void> {
+export async function startSimControlPlane(
+  layout: SimLayout,
+  binDir: string,
+  kubeconfigOut: string,
+  signal?: AbortSignal,
+  note?: (m: string) => void,
+): Promise<void> {
   const cp = layout.nodes[0];
   const plane = await startControlPlane({
     dir: cpDir(layout),
@@ -138,24 +160,69 @@ export async function startKubelets(layout: SimLayout, binDir: string, signal?: 
     writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
     // In the node's network namespace but, unlike `ip netns exec`, in the host's mount namespace:
     // the pod namespaces it adds under /run/netns stay visible to everyone (nsenter execs: same pid).
-    startDaemon(layout.dir, { name: kubeletName(node), file: 'nsenter', args: [`--net=/run/netns/${node.name}`, '--', process.execPath, '--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', file], cwd: projectRoot });
+    startDaemon(layout.dir, {
+      name: kubeletName(node),
+      file: 'nsenter',
+      args: [
+        `--net=/run/netns/${node.name}`,
+        '--',
+        process.execPath,
+        '--import',
+        'tsx',
+        join(projectRoot, 'scripts/sim/kubelet/main.ts'),
+        '--config',
+        file,
+      ],
+      cwd: projectRoot,
+    });
   }
   for (const node of layout.nodes) {
-    await until(`the kubelet stand-in of ${node.name} to register its Node`, 120_000, signal, async () => {
-      await kubectl(binDir, admin, ['get', 'node', node.name, '-o', 'name'], { signal });
-      return true;
-    }, () => (daemonAlive(layout.dir, kubeletName(node)) ? undefined : `the kubelet stand-in of ${node.name} exited (log: ${logTail(layout.dir, kubeletName(node), 1500)})`));
+    await until(
+      `the kubelet stand-in of ${node.name} to register its Node`,
+      120_000,
+      signal,
+      async () => {
+        await kubectl(binDir, admin, ['get', 'node', node.name, '-o', 'name'], { signal });
+        return true;
+      },
+      () =>
+        daemonAlive(layout.dir, kubeletName(node))
+          ? undefined
+          : `the kubelet stand-in of ${node.name} exited (log: ${logTail(layout.dir, kubeletName(node), 1500)})`,
+    );
   }
   const cp = layout.nodes.find((n) => n.role === 'control-plane')!;
-  await kubectl(binDir, admin, ['label', 'node', cp.name, '--overwrite', 'node-role.kubernetes.io/control-plane=', 'node.kubernetes.io/exclude-from-external-load-balancers='], { signal });
+  await kubectl(
+    binDir,
+    admin,
+    [
+      'label',
+      'node',
+      cp.name,
+      '--overwrite',
+      'node-role.kubernetes.io/control-plane=',
+      'node.kubernetes.io/exclude-from-external-load-balancers=',
+    ],
+    { signal },
+  );
 }
 
 /** Wait for the controller manager's pod CIDRs, then route them between the nodes. */
 export async function routePodCidrs(layout: SimLayout, binDir: string, signal?: AbortSignal): Promise<Record<string, string>> {
   const admin = plane(layout).kubeconfig;
   const cidrs = await until('pod CIDRs on every Node (kube-controller-manager --allocate-node-cidrs)', 120_000, signal, async () => {
-    const r = await kubectl(binDir, admin, ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.podCIDR}{"\\n"}{end}'], { signal });
-    const map = Object.fromEntries(r.stdout.split('\n').filter((l) => l.includes('=')).map((l) => l.split('=') as [string, string]));
+    const r = await kubectl(
+      binDir,
+      admin,
+      ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.podCIDR}{"\\n"}{end}'],
+      { signal },
+    );
+    const map = Object.fromEntries(
+      r.stdout
+        .split('\n')
+        .filter((l) => l.includes('='))
+        .map((l) => l.split('=') as [string, string]),
+    );
     return layout.nodes.every((n) => map[n.name]) ? map : undefined;
   });
   await addPodRoutes(layout, cidrs, signal);
@@ -187,13 +254,27 @@ export async function startKubeProxies(layout: SimLayout, binDir: string, signal
     const file = join(layout.dir, 'nodes', node.name, 'kube-proxy.yaml');
     mkdirSync(dirname(file), { recursive: true });
     writeFileSync(file, kubeProxyConfig(layout, kc));
-    startDaemon(layout.dir, { name: proxyName(node), netns: node.name, file: join(binDir, 'kube-proxy'), args: [`--config=${file}`, `--hostname-override=${node.name}`, '--v=2'] });
+    startDaemon(layout.dir, {
+      name: proxyName(node),
+      netns: node.name,
+      file: join(binDir, 'kube-proxy'),
+      args: [`--config=${file}`, `--hostname-override=${node.name}`, '--v=2'],
+    });
   }
   for (const node of layout.nodes) {
-    await until(`kube-proxy on ${node.name} to report healthy (:10256/healthz)`, 120_000, signal, async () => {
-      await inNode(node.name, ['curl', '-sf', '--max-time', '3', 'http://127.0.0.1:10256/healthz'], { signal, timeoutMs: 10_000 });
-      return true;
-    }, () => (daemonAlive(layout.dir, proxyName(node)) ? undefined : `kube-proxy on ${node.name} exited (log: ${logTail(layout.dir, proxyName(node), 1500)})`));
+    await until(
+      `kube-proxy on ${node.name} to report healthy (:10256/healthz)`,
+      120_000,
+      signal,
+      async () => {
+        await inNode(node.name, ['curl', '-sf', '--max-time', '3', 'http://127.0.0.1:10256/healthz'], { signal, timeoutMs: 10_000 });
+        return true;
+      },
+      () =>
+        daemonAlive(layout.dir, proxyName(node))
+          ? undefined
+          : `kube-proxy on ${node.name} exited (log: ${logTail(layout.dir, proxyName(node), 1500)})`,
+    );
   }
 }
 
@@ -231,14 +312,45 @@ export function dnsManifests(layout: SimLayout): string {
     { name: 'metrics', port: 9153, protocol: 'TCP' },
   ];
   const items = [
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'system:coredns' }, rules: [
-      { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
-      { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
-      { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
-    ] },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'system:coredns' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:coredns' }, subjects: [{ kind: 'User', name: 'system:coredns' }] },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kube-dns', namespace: 'kube-system', labels: { 'k8s-app': 'kube-dns', 'kubernetes.io/cluster-service': 'true', 'kubernetes.io/name': 'CoreDNS' } }, spec: { clusterIP: layout.dnsIp, ports: ports.map((p) => ({ ...p, targetPort: p.port })) } },
-    { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'kube-dns-sim', namespace: 'kube-system', labels: { 'kubernetes.io/service-name': 'kube-dns', 'endpointslice.kubernetes.io/managed-by': 'dplab-sim' } }, addressType: 'IPv4', endpoints: [{ addresses: [cp.ip], conditions: { ready: true, serving: true, terminating: false }, nodeName: cp.name }], ports },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: 'system:coredns' },
+      rules: [
+        { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
+        { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+        { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
+      ],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'system:coredns' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:coredns' },
+      subjects: [{ kind: 'User', name: 'system:coredns' }],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: {
+        name: 'kube-dns',
+        namespace: 'kube-system',
+        labels: { 'k8s-app': 'kube-dns', 'kubernetes.io/cluster-service': 'true', 'kubernetes.io/name': 'CoreDNS' },
+      },
+      spec: { clusterIP: layout.dnsIp, ports: ports.map((p) => ({ ...p, targetPort: p.port })) },
+    },
+    {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: 'kube-dns-sim',
+        namespace: 'kube-system',
+        labels: { 'kubernetes.io/service-name': 'kube-dns', 'endpointslice.kubernetes.io/managed-by': 'dplab-sim' },
+      },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [cp.ip], conditions: { ready: true, serving: true, terminating: false }, nodeName: cp.name }],
+      ports,
+    },
   ];
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
@@ -249,22 +361,43 @@ export async function startDns(layout: SimLayout, binDir: string, signal?: Abort
   const dir = join(layout.dir, 'coredns');
   mkdirSync(dir, { recursive: true });
   const pki = join(cpDir(layout), 'pki');
-  const pair = await ensureLeaf(pki, { cert: join(pki, 'ca.crt'), key: join(pki, 'ca.key') }, { name: 'coredns', cn: 'system:coredns' }, signal);
-  const kc = writeKubeconfig(join(dir, 'coredns.kubeconfig'), { server: p.apiServerUrl, ca: p.caFile, client: pair, clusterName: layout.name, contextName: `kind-${layout.name}`, user: 'system:coredns' });
+  const pair = await ensureLeaf(
+    pki,
+    { cert: join(pki, 'ca.crt'), key: join(pki, 'ca.key') },
+    { name: 'coredns', cn: 'system:coredns' },
+    signal,
+  );
+  const kc = writeKubeconfig(join(dir, 'coredns.kubeconfig'), {
+    server: p.apiServerUrl,
+    ca: p.caFile,
+    client: pair,
+    clusterName: layout.name,
+    contextName: `kind-${layout.name}`,
+    user: 'system:coredns',
+  });
   writeFileSync(join(dir, 'Corefile'), corefile(layout, kc));
   await kubectl(binDir, p.kubeconfig, ['apply', '-f', '-'], { input: dnsManifests(layout), signal });
   startDaemon(layout.dir, { name: 'coredns', netns: cp.name, file: join(binDir, 'coredns'), args: ['-conf', join(dir, 'Corefile')] });
-  await until('CoreDNS to be ready (:8181/ready)', 120_000, signal, async () => {
-    await inNode(cp.name, ['curl', '-sf', '--max-time', '3', 'http://127.0.0.1:8181/ready'], { signal, timeoutMs: 10_000 });
-    return true;
-  }, () => (daemonAlive(layout.dir, 'coredns') ? undefined : `CoreDNS exited (log: ${logTail(layout.dir, 'coredns', 1500)})`));
+  await until(
+    'CoreDNS to be ready (:8181/ready)',
+    120_000,
+    signal,
+    async () => {
+      await inNode(cp.name, ['curl', '-sf', '--max-time', '3', 'http://127.0.0.1:8181/ready'], { signal, timeoutMs: 10_000 });
+      return true;
+    },
+    () => (daemonAlive(layout.dir, 'coredns') ? undefined : `CoreDNS exited (log: ${logTail(layout.dir, 'coredns', 1500)})`),
+  );
 }
 
 /** Mounts under the state folder (the stand-in bind-mounts pods' UTS namespaces there). */
 async function unmountUnder(dir: string): Promise<void> {
   let mounts: string[];
   try {
-    mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n').map((l) => l.split(' ')[1]).filter((m) => m && (m === dir || m.startsWith(`${dir}/`)));
+    mounts = readFileSync('/proc/self/mounts', 'utf8')
+      .split('\n')
+      .map((l) => l.split(' ')[1])
+      .filter((m) => m && (m === dir || m.startsWith(`${dir}/`)));
   } catch {
     return;
   }

@@ -32,7 +32,13 @@ function kubeVersionFlags(): string[] {
 }
 
 const K8S_MODULE = 'scripts/sim/go';
-const k8s = (name: string, pkg: string): SimComponent => ({ name, moduleDir: K8S_MODULE, pkg, version: `v${KUBERNETES_VERSION}`, ldflags: kubeVersionFlags() });
+const k8s = (name: string, pkg: string): SimComponent => ({
+  name,
+  moduleDir: K8S_MODULE,
+  pkg,
+  version: `v${KUBERNETES_VERSION}`,
+  ldflags: kubeVersionFlags(),
+});
 
 export const SIM_COMPONENTS: readonly SimComponent[] = [
   k8s('kube-apiserver', 'k8s.io/kubernetes/cmd/kube-apiserver'),

@@ -83,14 +83,31 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
 
   say('making certificates (openssl)');
   const ca = await ensureCa(pki, o.signal);
-  const serving = await ensureLeaf(pki, ca, {
-    name: 'apiserver',
-    cn: 'kube-apiserver',
-    dns: ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', 'localhost', ...(o.extraSans ?? [])],
-    ips: [...new Set([ip, '127.0.0.1', firstServiceIp(o.serviceCidr)])],
-  }, o.signal);
+  const serving = await ensureLeaf(
+    pki,
+    ca,
+    {
+      name: 'apiserver',
+      cn: 'kube-apiserver',
+      dns: [
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        'kubernetes.default.svc.cluster.local',
+        'localhost',
+        ...(o.extraSans ?? []),
+      ],
+      ips: [...new Set([ip, '127.0.0.1', firstServiceIp(o.serviceCidr)])],
+    },
+    o.signal,
+  );
   const admin = await ensureLeaf(pki, ca, { name: 'admin', cn: 'kubernetes-admin', orgs: ['system:masters'] }, o.signal);
-  const kubeletClient = await ensureLeaf(pki, ca, { name: 'apiserver-kubelet-client', cn: 'kube-apiserver-kubelet-client', orgs: ['system:masters'] }, o.signal);
+  const kubeletClient = await ensureLeaf(
+    pki,
+    ca,
+    { name: 'apiserver-kubelet-client', cn: 'kube-apiserver-kubelet-client', orgs: ['system:masters'] },
+    o.signal,
+  );
   const cm = await ensureLeaf(pki, ca, { name: 'controller-manager', cn: 'system:kube-controller-manager' }, o.signal);
   const sched = await ensureLeaf(pki, ca, { name: 'scheduler', cn: 'system:kube-scheduler' }, o.signal);
   const sa = await ensureServiceAccountKeys(pki, o.signal);
@@ -153,10 +170,15 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         `--cert-dir=${join(o.dir, 'apiserver-certs')}`,
       ],
     });
-    await waitFor(o, `kube-apiserver at ${apiServerUrl}/readyz`, async () => {
-      const body = await apiGetFrom(o.netns, apiServerUrl, '/readyz', ca.cert, admin);
-      if (body.trim() !== 'ok') throw new Error(body);
-    }, ['etcd', 'kube-apiserver']);
+    await waitFor(
+      o,
+      `kube-apiserver at ${apiServerUrl}/readyz`,
+      async () => {
+        const body = await apiGetFrom(o.netns, apiServerUrl, '/readyz', ca.cert, admin);
+        if (body.trim() !== 'ok') throw new Error(body);
+      },
+      ['etcd', 'kube-apiserver'],
+    );
     say('starting kube-controller-manager and kube-scheduler');
     startDaemon(o.dir, {
       name: 'kube-controller-manager',
@@ -186,12 +208,24 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       name: 'kube-scheduler',
       netns,
       file: bin('kube-scheduler'),
-      args: [`--kubeconfig=${schedKubeconfig}`, `--authentication-kubeconfig=${schedKubeconfig}`, `--authorization-kubeconfig=${schedKubeconfig}`, '--secure-port=0', '--leader-elect=false', '--profiling=false'],
+      args: [
+        `--kubeconfig=${schedKubeconfig}`,
+        `--authentication-kubeconfig=${schedKubeconfig}`,
+        `--authorization-kubeconfig=${schedKubeconfig}`,
+        '--secure-port=0',
+        '--leader-elect=false',
+        '--profiling=false',
+      ],
     });
     // The service-account controller making kube-system's `default` account shows the controllers work.
-    await waitFor(o, 'the controller manager (kube-system/default ServiceAccount)', async () => {
-      await apiGetFrom(o.netns, apiServerUrl, '/api/v1/namespaces/kube-system/serviceaccounts/default', ca.cert, admin);
-    }, ['kube-controller-manager', 'kube-scheduler']);
+    await waitFor(
+      o,
+      'the controller manager (kube-system/default ServiceAccount)',
+      async () => {
+        await apiGetFrom(o.netns, apiServerUrl, '/api/v1/namespaces/kube-system/serviceaccounts/default', ca.cert, admin);
+      },
+      ['kube-controller-manager', 'kube-scheduler'],
+    );
   } catch (err) {
     await stop();
     throw err;
@@ -205,9 +239,15 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
     kubeconfig,
     apiServerUrl,
     caFile: ca.cert,
-    nodeKubeconfig: (nodeName) => makeKubeconfig(`kubelet-${nodeName}.kubeconfig`, { name: `kubelet-${nodeName}`, cn: `system:node:${nodeName}`, orgs: ['system:nodes'] }),
+    nodeKubeconfig: (nodeName) =>
+      makeKubeconfig(`kubelet-${nodeName}.kubeconfig`, {
+        name: `kubelet-${nodeName}`,
+        cn: `system:node:${nodeName}`,
+        orgs: ['system:nodes'],
+      }),
     kubeProxyKubeconfig: () => makeKubeconfig('kube-proxy.kubeconfig', { name: 'kube-proxy', cn: 'system:kube-proxy' }),
-    kubeletServingCert: (nodeName, nodeIp) => ensureLeaf(pki, ca, { name: `kubelet-serving-${nodeName}`, cn: nodeName, dns: [nodeName], ips: [nodeIp] }, o.signal),
+    kubeletServingCert: (nodeName, nodeIp) =>
+      ensureLeaf(pki, ca, { name: `kubelet-serving-${nodeName}`, cn: nodeName, dns: [nodeName], ips: [nodeIp] }, o.signal),
     stop,
   };
 }
@@ -215,13 +255,17 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
 /** GET a path with the admin certificate; resolves with the body of a 200, rejects otherwise. */
 export function apiGet(base: string, path: string, caFile: string, client: CertPair, timeoutMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(path, base), { ca: readFileSync(caFile), cert: readFileSync(client.cert), key: readFileSync(client.key), timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 300)}`))));
-      res.on('error', reject);
-    });
+    const req = request(
+      new URL(path, base),
+      { ca: readFileSync(caFile), cert: readFileSync(client.cert), key: readFileSync(client.key), timeout: timeoutMs },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`HTTP ${res.statusCode}: ${body.slice(0, 300)}`))));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end();
@@ -231,7 +275,27 @@ export function apiGet(base: string, path: string, caFile: string, client: CertP
 /** apiGet from inside `netns` when given (its address may not be reachable from here), with curl. */
 async function apiGetFrom(netns: string | undefined, base: string, path: string, caFile: string, client: CertPair): Promise<string> {
   if (!netns) return apiGet(base, path, caFile, client);
-  const r = await run('ip', ['netns', 'exec', netns, 'curl', '-sS', '--fail', '--max-time', '5', '--cacert', caFile, '--cert', client.cert, '--key', client.key, new URL(path, base).toString()], { timeoutMs: 15_000 });
+  const r = await run(
+    'ip',
+    [
+      'netns',
+      'exec',
+      netns,
+      'curl',
+      '-sS',
+      '--fail',
+      '--max-time',
+      '5',
+      '--cacert',
+      caFile,
+      '--cert',
+      client.cert,
+      '--key',
+      client.key,
+      new URL(path, base).toString(),
+    ],
+    { timeoutMs: 15_000 },
+  );
   return r.stdout;
 }
 
@@ -243,7 +307,10 @@ async function waitFor(o: ControlPlaneOptions, what: string, probe: () => Promis
     if (o.signal?.aborted) throw o.signal.reason ?? new DplabError('cancelled');
     const dead = daemons.find((d) => !daemonAlive(o.dir, d));
     if (dead) {
-      throw new DplabError(`${dead} exited while waiting for ${what}.`, { fix: `See its log: ${join(o.dir, 'logs', `${dead}.log`)}`, details: logTail(o.dir, dead) });
+      throw new DplabError(`${dead} exited while waiting for ${what}.`, {
+        fix: `See its log: ${join(o.dir, 'logs', `${dead}.log`)}`,
+        details: logTail(o.dir, dead),
+      });
     }
     try {
       await probe();
@@ -253,7 +320,10 @@ async function waitFor(o: ControlPlaneOptions, what: string, probe: () => Promis
       last = err instanceof CommandError ? `${err.stderr}${err.stdout}`.trim().slice(0, 500) : String(err);
     }
     if (Date.now() > until) {
-      throw new DplabError(`Timed out waiting for ${what}.`, { details: [last, ...daemons.map((d) => `--- ${d} ---\n${logTail(o.dir, d, 1500)}`)].join('\n'), fix: `See the logs under ${join(o.dir, 'logs')}.` });
+      throw new DplabError(`Timed out waiting for ${what}.`, {
+        details: [last, ...daemons.map((d) => `--- ${d} ---\n${logTail(o.dir, d, 1500)}`)].join('\n'),
+        fix: `See the logs under ${join(o.dir, 'logs')}.`,
+      });
     }
     await sleep(500);
   }

@@ -32,12 +32,21 @@ describe('sim layout', () => {
 
   it("writes kind's kube-proxy settings", () => {
     const cfg = parse(kubeProxyConfig(simLayout('iptables'), '/k')) as Record<string, unknown>;
-    expect(cfg).toMatchObject({ kind: 'KubeProxyConfiguration', mode: 'iptables', clusterCIDR: '10.244.0.0/16', conntrack: { maxPerCore: 0 }, iptables: { minSyncPeriod: '1s' }, clientConnection: { kubeconfig: '/k' } });
+    expect(cfg).toMatchObject({
+      kind: 'KubeProxyConfiguration',
+      mode: 'iptables',
+      clusterCIDR: '10.244.0.0/16',
+      conntrack: { maxPerCore: 0 },
+      iptables: { minSyncPeriod: '1s' },
+      clientConnection: { kubeconfig: '/k' },
+    });
   });
 
   it('puts kube-dns at the cluster DNS address with an EndpointSlice naming the control-plane node', () => {
     const l = simLayout('iptables');
-    const items = (JSON.parse(dnsManifests(l)) as { items: { kind: string; spec?: { clusterIP?: string }; endpoints?: { addresses: string[] }[] }[] }).items;
+    const items = (
+      JSON.parse(dnsManifests(l)) as { items: { kind: string; spec?: { clusterIP?: string }; endpoints?: { addresses: string[] }[] }[] }
+    ).items;
     expect(items.find((i) => i.kind === 'Service')?.spec?.clusterIP).toBe('10.96.0.10');
     expect(items.find((i) => i.kind === 'EndpointSlice')?.endpoints?.[0].addresses).toEqual([l.nodes[0].ip]);
   });

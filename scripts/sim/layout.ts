@@ -21,7 +21,10 @@ export function isSimMode(mode: Mode): mode is SimMode {
 
 export function simUnsupported(mode: Mode): DplabError {
   return new DplabError(`The sim provider runs the ${SIM_MODES.join(' and ')} modes only, not ${mode}.`, {
-    fix: mode === 'ipvs' ? 'IPVS needs the ip_vs kernel modules and kind: use `--provider kind` on a machine with Docker.' : 'Cilium runs as its own agent from container images: use `--provider kind` on a machine with Docker.',
+    fix:
+      mode === 'ipvs'
+        ? 'IPVS needs the ip_vs kernel modules and kind: use `--provider kind` on a machine with Docker.'
+        : 'Cilium runs as its own agent from container images: use `--provider kind` on a machine with Docker.',
     status: 400,
   });
 }
@@ -77,7 +80,25 @@ export function simLayout(mode: Mode): SimLayout {
   const name = clusterName(mode);
   const roles: SimNode['role'][] = ['control-plane', 'worker', 'worker'];
   const suffixes = ['control-plane', 'worker', 'worker2'];
-  const nodes = roles.map((role, i) => ({ name: `${name}-${suffixes[i]}`, role, ip: nthAddress(nodeSubnet, 2 + i), hostVeth: `dplab${idx}n${i}` }));
+  const nodes = roles.map((role, i) => ({
+    name: `${name}-${suffixes[i]}`,
+    role,
+    ip: nthAddress(nodeSubnet, 2 + i),
+    hostVeth: `dplab${idx}n${i}`,
+  }));
   const { podSubnet, serviceSubnet } = kindSubnets(mode);
-  return { mode, name, bridge: `dplab${idx}br`, gateway: nthAddress(nodeSubnet, 1), prefixLength: 24, nodeSubnet, nodes, podSubnet, serviceSubnet, dnsIp: nthAddress(serviceSubnet, 10), clusterDomain: 'cluster.local', dir: simStateDir(mode) };
+  return {
+    mode,
+    name,
+    bridge: `dplab${idx}br`,
+    gateway: nthAddress(nodeSubnet, 1),
+    prefixLength: 24,
+    nodeSubnet,
+    nodes,
+    podSubnet,
+    serviceSubnet,
+    dnsIp: nthAddress(serviceSubnet, 10),
+    clusterDomain: 'cluster.local',
+    dir: simStateDir(mode),
+  };
 }

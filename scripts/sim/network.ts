@@ -14,11 +14,15 @@ import type { SimLayout, SimNode } from './layout.ts';
 const ip = (args: readonly string[], opts?: RunOptions) => run('ip', args, { timeoutMs: 15_000, ...opts });
 
 /** `ip netns exec <node> …` — what `docker exec <node> …` is under kind. */
-export const inNode = (node: string, args: readonly string[], opts?: RunOptions) => run('ip', ['netns', 'exec', node, ...args], { timeoutMs: 60_000, ...opts });
+export const inNode = (node: string, args: readonly string[], opts?: RunOptions) =>
+  run('ip', ['netns', 'exec', node, ...args], { timeoutMs: 60_000, ...opts });
 
 export async function listNetns(): Promise<string[]> {
   const r = await ip(['netns', 'list']);
-  return r.stdout.split('\n').map((l) => l.trim().split(/\s+/)[0]).filter(Boolean);
+  return r.stdout
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0])
+    .filter(Boolean);
 }
 
 async function linkExists(name: string): Promise<boolean> {
@@ -66,7 +70,10 @@ async function killNetnsProcesses(ns: string): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     let pids: number[];
     try {
-      pids = (await ip(['netns', 'pids', ns])).stdout.split('\n').map(Number).filter((p) => p > 0);
+      pids = (await ip(['netns', 'pids', ns])).stdout
+        .split('\n')
+        .map(Number)
+        .filter((p) => p > 0);
     } catch {
       return;
     }
@@ -103,7 +110,8 @@ export async function deleteNodeNetwork(layout: SimLayout): Promise<string[]> {
     }
   }
   if (existsSync('/etc/netns')) {
-    for (const d of readdirSync('/etc/netns').filter((n) => n.startsWith(`${layout.name}-`))) rmSync(join('/etc/netns', d), { recursive: true, force: true });
+    for (const d of readdirSync('/etc/netns').filter((n) => n.startsWith(`${layout.name}-`)))
+      rmSync(join('/etc/netns', d), { recursive: true, force: true });
   }
   return removed;
 }

@@ -72,7 +72,9 @@ export function daemonAlive(dir: string, name: string): boolean {
 
 export function daemonNames(dir: string): string[] {
   if (!existsSync(pidDir(dir))) return [];
-  return readdirSync(pidDir(dir)).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -5));
+  return readdirSync(pidDir(dir))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -5));
 }
 
 /** The tail of a daemon's log, for error details. */
@@ -104,7 +106,8 @@ export async function stopDaemon(dir: string, name: string, graceMs = 5000): Pro
       }
       const hard = Date.now() + 5000;
       while (isOurs(r) && Date.now() < hard) await sleep(50);
-      if (isOurs(r)) throw new DplabError(`Process ${name} (pid ${r.pid}) did not exit after SIGKILL.`, { fix: `Check \`ps -p ${r.pid}\`.` });
+      if (isOurs(r))
+        throw new DplabError(`Process ${name} (pid ${r.pid}) did not exit after SIGKILL.`, { fix: `Check \`ps -p ${r.pid}\`.` });
     }
   }
   rmSync(join(pidDir(dir), `${name}.json`), { force: true });

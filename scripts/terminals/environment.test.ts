@@ -24,7 +24,11 @@ describe('terminal environment', { timeout: 30_000 }, () => {
 
   it('puts a working dplab first on PATH', async () => {
     const launch = shellLaunch('nftables');
-    const r = await execa('bash', ['-c', 'command -v dplab && dplab kubeconfig nftables'], { env: launch.env, cwd: launch.cwd, reject: false });
+    const r = await execa('bash', ['-c', 'command -v dplab && dplab kubeconfig nftables'], {
+      env: launch.env,
+      cwd: launch.cwd,
+      reject: false,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     const [where, printed] = r.stdout.trim().split('\n');
     expect(where).toBe(join(state, 'bin', 'dplab'));
@@ -36,7 +40,11 @@ describe('terminal environment', { timeout: 30_000 }, () => {
     const launch = shellLaunch('cilium');
     const rc = readFileSync(launch.args[launch.args.indexOf('--rcfile') + 1], 'utf8');
     expect(rc).toContain("PS1='\\[\\e[36m\\](cilium)\\[\\e[0m\\] \\W \\$ '");
-    const r = await execa('bash', ['--rcfile', launch.args[launch.args.indexOf('--rcfile') + 1], '-i', '-c', 'echo "${PS1@P}"'], { env: { ...launch.env, DPLAB_SHELL_NORC: '1' }, cwd: launch.cwd, reject: false });
+    const r = await execa('bash', ['--rcfile', launch.args[launch.args.indexOf('--rcfile') + 1], '-i', '-c', 'echo "${PS1@P}"'], {
+      env: { ...launch.env, DPLAB_SHELL_NORC: '1' },
+      cwd: launch.cwd,
+      reject: false,
+    });
     // Strip colour codes and readline's \x01/\x02 markers before reading the prompt.
     // eslint-disable-next-line no-control-regex
     expect(r.stdout.replace(/\x1b\[[0-9;]*m|[\x01\x02]/g, '').trim()).toMatch(/^\(cilium\) workspace [$#]$/);

@@ -57,7 +57,10 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
   writeFileSync(bashrc, `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n`);
   const zdotdir = join(dir, 'zsh');
   mkdirSync(zdotdir, { recursive: true });
-  writeFileSync(join(zdotdir, '.zshrc'), `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}PROMPT='%F{cyan}${tag}%f %1~ %# '\n`);
+  writeFileSync(
+    join(zdotdir, '.zshrc'),
+    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}PROMPT='%F{cyan}${tag}%f %1~ %# '\n`,
+  );
   return { bashrc, zdotdir };
 }
 

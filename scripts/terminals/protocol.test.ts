@@ -4,7 +4,10 @@ import { parseClientMessage, sizeFromQuery, splitInput, TERMINAL_LIMITS } from '
 describe('client message validation', () => {
   it('accepts the three message types', () => {
     expect(parseClientMessage('{"type":"input","data":"ls\\r"}')).toEqual({ ok: true, value: { type: 'input', data: 'ls\r' } });
-    expect(parseClientMessage('{"type":"resize","cols":120,"rows":40}')).toEqual({ ok: true, value: { type: 'resize', cols: 120, rows: 40 } });
+    expect(parseClientMessage('{"type":"resize","cols":120,"rows":40}')).toEqual({
+      ok: true,
+      value: { type: 'resize', cols: 120, rows: 40 },
+    });
     expect(parseClientMessage('{"type":"ack","bytes":4096}')).toEqual({ ok: true, value: { type: 'ack', bytes: 4096 } });
   });
   it.each([

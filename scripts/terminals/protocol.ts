@@ -47,7 +47,6 @@ export const FLOW = {
   ackEvery: 32 * 1024,
 } as const;
 
-
 /** The frame types are wire types, shared with the browser (scripts/wire/terminal.ts). */
 export type { ClientMessage, ServerMessage };
 
@@ -74,11 +73,15 @@ export function parseClientMessage(text: string): Parsed<ClientMessage> {
   switch (m.type) {
     case 'input':
       if (typeof m.data !== 'string') return { ok: false, error: 'input.data must be a string.' };
-      if (m.data.length > TERMINAL_LIMITS.maxInputChars) return { ok: false, error: `input.data is longer than ${TERMINAL_LIMITS.maxInputChars} characters.` };
+      if (m.data.length > TERMINAL_LIMITS.maxInputChars)
+        return { ok: false, error: `input.data is longer than ${TERMINAL_LIMITS.maxInputChars} characters.` };
       return { ok: true, value: { type: 'input', data: m.data } };
     case 'resize':
       if (!validSize(m.cols, m.rows)) {
-        return { ok: false, error: `resize needs integer cols ${TERMINAL_LIMITS.minCols}–${TERMINAL_LIMITS.maxCols} and rows ${TERMINAL_LIMITS.minRows}–${TERMINAL_LIMITS.maxRows}.` };
+        return {
+          ok: false,
+          error: `resize needs integer cols ${TERMINAL_LIMITS.minCols}–${TERMINAL_LIMITS.maxCols} and rows ${TERMINAL_LIMITS.minRows}–${TERMINAL_LIMITS.maxRows}.`,
+        };
       }
       return { ok: true, value: { type: 'resize', cols: m.cols as number, rows: m.rows as number } };
     case 'ack':

@@ -34,7 +34,6 @@ const STATE_LABEL: Record<ClusterStatus['state'], string> = {
 
 const ICON: Record<ActionProgress['state'], string> = { pending: '○', running: '', done: '✓', failed: '✗', skipped: '–' };
 
-
 function elapsed(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));
   return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
@@ -148,7 +147,11 @@ export class ClusterPanel extends HTMLElement {
       }
     } catch (err) {
       if (err instanceof RunnerUnavailable) this.#offline = err.message;
-      else if (this.#status) this.#status = { ...this.#status, error: { message: (err as Error).message, fix: (err as ErrorJson).fix, details: (err as ErrorJson).details } };
+      else if (this.#status)
+        this.#status = {
+          ...this.#status,
+          error: { message: (err as Error).message, fix: (err as ErrorJson).fix, details: (err as ErrorJson).details },
+        };
     } finally {
       this.#busy = false;
       this.#render();
@@ -173,7 +176,22 @@ export class ClusterPanel extends HTMLElement {
     this.dataset.state = state;
     announceClusterState(this.mode, state);
 
-    const head = el('div', { class: 'dplab-cp-head' }, el('strong', {}, title), el('span', { class: 'dplab-cp-badge', 'data-state': state }, this.#offline ? (this.#offlineReason === 'unauthorised' ? 'Not signed in' : 'Runner not reachable') : s ? STATE_LABEL[s.state] : 'Checking…'));
+    const head = el(
+      'div',
+      { class: 'dplab-cp-head' },
+      el('strong', {}, title),
+      el(
+        'span',
+        { class: 'dplab-cp-badge', 'data-state': state },
+        this.#offline
+          ? this.#offlineReason === 'unauthorised'
+            ? 'Not signed in'
+            : 'Runner not reachable'
+          : s
+            ? STATE_LABEL[s.state]
+            : 'Checking…',
+      ),
+    );
     const parts: Node[] = [head];
 
     if (this.#offline) {
@@ -188,7 +206,10 @@ export class ClusterPanel extends HTMLElement {
       body.replaceChildren(...parts);
       return;
     }
-    if (s.state === 'ready') parts.push(el('p', { class: 'dplab-cp-meta' }, `${s.readyNodes}/${s.nodes} nodes Ready · dataplane: ${s.proxyMode} · cluster ${s.name}`));
+    if (s.state === 'ready')
+      parts.push(
+        el('p', { class: 'dplab-cp-meta' }, `${s.readyNodes}/${s.nodes} nodes Ready · dataplane: ${s.proxyMode} · cluster ${s.name}`),
+      );
 
     const live = this.#live;
     live.replaceChildren();
@@ -196,10 +217,21 @@ export class ClusterPanel extends HTMLElement {
       const list = el('ol', { class: 'dplab-cp-actions-list' });
       const now = Date.now();
       for (const a of s.progress.actions) {
-        const icon = a.state === 'running' ? el('span', { class: 'dplab-cp-spinner', 'aria-hidden': 'true' }) : el('span', { class: 'dplab-cp-icon', 'aria-hidden': 'true' }, ICON[a.state]);
+        const icon =
+          a.state === 'running'
+            ? el('span', { class: 'dplab-cp-spinner', 'aria-hidden': 'true' })
+            : el('span', { class: 'dplab-cp-icon', 'aria-hidden': 'true' }, ICON[a.state]);
         const time = a.startedAt ? elapsed((a.endedAt ?? now) - a.startedAt) : '';
         const label = `${a.title}${a.state === 'running' ? ' (running)' : a.state === 'failed' ? ' (failed)' : a.state === 'done' ? ' (done)' : ''}`;
-        list.append(el('li', { 'data-state': a.state, 'data-id': a.id }, icon, el('span', { class: 'dplab-cp-title' }, label), el('span', { class: 'dplab-cp-time', 'aria-hidden': 'true' }, time)));
+        list.append(
+          el(
+            'li',
+            { 'data-state': a.state, 'data-id': a.id },
+            icon,
+            el('span', { class: 'dplab-cp-title' }, label),
+            el('span', { class: 'dplab-cp-time', 'aria-hidden': 'true' }, time),
+          ),
+        );
       }
       live.append(list);
       for (const n of s.progress.notes) live.append(el('p', { class: 'dplab-cp-note' }, n));
@@ -207,7 +239,11 @@ export class ClusterPanel extends HTMLElement {
     parts.push(live);
 
     if (s.error) {
-      const box = el('div', { class: 'dplab-cp-error', role: 'alert' }, el('p', {}, el('strong', {}, 'Error: '), richText(s.error.message)));
+      const box = el(
+        'div',
+        { class: 'dplab-cp-error', role: 'alert' },
+        el('p', {}, el('strong', {}, 'Error: '), richText(s.error.message)),
+      );
       if (s.error.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), richText(s.error.fix)));
       if (s.error.details) box.append(el('details', {}, el('summary', {}, 'Details'), el('pre', {}, s.error.details)));
       parts.push(box);

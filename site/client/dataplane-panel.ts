@@ -12,7 +12,12 @@ import { onPageModeChange, pageMode } from './page-mode.ts';
 
 const DEFAULT_SERVICE = 'default/web';
 const FIRST_WORKER = '';
-const STATE_NOTE: Record<ClusterStatus['state'], string> = { ready: 'running', provisioning: 'starting', broken: 'not healthy', absent: 'not running' };
+const STATE_NOTE: Record<ClusterStatus['state'], string> = {
+  ready: 'running',
+  provisioning: 'starting',
+  broken: 'not healthy',
+  absent: 'not running',
+};
 
 interface Column {
   root: HTMLElement;
@@ -36,7 +41,10 @@ export class DataplanePanel extends HTMLElement {
   #grid = el('div', { class: 'dp-columns' });
 
   get modes(): string[] {
-    return (this.getAttribute('modes') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    return (this.getAttribute('modes') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   }
 
   #modeTitle(mode: string): string {
@@ -50,7 +58,16 @@ export class DataplanePanel extends HTMLElement {
   connectedCallback(): void {
     if (this.#columns.length) return;
     const form = el('form', { class: 'dp-controls' });
-    this.#service = el('input', { type: 'text', name: 'service', value: this.getAttribute('service') || DEFAULT_SERVICE, list: `${this.#uid()}-services`, spellcheck: 'false', autocomplete: 'off', required: '', 'aria-describedby': `${this.#uid()}-service-help` });
+    this.#service = el('input', {
+      type: 'text',
+      name: 'service',
+      value: this.getAttribute('service') || DEFAULT_SERVICE,
+      list: `${this.#uid()}-services`,
+      spellcheck: 'false',
+      autocomplete: 'off',
+      required: '',
+      'aria-describedby': `${this.#uid()}-service-help`,
+    });
     this.#compare = el('input', { type: 'checkbox' });
     this.#compare.checked = this.hasAttribute('compare');
     form.append(
@@ -58,7 +75,11 @@ export class DataplanePanel extends HTMLElement {
       el('datalist', { id: `${this.#uid()}-services` }),
       el('button', { type: 'submit', class: 'dp-button primary' }, 'Show the dataplane'),
       el('label', { class: 'dp-check' }, this.#compare, ' Side by side'),
-      el('small', { id: `${this.#uid()}-service-help`, class: 'dp-muted dp-help' }, 'Pick a source per column: a running lab cluster (live), or a bundled fixture that needs no Docker.'),
+      el(
+        'small',
+        { id: `${this.#uid()}-service-help`, class: 'dp-muted dp-help' },
+        'Pick a source per column: a running lab cluster (live), or a bundled fixture that needs no Docker.',
+      ),
     );
     form.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -69,7 +90,10 @@ export class DataplanePanel extends HTMLElement {
       if (this.#compare.checked && this.#columns[0].root.dataset.state === 'ok') void this.#show(this.#columns[1]);
     });
     this.#runner = el('p', { class: 'dp-runner', hidden: '' });
-    const sources = (this.getAttribute('sources') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    const sources = (this.getAttribute('sources') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const follow = this.hasAttribute('follow-page-mode') && this.modes.includes(pageMode());
     if (follow) sources[0] = `live:${pageMode()}`;
     this.#columns = [0, 1].map((i) => this.#column(i, sources[i] ?? sources[0] ?? ''));
@@ -106,11 +130,17 @@ export class DataplanePanel extends HTMLElement {
     const source = el('select', { class: 'dp-source' });
     const node = el('select', { class: 'dp-node' });
     const refresh = el('button', { type: 'button', class: 'dp-button' }, 'Refresh');
-    const root = el('section', { class: 'dp-column', 'aria-label': `Dataplane view ${i + 1}`, 'data-state': 'idle' },
-      el('div', { class: 'dp-column-controls' },
+    const root = el(
+      'section',
+      { class: 'dp-column', 'aria-label': `Dataplane view ${i + 1}`, 'data-state': 'idle' },
+      el(
+        'div',
+        { class: 'dp-column-controls' },
         el('label', { class: 'dp-field' }, 'Source ', source),
         el('label', { class: 'dp-field' }, 'Node ', node),
-        refresh));
+        refresh,
+      ),
+    );
     const note = el('p', { class: 'dp-muted dp-note' });
     const result = el('div', { class: 'dp-result' }, el('p', { class: 'dp-muted' }, 'Press “Show the dataplane”.'));
     root.append(note, result);
@@ -131,10 +161,12 @@ export class DataplanePanel extends HTMLElement {
     try {
       const [fixtures, clusters] = await Promise.all([
         api('/api/dataplane/fixtures', fixtureListSchema),
-        this.modes.length ? api('/api/clusters', clusterListSchema).catch((err) => {
-          if (err instanceof RunnerUnavailable) throw err;
-          return { clusters: [] };
-        }) : Promise.resolve({ clusters: [] }),
+        this.modes.length
+          ? api('/api/clusters', clusterListSchema).catch((err) => {
+              if (err instanceof RunnerUnavailable) throw err;
+              return { clusters: [] };
+            })
+          : Promise.resolve({ clusters: [] }),
       ]);
       this.#fixtures = fixtures.fixtures;
       this.#clusters = new Map(clusters.clusters.map((c) => [c.mode, c]));
@@ -158,11 +190,19 @@ export class DataplanePanel extends HTMLElement {
     this.querySelector('datalist')?.replaceChildren(...[...services].map((s) => el('option', { value: s })));
     for (const col of this.#columns) {
       const keep = col.source.value || col.source.dataset.initial || '';
-      const live = el('optgroup', { label: 'Running cluster (live)' }, ...this.modes.map((m) => {
-        const state = this.#clusters.get(m)?.state;
-        return el('option', { value: `live:${m}` }, `${this.#modeTitle(m)}${state ? ` (${STATE_NOTE[state]})` : ''}`);
-      }));
-      const fixtures = el('optgroup', { label: 'Bundled fixture (no Docker needed)' }, ...this.#fixtures.map((f) => el('option', { value: `fixture:${f.id}`, title: f.description }, `${f.format} · ${f.name}`)));
+      const live = el(
+        'optgroup',
+        { label: 'Running cluster (live)' },
+        ...this.modes.map((m) => {
+          const state = this.#clusters.get(m)?.state;
+          return el('option', { value: `live:${m}` }, `${this.#modeTitle(m)}${state ? ` (${STATE_NOTE[state]})` : ''}`);
+        }),
+      );
+      const fixtures = el(
+        'optgroup',
+        { label: 'Bundled fixture (no Docker needed)' },
+        ...this.#fixtures.map((f) => el('option', { value: `fixture:${f.id}`, title: f.description }, `${f.format} · ${f.name}`)),
+      );
       col.source.replaceChildren(...(this.modes.length ? [live] : []), ...(this.#fixtures.length ? [fixtures] : []));
       if ([...col.source.options].some((o) => o.value === keep)) col.source.value = keep;
       this.#fillNodes(col);
@@ -172,7 +212,11 @@ export class DataplanePanel extends HTMLElement {
   #fillNodes(col: Column): void {
     const [kind, id] = splitSource(col.source.value);
     const fixture = kind === 'fixture' ? this.#fixtures.find((f) => f.id === id) : undefined;
-    col.note.textContent = fixture ? fixture.description : kind === 'live' ? `Reads the rules on a node of the dplab-${id} cluster when you press Show or Refresh.` : '';
+    col.note.textContent = fixture
+      ? fixture.description
+      : kind === 'live'
+        ? `Reads the rules on a node of the dplab-${id} cluster when you press Show or Refresh.`
+        : '';
     if (fixture) {
       col.node.replaceChildren(el('option', { value: fixture.node }, `${fixture.node} (where it was printed)`));
       col.node.disabled = true;
@@ -204,7 +248,9 @@ export class DataplanePanel extends HTMLElement {
     const service = this.#service.value.trim();
     col.root.dataset.state = 'loading';
     col.root.setAttribute('aria-busy', 'true');
-    col.result.replaceChildren(el('p', { class: 'dp-muted' }, kind === 'live' ? `Reading the rules on the ${id} cluster…` : 'Parsing the fixture…'));
+    col.result.replaceChildren(
+      el('p', { class: 'dp-muted' }, kind === 'live' ? `Reading the rules on the ${id} cluster…` : 'Parsing the fixture…'),
+    );
     try {
       const r = await api(requestPath(kind, id, service, col.node.value), explainResponseSchema, { signal: controller.signal });
       if (controller.signal.aborted) return;
@@ -220,7 +266,12 @@ export class DataplanePanel extends HTMLElement {
       col.root.dataset.state = 'error';
       const e = err as ShownError;
       if (err instanceof RunnerUnavailable) this.#offline(err);
-      const extra = kind === 'live' && (e.status === 409 || e.status === 503) ? (document.querySelector('dplab-cluster-panel') ? 'Press Start in the bar at the top of this page, or pick a bundled fixture as the source.' : 'Start it on a lab page or on the Clusters page (/clusters/), or pick a bundled fixture as the source.') : undefined;
+      const extra =
+        kind === 'live' && (e.status === 409 || e.status === 503)
+          ? document.querySelector('dplab-cluster-panel')
+            ? 'Press Start in the bar at the top of this page, or pick a bundled fixture as the source.'
+            : 'Start it on a lab page or on the Clusters page (/clusters/), or pick a bundled fixture as the source.'
+          : undefined;
       renderError(col.result, { message: e.message, fix: e.fix, details: e.details }, extra);
       this.#status.textContent = `Could not show ${service}: ${e.message}`;
     } finally {

@@ -36,7 +36,12 @@ function flagsOf(f: JsonFrontend): string[] {
 function sharesTable(r: ExplainResponse): HTMLTableElement {
   const body = el('tbody');
   for (const f of r.frontends) {
-    const label = el('td', { class: 'dp-frontend', rowspan: String(Math.max(1, f.backends.length)) }, el('code', {}, `${f.ip}:${f.port}/${f.protocol}`), ` ${f.type}`);
+    const label = el(
+      'td',
+      { class: 'dp-frontend', rowspan: String(Math.max(1, f.backends.length)) },
+      el('code', {}, `${f.ip}:${f.port}/${f.protocol}`),
+      ` ${f.type}`,
+    );
     const flags = flagsOf(f);
     if (flags.length) label.append(el('br'), el('small', {}, flags.join(' · ')));
     if (f.backends.length === 0) {
@@ -44,22 +49,36 @@ function sharesTable(r: ExplainResponse): HTMLTableElement {
       continue;
     }
     f.backends.forEach((b, i) => {
-      const row = el('tr', {}, el('td', { class: 'dp-backend' }, el('code', {}, `${b.ip}:${b.port}`)), el('td', { class: 'dp-share' }, percent(b.share)));
+      const row = el(
+        'tr',
+        {},
+        el('td', { class: 'dp-backend' }, el('code', {}, `${b.ip}:${b.port}`)),
+        el('td', { class: 'dp-share' }, percent(b.share)),
+      );
       if (i === 0) row.prepend(label);
       body.append(row);
     });
   }
-  return el('table', { class: 'dp-shares' },
+  return el(
+    'table',
+    { class: 'dp-shares' },
     el('caption', {}, 'Frontends, their backends, and the share of new connections each backend gets'),
-    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'Frontend'), el('th', { scope: 'col' }, 'Backend'), el('th', { scope: 'col' }, 'Share'))),
-    body);
+    el(
+      'thead',
+      {},
+      el('tr', {}, el('th', { scope: 'col' }, 'Frontend'), el('th', { scope: 'col' }, 'Backend'), el('th', { scope: 'col' }, 'Share')),
+    ),
+    body,
+  );
 }
 
 /** Fills `target` with the answer; the diagram arrives when mermaid has loaded. */
 export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<void> {
   const label = `Path of ${r.service} through ${r.format}`;
   const diagram = el('div', { class: 'dp-diagram' }, el('p', { class: 'dp-muted' }, 'Drawing the diagram…'));
-  const counts = Object.entries(r.counts).map(([k, v]) => `${v} ${k}`).join(', ');
+  const counts = Object.entries(r.counts)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
   target.replaceChildren(
     el('p', { class: 'dp-summary' }, el('strong', {}, summaryOf(r))),
     ...(counts ? [el('p', { class: 'dp-muted dp-counts' }, counts)] : []),
@@ -73,7 +92,10 @@ export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<v
       diagram.dataset.rendered = '';
     },
     (err: unknown) => {
-      diagram.replaceChildren(el('p', {}, `The diagram could not be drawn (${err instanceof Error ? err.message : String(err)}). Its source:`), el('pre', {}, r.mermaid));
+      diagram.replaceChildren(
+        el('p', {}, `The diagram could not be drawn (${err instanceof Error ? err.message : String(err)}). Its source:`),
+        el('pre', {}, r.mermaid),
+      );
     },
   );
 }

@@ -13,7 +13,6 @@ const MIN_SCALE = MIN_TEXT_PX / MERMAID_FONT_PX;
 const MAX_SCALE = 3;
 const ZOOM_STEP = 1.25;
 
-
 function naturalWidth(svg: SVGSVGElement): number {
   const vb = svg.viewBox?.baseVal;
   if (vb && vb.width) return vb.width;
@@ -42,8 +41,18 @@ export function showDiagram(target: HTMLElement, svgText: string, label: string)
   view.innerHTML = svgText;
   const svg = view.querySelector('svg');
   if (!svg) return;
-  const zoomOut = el('button', { type: 'button', class: 'dplab-diagram-button' }, el('span', { 'aria-hidden': 'true' }, '−'), el('span', { class: 'sr-only' }, 'Zoom out'));
-  const zoomIn = el('button', { type: 'button', class: 'dplab-diagram-button' }, el('span', { 'aria-hidden': 'true' }, '+'), el('span', { class: 'sr-only' }, 'Zoom in'));
+  const zoomOut = el(
+    'button',
+    { type: 'button', class: 'dplab-diagram-button' },
+    el('span', { 'aria-hidden': 'true' }, '−'),
+    el('span', { class: 'sr-only' }, 'Zoom out'),
+  );
+  const zoomIn = el(
+    'button',
+    { type: 'button', class: 'dplab-diagram-button' },
+    el('span', { 'aria-hidden': 'true' }, '+'),
+    el('span', { class: 'sr-only' }, 'Zoom in'),
+  );
   const full = el('button', { type: 'button', class: 'dplab-diagram-button' }, 'Full screen');
   const tools = el('div', { class: 'dplab-diagram-tools', role: 'group', 'aria-label': 'Diagram view' }, zoomOut, zoomIn, full);
   target.replaceChildren(tools, view);
@@ -66,12 +75,20 @@ function openFullScreen(svg: SVGSVGElement, label: string): void {
   // Ids inside mermaid's SVG (markers, styles) must stay unique on the page.
   const close = el('button', { type: 'button', class: 'dplab-diagram-button' }, 'Close');
   const body = el('div', { class: 'dplab-diagram-view', role: 'img', 'aria-label': label, tabindex: '0' }, copy);
-  const dialog = el('dialog', { class: 'dplab-diagram-dialog', 'aria-label': label }, el('div', { class: 'dplab-diagram-tools' }, close), body);
+  const dialog = el(
+    'dialog',
+    { class: 'dplab-diagram-dialog', 'aria-label': label },
+    el('div', { class: 'dplab-diagram-tools' }, close),
+    body,
+  );
   document.body.append(dialog);
   close.addEventListener('click', () => dialog.close());
   dialog.addEventListener('close', () => dialog.remove());
   dialog.showModal();
-  const room = Math.min(window.innerWidth * 0.95, (window.innerHeight * 0.85 * naturalWidth(copy)) / (copy.viewBox?.baseVal?.height || naturalWidth(copy)));
+  const room = Math.min(
+    window.innerWidth * 0.95,
+    (window.innerHeight * 0.85 * naturalWidth(copy)) / (copy.viewBox?.baseVal?.height || naturalWidth(copy)),
+  );
   applyScale(copy, Math.max(MIN_SCALE, Math.min(MAX_SCALE, room / naturalWidth(copy))));
   close.focus();
 }

@@ -23,7 +23,6 @@ const FAILED: Record<string, string> = {
   'reset-lab': 'Could not reset the lab:',
 };
 
-
 const ICON: Record<string, string> = { todo: '○', pass: '✓', fail: '✗', error: '!' };
 const STATUS_TEXT: Record<string, string> = { todo: 'not done', pass: 'done', fail: 'not done yet', error: 'could not be checked' };
 
@@ -44,7 +43,9 @@ class LabElement extends HTMLElement {
     this.progress = loadLocal(this.labId);
     this.chart = mountScaleChart(this.querySelector<HTMLElement>('[data-scale-chart]'), this.labId);
     this.addEventListener('click', (ev) => this.onClick(ev));
-    this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) => setPageMode((ev.target as HTMLSelectElement).value));
+    this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) =>
+      setPageMode((ev.target as HTMLSelectElement).value),
+    );
     onPageModeChange(({ mode }) => this.modeChanged(mode));
     // Setup by itself: at once (the workspace files), and whenever this mode's cluster becomes ready.
     onClusterState(({ mode, state }) => {
@@ -85,7 +86,8 @@ class LabElement extends HTMLElement {
     show('running', '…', lastClusterState(mode) === 'ready' ? `Lab setup: applying on ${mode}…` : 'Lab setup: writing your files…');
     try {
       const r = await api(`/api/labs/${enc(this.labId)}/setup`, setupResultSchema, { method: 'POST', body: { mode } });
-      if (r.cluster === 'no-cluster') show('waiting', '○', `Lab setup: files ready; namespace \`${r.namespace}\` follows when the ${mode} cluster is ready`);
+      if (r.cluster === 'no-cluster')
+        show('waiting', '○', `Lab setup: files ready; namespace \`${r.namespace}\` follows when the ${mode} cluster is ready`);
       else show('done', '✓', `Lab set up on ${mode}: namespace \`${r.namespace}\`${r.files ? `, ${r.files} files` : ''}`);
     } catch (err) {
       if (err instanceof RunnerUnavailable) show('failed', '!', `Lab setup: ${err.message}`);
@@ -165,16 +167,29 @@ class LabElement extends HTMLElement {
         this.progress.hints[step] = Math.min((this.progress.hints[step] ?? 0) + 1, this.hintCounts[step] ?? 0);
         this.persist();
         this.render();
-        stepEl!.querySelectorAll<HTMLElement>('.dplab-hint-list li:not([hidden])').item((this.progress.hints[step] ?? 1) - 1)?.setAttribute('tabindex', '-1');
+        stepEl!
+          .querySelectorAll<HTMLElement>('.dplab-hint-list li:not([hidden])')
+          .item((this.progress.hints[step] ?? 1) - 1)
+          ?.setAttribute('tabindex', '-1');
         return;
       case 'check':
         if (stepEl && step) void this.check(stepEl, step, button);
         return;
       case 'solve':
-        if (stepEl && step) void this.act(stepEl, button, `/api/labs/${enc(this.labId)}/steps/${enc(step)}/solve`, 'Applying the solution…', () => this.check(stepEl, step, stepEl.querySelector('[data-action="check"]')!));
+        if (stepEl && step)
+          void this.act(stepEl, button, `/api/labs/${enc(this.labId)}/steps/${enc(step)}/solve`, 'Applying the solution…', () =>
+            this.check(stepEl, step, stepEl.querySelector('[data-action="check"]')!),
+          );
         return;
       case 'reset-step':
-        if (stepEl && step) void this.act(stepEl, button, `/api/labs/${enc(this.labId)}/steps/${enc(step)}/reset`, 'Resetting the lab and applying the earlier steps…', async () => this.clearFrom(step));
+        if (stepEl && step)
+          void this.act(
+            stepEl,
+            button,
+            `/api/labs/${enc(this.labId)}/steps/${enc(step)}/reset`,
+            'Resetting the lab and applying the earlier steps…',
+            async () => this.clearFrom(step),
+          );
         return;
       case 'reset-lab':
         void this.act(this, button, `/api/labs/${enc(this.labId)}/reset`, 'Resetting the lab…', async () => this.clearFrom(undefined));
@@ -197,7 +212,10 @@ class LabElement extends HTMLElement {
   private async check(stepEl: HTMLElement, step: string, button: HTMLButtonElement): Promise<void> {
     const region = stepEl.querySelector<HTMLElement>('.dplab-result')!;
     await this.busy(stepEl, button, 'Checking…', region, FAILED.check, async () => {
-      const r = await api(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, checkResultSchema, { method: 'POST', body: { mode: this.mode } });
+      const r = await api(`/api/labs/${enc(this.labId)}/steps/${enc(step)}/check`, checkResultSchema, {
+        method: 'POST',
+        body: { mode: this.mode },
+      });
       showResult(region, r);
       this.chart?.add(this.mode, r.figures);
       this.lastStatus.set(step, r.status);
@@ -211,8 +229,18 @@ class LabElement extends HTMLElement {
     });
   }
 
-  private async act(scope: HTMLElement, button: HTMLButtonElement, path: string, busyText: string, after: () => Promise<void> | void): Promise<void> {
-    const region = (scope.classList.contains('dplab-step') ? scope.querySelector<HTMLElement>('.dplab-result') : this.querySelector<HTMLElement>('.dplab-runner-notice'))!;
+  private async act(
+    scope: HTMLElement,
+    button: HTMLButtonElement,
+    path: string,
+    busyText: string,
+    after: () => Promise<void> | void,
+  ): Promise<void> {
+    const region = (
+      scope.classList.contains('dplab-step')
+        ? scope.querySelector<HTMLElement>('.dplab-result')
+        : this.querySelector<HTMLElement>('.dplab-runner-notice')
+    )!;
     await this.busy(scope, button, busyText, region, FAILED[button.dataset.action ?? ''] ?? 'Could not do that:', async () => {
       await api(path, acceptedSchema, { method: 'POST', body: { mode: this.mode } });
       if (region.classList.contains('dplab-runner-notice')) region.hidden = true;
@@ -222,7 +250,14 @@ class LabElement extends HTMLElement {
   }
 
   /** aria-busy and a disabled button while the runner works; problems land in the region, never in a dead end. */
-  private async busy(scope: HTMLElement, button: HTMLButtonElement, text: string, region: HTMLElement, failed: string, work: () => Promise<void>): Promise<void> {
+  private async busy(
+    scope: HTMLElement,
+    button: HTMLButtonElement,
+    text: string,
+    region: HTMLElement,
+    failed: string,
+    work: () => Promise<void>,
+  ): Promise<void> {
     const label = button.textContent;
     scope.setAttribute('aria-busy', 'true');
     button.disabled = true;

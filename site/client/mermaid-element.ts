@@ -15,7 +15,10 @@ export async function renderMermaid(source: string): Promise<string> {
   const { default: mermaid } = await import('mermaid');
   const theme = currentTheme();
   // mermaid's dark theme puts edge labels in grey on a grey box (contrast below 4.5:1).
-  const themeVariables = theme === 'dark' ? { edgeLabelBackground: '#1f2430', labelTextColor: '#e6edf3', textColor: '#e6edf3' } : { edgeLabelBackground: '#ffffff' };
+  const themeVariables =
+    theme === 'dark'
+      ? { edgeLabelBackground: '#1f2430', labelTextColor: '#e6edf3', textColor: '#e6edf3' }
+      : { edgeLabelBackground: '#ffffff' };
   mermaid.initialize({ startOnLoad: false, theme, themeVariables, securityLevel: 'strict' });
   const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
   return svg;

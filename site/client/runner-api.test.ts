@@ -8,7 +8,11 @@ function answer(status: number, body: unknown): void {
   // The page's origin and its stored token, as runner-auth.ts reads them in a browser.
   vi.stubGlobal('location', new URL('http://127.0.0.1:4321/labs/first-service/'));
   const store = new Map([['dplab.token', 'a'.repeat(32)]]);
-  vi.stubGlobal('localStorage', { getItem: (k: string) => store.get(k) ?? null, setItem: (k: string, v: string) => store.set(k, v), removeItem: (k: string) => store.delete(k) });
+  vi.stubGlobal('localStorage', {
+    getItem: (k: string) => store.get(k) ?? null,
+    setItem: (k: string, v: string) => store.set(k, v),
+    removeItem: (k: string) => store.delete(k),
+  });
   vi.stubGlobal('fetch', async () => new Response(typeof body === 'string' ? body : JSON.stringify(body), { status }));
 }
 

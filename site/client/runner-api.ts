@@ -23,7 +23,9 @@ export class RunnerUnavailable extends Error {
 /** The runner answered, but not in the shape this page was built for (an older or newer runner). */
 export class UnexpectedAnswer extends Error {
   constructor(what: string, error: z.ZodError) {
-    super(`The runner's answer to ${what} has an unexpected shape (${describeIssues(error)}). Reload the page; if it persists, restart the runner.`);
+    super(
+      `The runner's answer to ${what} has an unexpected shape (${describeIssues(error)}). Reload the page; if it persists, restart the runner.`,
+    );
   }
 }
 

@@ -62,7 +62,15 @@ export class TerminalElement extends HTMLElement {
     this.setState('connecting', 'Starting the terminal…');
     const [{ Terminal }, { FitAddon }] = await Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit')]);
     const host = this.querySelector<HTMLElement>('.dplab-terminal-screen') ?? this;
-    this.term = new Terminal({ fontSize: fontSize(), theme: THEME, cursorBlink: true, lineHeight: LINE_HEIGHT, scrollback: 5000, convertEol: false, fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' });
+    this.term = new Terminal({
+      fontSize: fontSize(),
+      theme: THEME,
+      cursorBlink: true,
+      lineHeight: LINE_HEIGHT,
+      scrollback: 5000,
+      convertEol: false,
+      fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+    });
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.term.open(host);

@@ -55,7 +55,8 @@ class TerminalTabs extends HTMLElement {
       if (panel) panel.hidden = !on;
     }
     const panel = document.getElementById(tab.getAttribute('aria-controls') ?? '');
-    if (panel && tab.dataset.node && !panel.querySelector('dplab-terminal')) panel.append(nodeTerminal(tab.dataset.mode!, tab.dataset.node));
+    if (panel && tab.dataset.node && !panel.querySelector('dplab-terminal'))
+      panel.append(nodeTerminal(tab.dataset.mode!, tab.dataset.node));
     panel?.querySelector<HTMLElement>('dplab-terminal textarea')?.focus();
   }
 

@@ -33,7 +33,12 @@ function skipReason(): string | undefined {
 /** Clusters present before the suite touched anything: `kind get clusters`, read once. */
 function preexisting(): Set<string> {
   try {
-    return new Set(execFileSync('kind', ['get', 'clusters'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 }).split('\n').map((l) => l.trim()).filter(Boolean));
+    return new Set(
+      execFileSync('kind', ['get', 'clusters'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 })
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean),
+    );
   } catch {
     return new Set();
   }
@@ -49,28 +54,33 @@ describe.skipIf(!!reason)(`live clusters${reason ? ` (skipped: ${reason})` : ''}
     const skip = modeSkip(mode, before, reuse);
     if (skip) console.warn(`[live] ${mode} skipped: ${skip}`);
     const ours = mayDelete(mode, before);
-    it.skipIf(!!skip)(`${mode}: up, dataplane reports ${MODE_INFO[mode].proxyMode ?? 'KubeProxyReplacement: True'}, every lab's contract holds${skip ? ` (skipped: ${skip})` : ''}`, async () => {
-      try {
-        const status = await clusterManager.ensure(mode, { onEvent: (e) => e.type === 'action' && console.log(`[${mode}] ${e.phase} ${e.title}`) });
-        expect(status.state).toBe('ready');
-        expect(status.nodes).toBe(3);
-        const h = clusterHandle(mode);
-        const nodes = await h.nodes();
-        if (mode === 'cilium') {
-          const r = await h.kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status']);
-          expect(r.stdout).toMatch(KPR_TRUE);
-        } else {
-          for (const node of nodes) expect(await h.proxyMode(node)).toBe(MODE_INFO[mode].proxyMode);
+    it.skipIf(!!skip)(
+      `${mode}: up, dataplane reports ${MODE_INFO[mode].proxyMode ?? 'KubeProxyReplacement: True'}, every lab's contract holds${skip ? ` (skipped: ${skip})` : ''}`,
+      async () => {
+        try {
+          const status = await clusterManager.ensure(mode, {
+            onEvent: (e) => e.type === 'action' && console.log(`[${mode}] ${e.phase} ${e.title}`),
+          });
+          expect(status.state).toBe('ready');
+          expect(status.nodes).toBe(3);
+          const h = clusterHandle(mode);
+          const nodes = await h.nodes();
+          if (mode === 'cilium') {
+            const r = await h.kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status']);
+            expect(r.stdout).toMatch(KPR_TRUE);
+          } else {
+            for (const node of nodes) expect(await h.proxyMode(node)).toBe(MODE_INFO[mode].proxyMode);
+          }
+          const report = await verifyLabs(loadLabs(), { modes: [mode], log: (l) => console.log(`[${mode}] ${l}`) });
+          console.log(report.table);
+          expect(report.rows.length).toBeGreaterThan(0);
+          expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab} / ${r.step}: ${r.breach}`)).toEqual([]);
+        } finally {
+          // Only what this run created is deleted.
+          if (ours) await clusterManager.delete(mode);
         }
-        const report = await verifyLabs(loadLabs(), { modes: [mode], log: (l) => console.log(`[${mode}] ${l}`) });
-        console.log(report.table);
-        expect(report.rows.length).toBeGreaterThan(0);
-        expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab} / ${r.step}: ${r.breach}`)).toEqual([]);
-      } finally {
-        // Only what this run created is deleted.
-        if (ours) await clusterManager.delete(mode);
-      }
-      if (ours) expect((await clusterManager.status(mode)).state).toBe('absent');
-    });
+        if (ours) expect((await clusterManager.status(mode)).state).toBe('absent');
+      },
+    );
   }
 });

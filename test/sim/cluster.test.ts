@@ -66,10 +66,13 @@ for (const mode of SIM_MODES) {
     it('client pod → ClusterIP (by DNS name) spreads over the agnhost pods', async () => {
       const ns = 'sim-traffic';
       await kubectl(['create', 'namespace', ns]);
-      for (const f of ['_shared/manifests/web-deployment.yaml', '_shared/manifests/web-service.yaml', '_shared/manifests/client.yaml']) await kubectl(['-n', ns, 'apply', '-f', '-'], manifest(f));
+      for (const f of ['_shared/manifests/web-deployment.yaml', '_shared/manifests/web-service.yaml', '_shared/manifests/client.yaml'])
+        await kubectl(['-n', ns, 'apply', '-f', '-'], manifest(f));
       await kubectl(['-n', ns, 'rollout', 'status', 'deployment/web', '--timeout=180s']);
       await kubectl(['-n', ns, 'wait', '--for=condition=Ready', 'pod/client', '--timeout=180s']);
-      const pods = (await kubectl(['-n', ns, 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout.trim().split(/\s+/);
+      const pods = (await kubectl(['-n', ns, 'get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].metadata.name}'])).stdout
+        .trim()
+        .split(/\s+/);
       expect(pods).toHaveLength(3);
       const seen = new Map<string, number>();
       for (let i = 0; i < 30; i++) {
@@ -86,7 +89,8 @@ for (const mode of SIM_MODES) {
       await kubectl(['label', 'node', withPod, 'dplab-web=yes', '--overwrite']);
       try {
         await kubectl(['create', 'namespace', ns]);
-        for (const f of ['etp-local/manifests/web-deployment.yaml', 'etp-local/manifests/web-nodeport.yaml']) await kubectl(['-n', ns, 'apply', '-f', '-'], manifest(f));
+        for (const f of ['etp-local/manifests/web-deployment.yaml', 'etp-local/manifests/web-nodeport.yaml'])
+          await kubectl(['-n', ns, 'apply', '-f', '-'], manifest(f));
         await kubectl(['-n', ns, 'rollout', 'status', 'deployment/web', '--timeout=180s']);
         const port = Number((await kubectl(['-n', ns, 'get', 'service', 'web', '-o', 'jsonpath={.spec.ports[0].nodePort}'])).stdout);
         expect(port).toBeGreaterThanOrEqual(30000);

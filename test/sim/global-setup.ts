@@ -10,5 +10,7 @@ export default async function setup(): Promise<void> {
   }
   const started = Date.now();
   const r = await ensureSimBinaries({ onProgress: (l) => process.stderr.write(`[sim build] ${l}\n`) });
-  process.stderr.write(`[sim build] ${r.binDir}: built ${r.built.join(', ') || 'nothing'}, reused ${r.reused.join(', ') || 'nothing'} in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  process.stderr.write(
+    `[sim build] ${r.binDir}: built ${r.built.join(', ') || 'nothing'}, reused ${r.reused.join(', ') || 'nothing'} in ${Math.round((Date.now() - started) / 1000)} s\n`,
+  );
 }

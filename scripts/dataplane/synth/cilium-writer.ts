@@ -25,12 +25,31 @@ function rows(c: SynthCluster): Row[] {
   let id = 1;
   for (const s of c.services) {
     const protocol = s.protocol === 'tcp' ? 'TCP' : 'UDP';
-    out.push({ id: id++, ip: s.clusterIP, port: s.port, protocol, type: 'ClusterIP', scope: 'external', service: s, backends: s.endpoints });
+    out.push({
+      id: id++,
+      ip: s.clusterIP,
+      port: s.port,
+      protocol,
+      type: 'ClusterIP',
+      scope: 'external',
+      service: s,
+      backends: s.endpoints,
+    });
     if (!s.nodePort) continue;
     const ip = '0.0.0.0';
-    out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'external', service: s, backends: externalEndpoints(c, s) });
+    out.push({
+      id: id++,
+      ip,
+      port: s.nodePort,
+      protocol,
+      type: 'NodePort',
+      scope: 'external',
+      service: s,
+      backends: externalEndpoints(c, s),
+    });
     // External Local and internal Cluster policy differ: Cilium keeps a second, internal-scope frontend for in-cluster clients.
-    if (s.externalTrafficPolicyLocal) out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'internal', service: s, backends: s.endpoints });
+    if (s.externalTrafficPolicyLocal)
+      out.push({ id: id++, ip, port: s.nodePort, protocol, type: 'NodePort', scope: 'internal', service: s, backends: s.endpoints });
   }
   return out;
 }
@@ -53,7 +72,12 @@ export function writeCiliumServiceJson(c: SynthCluster): string {
     const policy = (local: boolean | undefined) => (local ? 'Local' : 'Cluster');
     const spec = {
       'backend-addresses': r.backends.map((b) => ({
-        ip: b.ip, nodeName: b.node, port: r.service.targetPort, protocol: r.protocol, state: 'active', weight: DEFAULT_WEIGHT,
+        ip: b.ip,
+        nodeName: b.node,
+        port: r.service.targetPort,
+        protocol: r.protocol,
+        state: 'active',
+        weight: DEFAULT_WEIGHT,
       })),
       flags: {
         extTrafficPolicy: policy(r.service.externalTrafficPolicyLocal),
@@ -77,5 +101,12 @@ function tabwrite(table: string[][]): string {
   const MIN_WIDTH = 5;
   const widths: number[] = [];
   for (const row of table) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length + TABWRITER_PADDING, MIN_WIDTH)));
-  return `${table.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('').trimEnd()).join('\n')}\n`;
+  return `${table
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }

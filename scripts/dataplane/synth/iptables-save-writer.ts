@@ -15,7 +15,10 @@ const SAVE_STAMP = 'Mon Jan  5 09:00:00 2026';
 
 class Table {
   private readonly chains = new Map<string, string[]>();
-  constructor(readonly name: string, private readonly builtins: string[]) {
+  constructor(
+    readonly name: string,
+    private readonly builtins: string[],
+  ) {
     for (const b of builtins) this.chains.set(b, []);
   }
   chain(name: string): void {
@@ -48,42 +51,99 @@ export function writeIptablesSave(c: SynthCluster, header: string[] = []): strin
   const comments = totalEndpoints <= LARGE_CLUSTER_ENDPOINTS;
   writeFixedRules(c, filter, nat);
   for (const s of c.services) writeService(c, s, filter, nat, comments);
-  nat.rule('KUBE-SERVICES', '-m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS');
+  nat.rule(
+    'KUBE-SERVICES',
+    '-m comment --comment "kubernetes service nodeports; NOTE: this must be the last rule in this chain" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS',
+  );
   return [...header.map((h) => `# ${h}`.trimEnd()), filter.print(), nat.print(), ''].join('\n');
 }
 
 function writeFixedRules(c: SynthCluster, filter: Table, nat: Table): void {
-  for (const ch of ['KUBE-EXTERNAL-SERVICES', 'KUBE-FIREWALL', 'KUBE-FORWARD', 'KUBE-KUBELET-CANARY', 'KUBE-NODEPORTS', 'KUBE-PROXY-CANARY', 'KUBE-PROXY-FIREWALL', 'KUBE-SERVICES']) filter.chain(ch);
+  for (const ch of [
+    'KUBE-EXTERNAL-SERVICES',
+    'KUBE-FIREWALL',
+    'KUBE-FORWARD',
+    'KUBE-KUBELET-CANARY',
+    'KUBE-NODEPORTS',
+    'KUBE-PROXY-CANARY',
+    'KUBE-PROXY-FIREWALL',
+    'KUBE-SERVICES',
+  ])
+    filter.chain(ch);
   filter.rule('INPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL');
   filter.rule('INPUT', '-m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS');
-  filter.rule('INPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES');
+  filter.rule(
+    'INPUT',
+    '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+  );
   filter.rule('INPUT', '-j KUBE-FIREWALL');
   filter.rule('FORWARD', '-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL');
   filter.rule('FORWARD', '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD');
   filter.rule('FORWARD', '-m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
-  filter.rule('FORWARD', '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES');
+  filter.rule(
+    'FORWARD',
+    '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
+  );
   filter.rule('OUTPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL');
   filter.rule('OUTPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   filter.rule('OUTPUT', '-j KUBE-FIREWALL');
-  filter.rule('KUBE-FIREWALL', '! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP');
+  filter.rule(
+    'KUBE-FIREWALL',
+    '! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment "block incoming localnet connections" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP',
+  );
   filter.rule('KUBE-FORWARD', '-m conntrack --ctstate INVALID -j DROP');
   filter.rule('KUBE-FORWARD', `-m comment --comment "kubernetes forwarding rules" -m mark --mark ${MASQ_MARK} -j ACCEPT`);
-  filter.rule('KUBE-FORWARD', '-m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT');
+  filter.rule(
+    'KUBE-FORWARD',
+    '-m comment --comment "kubernetes forwarding conntrack rule" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT',
+  );
 
-  for (const ch of ['DOCKER_OUTPUT', 'DOCKER_POSTROUTING', 'KIND-MASQ-AGENT', 'KUBE-KUBELET-CANARY', 'KUBE-MARK-MASQ', 'KUBE-NODEPORTS', 'KUBE-POSTROUTING', 'KUBE-PROXY-CANARY', 'KUBE-SERVICES']) nat.chain(ch);
+  for (const ch of [
+    'DOCKER_OUTPUT',
+    'DOCKER_POSTROUTING',
+    'KIND-MASQ-AGENT',
+    'KUBE-KUBELET-CANARY',
+    'KUBE-MARK-MASQ',
+    'KUBE-NODEPORTS',
+    'KUBE-POSTROUTING',
+    'KUBE-PROXY-CANARY',
+    'KUBE-SERVICES',
+  ])
+    nat.chain(ch);
   nat.rule('PREROUTING', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   nat.rule('PREROUTING', `-d ${DOCKER_DNS_GATEWAY}/32 -j DOCKER_OUTPUT`);
   nat.rule('OUTPUT', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   nat.rule('OUTPUT', `-d ${DOCKER_DNS_GATEWAY}/32 -j DOCKER_OUTPUT`);
   nat.rule('POSTROUTING', '-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING');
   nat.rule('POSTROUTING', `-d ${DOCKER_DNS_GATEWAY}/32 -j DOCKER_POSTROUTING`);
-  nat.rule('POSTROUTING', '-m addrtype ! --dst-type LOCAL -m comment --comment "kind-masq-agent: ensure nat POSTROUTING directs all non-LOCAL destination traffic to our custom KIND-MASQ-AGENT chain" -j KIND-MASQ-AGENT');
-  nat.rule('DOCKER_OUTPUT', `-d ${DOCKER_DNS_GATEWAY}/32 -p tcp -m tcp --dport 53 -j DNAT --to-destination 127.0.0.11:${DOCKER_DNS_TCP_PORT}`);
-  nat.rule('DOCKER_OUTPUT', `-d ${DOCKER_DNS_GATEWAY}/32 -p udp -m udp --dport 53 -j DNAT --to-destination 127.0.0.11:${DOCKER_DNS_UDP_PORT}`);
-  nat.rule('DOCKER_POSTROUTING', `-s 127.0.0.11/32 -p tcp -m tcp --sport ${DOCKER_DNS_TCP_PORT} -j SNAT --to-source ${DOCKER_DNS_GATEWAY}:53`);
-  nat.rule('DOCKER_POSTROUTING', `-s 127.0.0.11/32 -p udp -m udp --sport ${DOCKER_DNS_UDP_PORT} -j SNAT --to-source ${DOCKER_DNS_GATEWAY}:53`);
-  nat.rule('KIND-MASQ-AGENT', `-d ${c.clusterCidr} -m comment --comment "kind-masq-agent: local traffic is not subject to MASQUERADE" -j RETURN`);
-  nat.rule('KIND-MASQ-AGENT', '-m comment --comment "kind-masq-agent: outbound traffic is subject to MASQUERADE (must be last in chain)" -j MASQUERADE');
+  nat.rule(
+    'POSTROUTING',
+    '-m addrtype ! --dst-type LOCAL -m comment --comment "kind-masq-agent: ensure nat POSTROUTING directs all non-LOCAL destination traffic to our custom KIND-MASQ-AGENT chain" -j KIND-MASQ-AGENT',
+  );
+  nat.rule(
+    'DOCKER_OUTPUT',
+    `-d ${DOCKER_DNS_GATEWAY}/32 -p tcp -m tcp --dport 53 -j DNAT --to-destination 127.0.0.11:${DOCKER_DNS_TCP_PORT}`,
+  );
+  nat.rule(
+    'DOCKER_OUTPUT',
+    `-d ${DOCKER_DNS_GATEWAY}/32 -p udp -m udp --dport 53 -j DNAT --to-destination 127.0.0.11:${DOCKER_DNS_UDP_PORT}`,
+  );
+  nat.rule(
+    'DOCKER_POSTROUTING',
+    `-s 127.0.0.11/32 -p tcp -m tcp --sport ${DOCKER_DNS_TCP_PORT} -j SNAT --to-source ${DOCKER_DNS_GATEWAY}:53`,
+  );
+  nat.rule(
+    'DOCKER_POSTROUTING',
+    `-s 127.0.0.11/32 -p udp -m udp --sport ${DOCKER_DNS_UDP_PORT} -j SNAT --to-source ${DOCKER_DNS_GATEWAY}:53`,
+  );
+  nat.rule(
+    'KIND-MASQ-AGENT',
+    `-d ${c.clusterCidr} -m comment --comment "kind-masq-agent: local traffic is not subject to MASQUERADE" -j RETURN`,
+  );
+  nat.rule(
+    'KIND-MASQ-AGENT',
+    '-m comment --comment "kind-masq-agent: outbound traffic is subject to MASQUERADE (must be last in chain)" -j MASQUERADE',
+  );
   nat.rule('KUBE-MARK-MASQ', `-j MARK --set-xmark ${MASQ_MARK}`);
   nat.rule('KUBE-POSTROUTING', `-m mark ! --mark ${MASQ_MARK} -j RETURN`);
   nat.rule('KUBE-POSTROUTING', '-j MARK --set-xmark 0x4000/0x0');
@@ -103,8 +163,15 @@ function writeService(c: SynthCluster, s: SynthService, filter: Table, nat: Tabl
   const hasExternal = externalEndpoints(c, s).length > 0;
 
   if (!hasEndpoints) {
-    filter.rule('KUBE-SERVICES', `${dst} -m comment --comment "${spn} has no endpoints" -m ${p} --dport ${s.port} -j REJECT --reject-with icmp-port-unreachable`);
-    if (s.nodePort) filter.rule('KUBE-EXTERNAL-SERVICES', `-p ${p} -m comment --comment "${spn} has no endpoints" -m addrtype --dst-type LOCAL -m ${p} --dport ${s.nodePort} -j REJECT --reject-with icmp-port-unreachable`);
+    filter.rule(
+      'KUBE-SERVICES',
+      `${dst} -m comment --comment "${spn} has no endpoints" -m ${p} --dport ${s.port} -j REJECT --reject-with icmp-port-unreachable`,
+    );
+    if (s.nodePort)
+      filter.rule(
+        'KUBE-EXTERNAL-SERVICES',
+        `-p ${p} -m comment --comment "${spn} has no endpoints" -m addrtype --dst-type LOCAL -m ${p} --dport ${s.nodePort} -j REJECT --reject-with icmp-port-unreachable`,
+      );
     return;
   }
   nat.rule('KUBE-SERVICES', `${dst} -m comment --comment "${spn} cluster IP" -m ${p} --dport ${s.port} -j ${svc}`);
@@ -115,15 +182,25 @@ function writeService(c: SynthCluster, s: SynthService, filter: Table, nat: Tabl
     nat.rule('KUBE-NODEPORTS', `-p ${p} -m comment --comment "${spn}" -m ${p} --dport ${s.nodePort} -j ${ext}`);
     if (s.externalTrafficPolicyLocal) {
       nat.rule(ext, `-s ${c.clusterCidr} -m comment --comment "pod traffic for ${spn} external destinations" -j ${svc}`);
-      nat.rule(ext, `-m comment --comment "masquerade LOCAL traffic for ${spn} external destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`);
+      nat.rule(
+        ext,
+        `-m comment --comment "masquerade LOCAL traffic for ${spn} external destinations" -m addrtype --src-type LOCAL -j KUBE-MARK-MASQ`,
+      );
       nat.rule(ext, `-m comment --comment "route LOCAL traffic for ${spn} external destinations" -m addrtype --src-type LOCAL -j ${svc}`);
       if (hasExternal) {
         nat.rule(ext, `-j ${svl}`);
         writePolicyChain(nat, svl, spn, s, local, comments);
       } else {
-        filter.rule('KUBE-EXTERNAL-SERVICES', `-p ${p} -m comment --comment "${spn} has no local endpoints" -m addrtype --dst-type LOCAL -m ${p} --dport ${s.nodePort} -j DROP`);
+        filter.rule(
+          'KUBE-EXTERNAL-SERVICES',
+          `-p ${p} -m comment --comment "${spn} has no local endpoints" -m addrtype --dst-type LOCAL -m ${p} --dport ${s.nodePort} -j DROP`,
+        );
       }
-      if (s.healthCheckNodePort) filter.rule('KUBE-NODEPORTS', `-p tcp -m comment --comment "${spn} health check node port" -m tcp --dport ${s.healthCheckNodePort} -j ACCEPT`);
+      if (s.healthCheckNodePort)
+        filter.rule(
+          'KUBE-NODEPORTS',
+          `-p tcp -m comment --comment "${spn} health check node port" -m tcp --dport ${s.healthCheckNodePort} -j ACCEPT`,
+        );
     } else {
       nat.rule(ext, `-m comment --comment "masquerade traffic for ${spn} external destinations" -j KUBE-MARK-MASQ`);
       nat.rule(ext, `-j ${svc}`);
@@ -148,7 +225,10 @@ function writePolicyChain(nat: Table, chain: string, spn: string, s: SynthServic
   const comment = (target: string) => (comments ? `-m comment --comment "${spn} -> ${target}" ` : '');
   if (s.affinitySeconds) {
     for (const { target, sep } of seps) {
-      nat.rule(chain, `${comment(target)}-m recent --rcheck --seconds ${s.affinitySeconds} --reap --name ${sep} --mask 255.255.255.255 --rsource -j ${sep}`);
+      nat.rule(
+        chain,
+        `${comment(target)}-m recent --rcheck --seconds ${s.affinitySeconds} --reap --name ${sep} --mask 255.255.255.255 --rsource -j ${sep}`,
+      );
     }
   }
   const probabilities = kubeProxyProbabilities(seps.length);

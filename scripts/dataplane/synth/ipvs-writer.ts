@@ -31,7 +31,9 @@ export function virtualServers(c: SynthCluster): VirtualServer[] {
 }
 
 export function writeIpvsadm(c: SynthCluster): string {
-  const sorted = [...virtualServers(c)].sort((a, b) => a.protocol.localeCompare(b.protocol) || ipNum(a.ip) - ipNum(b.ip) || a.port - b.port);
+  const sorted = [...virtualServers(c)].sort(
+    (a, b) => a.protocol.localeCompare(b.protocol) || ipNum(a.ip) - ipNum(b.ip) || a.port - b.port,
+  );
   const lines = [
     'IP Virtual Server version 1.2.1 (size=4096)',
     'Prot LocalAddress:Port Scheduler Flags',
@@ -40,7 +42,9 @@ export function writeIpvsadm(c: SynthCluster): string {
   for (const vs of sorted) {
     lines.push(`${vs.protocol}  ${vs.ip}:${vs.port} ${SCHEDULER}${vs.persistent ? ` persistent ${vs.persistent}` : ''}`);
     for (const r of [...vs.reals].sort((a, b) => ipNum(a.ip) - ipNum(b.ip))) {
-      lines.push(`  -> ${`${r.ip}:${r.port}`.padEnd(28)} ${FORWARD.padEnd(7)} ${String(WEIGHT).padEnd(6)} ${'0'.padEnd(10)} ${'0'.padEnd(10)}`.trimEnd());
+      lines.push(
+        `  -> ${`${r.ip}:${r.port}`.padEnd(28)} ${FORWARD.padEnd(7)} ${String(WEIGHT).padEnd(6)} ${'0'.padEnd(10)} ${'0'.padEnd(10)}`.trimEnd(),
+      );
     }
   }
   return `${lines.join('\n')}\n`;
@@ -56,7 +60,9 @@ export function writeProcIpVs(c: SynthCluster, hz: number): string {
     const head = `${vs.protocol}  ${hexIp(vs.ip)}:${hexPort(vs.port)} ${SCHEDULER} `;
     lines.push(vs.persistent ? `${head}persistent ${vs.persistent * hz} ${FULL_MASK}` : head);
     for (const r of vs.reals) {
-      lines.push(`  -> ${hexIp(r.ip)}:${hexPort(r.port)}      ${FORWARD.padEnd(7)} ${String(WEIGHT).padEnd(6)} ${'0'.padEnd(10)} ${'0'.padEnd(10)}`);
+      lines.push(
+        `  -> ${hexIp(r.ip)}:${hexPort(r.port)}      ${FORWARD.padEnd(7)} ${String(WEIGHT).padEnd(6)} ${'0'.padEnd(10)} ${'0'.padEnd(10)}`,
+      );
     }
   }
   return `${lines.join('\n')}\n`;
@@ -66,7 +72,10 @@ function ipNum(ip: string): number {
   return ip.split('.').reduce((a, p) => a * 256 + Number(p), 0);
 }
 function hexIp(ip: string): string {
-  return ip.split('.').map((p) => Number(p).toString(16).toUpperCase().padStart(2, '0')).join('');
+  return ip
+    .split('.')
+    .map((p) => Number(p).toString(16).toUpperCase().padStart(2, '0'))
+    .join('');
 }
 function hexPort(port: number): string {
   return port.toString(16).toUpperCase().padStart(4, '0');

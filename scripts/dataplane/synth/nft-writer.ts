@@ -20,25 +20,51 @@ export function writeNftTable(c: SynthCluster): string {
       this.lines.push(`\tchain ${name} {`, ...body.map((b) => `\t\t${b}`), '\t}');
     },
   };
-  const elems = { clusterIPs: [] as string[], serviceIPs: [] as string[], nodePorts: [] as string[], noEpServices: [] as string[], noEpNodePorts: [] as string[] };
+  const elems = {
+    clusterIPs: [] as string[],
+    serviceIPs: [] as string[],
+    nodePorts: [] as string[],
+    noEpServices: [] as string[],
+    noEpNodePorts: [] as string[],
+  };
   const affinitySets: string[] = [];
 
   writeBaseChains(chains, c);
   for (const s of c.services) writeService(c, s, chains, elems, affinitySets);
 
   const map = (name: string, type: string, comment: string, items: string[]) => [
-    `\tmap ${name} {`, `\t\ttype ${type} : verdict`, `\t\tcomment "${comment}"`,
-    ...(items.length ? [`\t\telements = { ${items.join(',\n\t\t\t     ')} }`] : []), '\t}',
+    `\tmap ${name} {`,
+    `\t\ttype ${type} : verdict`,
+    `\t\tcomment "${comment}"`,
+    ...(items.length ? [`\t\telements = { ${items.join(',\n\t\t\t     ')} }`] : []),
+    '\t}',
   ];
   return [
     'table ip kube-proxy {',
     '\tcomment "rules for kube-proxy"',
-    '\tset cluster-ips {', '\t\ttype ipv4_addr', '\t\tcomment "Active ClusterIPs"',
-    ...(elems.clusterIPs.length ? [`\t\telements = { ${[...new Set(elems.clusterIPs)].join(', ')} }`] : []), '\t}',
-    '\tset nodeport-ips {', '\t\ttype ipv4_addr', '\t\tcomment "IPs that accept NodePort traffic"', `\t\telements = { ${c.node.ip} }`, '\t}',
+    '\tset cluster-ips {',
+    '\t\ttype ipv4_addr',
+    '\t\tcomment "Active ClusterIPs"',
+    ...(elems.clusterIPs.length ? [`\t\telements = { ${[...new Set(elems.clusterIPs)].join(', ')} }`] : []),
+    '\t}',
+    '\tset nodeport-ips {',
+    '\t\ttype ipv4_addr',
+    '\t\tcomment "IPs that accept NodePort traffic"',
+    `\t\telements = { ${c.node.ip} }`,
+    '\t}',
     ...affinitySets,
-    ...map('no-endpoint-services', 'ipv4_addr . inet_proto . inet_service', 'vmap to drop or reject packets to services with no endpoints', elems.noEpServices),
-    ...map('no-endpoint-nodeports', 'inet_proto . inet_service', 'vmap to drop or reject packets to service nodeports with no endpoints', elems.noEpNodePorts),
+    ...map(
+      'no-endpoint-services',
+      'ipv4_addr . inet_proto . inet_service',
+      'vmap to drop or reject packets to services with no endpoints',
+      elems.noEpServices,
+    ),
+    ...map(
+      'no-endpoint-nodeports',
+      'inet_proto . inet_service',
+      'vmap to drop or reject packets to service nodeports with no endpoints',
+      elems.noEpNodePorts,
+    ),
     ...map('firewall-ips', 'ipv4_addr . inet_proto . inet_service', 'destinations that are subject to LoadBalancerSourceRanges', []),
     ...map('service-ips', 'ipv4_addr . inet_proto . inet_service', 'ClusterIP, ExternalIP and LoadBalancer IP traffic', elems.serviceIPs),
     ...map('service-nodeports', 'inet_proto . inet_service', 'NodePort traffic', elems.nodePorts),
@@ -62,12 +88,25 @@ function writeBaseChains(chains: Chains, c: SynthCluster): void {
   ]);
   base('filter-prerouting-pre-dnat', 'type filter hook prerouting priority -110; policy accept;', ['ct state new jump firewall-check']);
   base('filter-output-pre-dnat', 'type filter hook output priority -110; policy accept;', ['ct state new jump firewall-check']);
-  base('filter-forward', 'type filter hook forward priority 0; policy accept;', ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check']);
-  base('filter-input', 'type filter hook input priority 0; policy accept;', ['ct state new jump nodeport-endpoints-check', 'ct state new jump service-endpoints-check']);
-  base('filter-output', 'type filter hook output priority 0; policy accept;', ['ct state new jump service-endpoints-check', 'ct state new jump cluster-ips-check']);
+  base('filter-forward', 'type filter hook forward priority 0; policy accept;', [
+    'ct state new jump service-endpoints-check',
+    'ct state new jump cluster-ips-check',
+  ]);
+  base('filter-input', 'type filter hook input priority 0; policy accept;', [
+    'ct state new jump nodeport-endpoints-check',
+    'ct state new jump service-endpoints-check',
+  ]);
+  base('filter-output', 'type filter hook output priority 0; policy accept;', [
+    'ct state new jump service-endpoints-check',
+    'ct state new jump cluster-ips-check',
+  ]);
   chains.chain('firewall-check', ['ip daddr . meta l4proto . th dport vmap @firewall-ips']);
   chains.chain('mark-for-masquerade', [`meta mark set meta mark | ${MASQ_MARK}`]);
-  chains.chain('masquerading', [`meta mark & ${MASQ_MARK} == 0x00000000 return`, `meta mark set meta mark ^ ${MASQ_MARK}`, 'masquerade fully-random']);
+  chains.chain('masquerading', [
+    `meta mark & ${MASQ_MARK} == 0x00000000 return`,
+    `meta mark set meta mark ^ ${MASQ_MARK}`,
+    'masquerade fully-random',
+  ]);
   base('nat-output', 'type nat hook output priority -100; policy accept;', ['jump services']);
   base('nat-postrouting', 'type nat hook postrouting priority 100; policy accept;', ['jump masquerading']);
   base('nat-prerouting', 'type nat hook prerouting priority -100; policy accept;', ['jump services']);
@@ -121,7 +160,13 @@ function writeService(c: SynthCluster, s: SynthService, chains: Chains, elems: R
   }
   for (const e of s.endpoints) {
     if (s.affinitySeconds) {
-      affinitySets.push(`\tset ${affinitySet(e.ip)} {`, '\t\ttype ipv4_addr', '\t\tflags dynamic,timeout', `\t\ttimeout ${s.affinitySeconds}s`, '\t}');
+      affinitySets.push(
+        `\tset ${affinitySet(e.ip)} {`,
+        '\t\ttype ipv4_addr',
+        '\t\tflags dynamic,timeout',
+        `\t\ttimeout ${s.affinitySeconds}s`,
+        '\t}',
+      );
     }
     chains.chain(endpointChain(e.ip), [
       `ip saddr ${e.ip} jump mark-for-masquerade`,

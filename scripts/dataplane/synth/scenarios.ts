@@ -3,7 +3,14 @@
 // every scenario's cluster and, like on a real node, appears in no tool's output.
 import type { SynthCluster, SynthService } from './cluster.ts';
 
-export const SCENARIOS = ['clusterip', 'nodeport', 'etp-local-with-endpoints', 'etp-local-without-endpoints', 'affinity', 'no-endpoints'] as const;
+export const SCENARIOS = [
+  'clusterip',
+  'nodeport',
+  'etp-local-with-endpoints',
+  'etp-local-without-endpoints',
+  'affinity',
+  'no-endpoints',
+] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 export const CLUSTER_CIDR = '10.244.0.0/16';
@@ -25,12 +32,16 @@ export const WEB_PODS = [
 
 export function scenario(id: ScenarioId, cluster = 'dplab'): SynthCluster {
   const n = nodeNames(cluster);
-  const onNode = id === 'etp-local-without-endpoints'
-    ? { name: n.controlPlane, ip: NODE_IPS.controlPlane }
-    : { name: n.worker, ip: NODE_IPS.worker };
+  const onNode =
+    id === 'etp-local-without-endpoints' ? { name: n.controlPlane, ip: NODE_IPS.controlPlane } : { name: n.worker, ip: NODE_IPS.worker };
   const web: SynthService = {
-    namespace: 'default', name: 'web', portName: '', protocol: 'tcp',
-    clusterIP: WEB.clusterIP, port: WEB.port, targetPort: WEB.targetPort,
+    namespace: 'default',
+    name: 'web',
+    portName: '',
+    protocol: 'tcp',
+    clusterIP: WEB.clusterIP,
+    port: WEB.port,
+    targetPort: WEB.targetPort,
     endpoints: WEB_PODS.map((p) => ({ ip: p.ip, node: n[p.on] })),
   };
   if (id !== 'clusterip' && id !== 'affinity') web.nodePort = WEB.nodePort;
@@ -42,21 +53,44 @@ export function scenario(id: ScenarioId, cluster = 'dplab'): SynthCluster {
   const services = [...systemServices(n.controlPlane), web];
   if (id === 'no-endpoints') {
     services.push({
-      namespace: 'default', name: 'web-idle', portName: '', protocol: 'tcp',
-      clusterIP: WEB_IDLE.clusterIP, port: WEB_IDLE.port, targetPort: 8080, nodePort: WEB_IDLE.nodePort, endpoints: [],
+      namespace: 'default',
+      name: 'web-idle',
+      portName: '',
+      protocol: 'tcp',
+      clusterIP: WEB_IDLE.clusterIP,
+      port: WEB_IDLE.port,
+      targetPort: 8080,
+      nodePort: WEB_IDLE.nodePort,
+      endpoints: [],
     });
   }
   return { node: onNode, clusterCidr: CLUSTER_CIDR, serviceCidr: SERVICE_CIDR, services };
 }
 
 function systemServices(controlPlane: string): SynthService[] {
-  const dns = [{ ip: '10.244.0.2', node: controlPlane }, { ip: '10.244.0.3', node: controlPlane }];
+  const dns = [
+    { ip: '10.244.0.2', node: controlPlane },
+    { ip: '10.244.0.3', node: controlPlane },
+  ];
   const kubeDns = (portName: string, protocol: 'tcp' | 'udp', port: number): SynthService => ({
-    namespace: 'kube-system', name: 'kube-dns', portName, protocol, clusterIP: '10.96.0.10', port, targetPort: port, endpoints: dns,
+    namespace: 'kube-system',
+    name: 'kube-dns',
+    portName,
+    protocol,
+    clusterIP: '10.96.0.10',
+    port,
+    targetPort: port,
+    endpoints: dns,
   });
   return [
     {
-      namespace: 'default', name: 'kubernetes', portName: 'https', protocol: 'tcp', clusterIP: '10.96.0.1', port: 443, targetPort: 6443,
+      namespace: 'default',
+      name: 'kubernetes',
+      portName: 'https',
+      protocol: 'tcp',
+      clusterIP: '10.96.0.1',
+      port: 443,
+      targetPort: 6443,
       endpoints: [{ ip: NODE_IPS.controlPlane, node: controlPlane }],
     },
     kubeDns('dns', 'udp', 53),

@@ -44,13 +44,20 @@ export function sameSet(a: string, b: string): boolean {
 export function evaluateAnswer(want: AnswerExpectation, obs: ConfigMapObservation, ctx: EvalContext): Verdict {
   const label = `${want.what} (ConfigMap ${want.configMap}, key ${want.key})`;
   if (!firstItem(obs.configmaps)) {
-    return fail(`Write down what you found: create a ConfigMap \`${want.configMap}\` in \`${ctx.namespace}\` with the key \`${want.key}\`.`, [fact(label, want.truth, 'not recorded yet', false)]);
+    return fail(
+      `Write down what you found: create a ConfigMap \`${want.configMap}\` in \`${ctx.namespace}\` with the key \`${want.key}\`.`,
+      [fact(label, want.truth, 'not recorded yet', false)],
+    );
   }
   const answer = configMapValue(obs, want.key);
   if (answer === undefined) {
-    return fail(`ConfigMap \`${want.configMap}\` has no key \`${want.key}\` yet.`, [fact(label, want.truth, `key ${want.key} missing`, false)]);
+    return fail(`ConfigMap \`${want.configMap}\` has no key \`${want.key}\` yet.`, [
+      fact(label, want.truth, `key ${want.key} missing`, false),
+    ]);
   }
   const ok = (want.same ?? ((a, t) => a.trim() === t.trim()))(answer, want.truth);
   const f = fact(label, want.truth, answer, ok);
-  return ok ? pass(`You recorded ${want.what}: ${answer}.`, [f]) : fail(`You recorded ${answer || '(nothing)'} as ${want.what}, but the node shows ${want.truth}.`, [f]);
+  return ok
+    ? pass(`You recorded ${want.what}: ${answer}.`, [f])
+    : fail(`You recorded ${answer || '(nothing)'} as ${want.what}, but the node shows ${want.truth}.`, [f]);
 }

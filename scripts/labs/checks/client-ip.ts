@@ -47,7 +47,7 @@ export async function gatherClientIp(ctx: Parameters<Check['gather']>[0], want: 
 function whose(ip: string, obs: ClientIpObservation, ctx: EvalContext): string {
   const node = Object.entries(obs.nodeIps).find(([, v]) => v === ip)?.[0];
   if (node) return `node ${node}`;
-  if (inCidr(ip, MODE_INFO[ctx.mode].podSubnet)) return 'the pod network (a node\'s gateway)';
+  if (inCidr(ip, MODE_INFO[ctx.mode].podSubnet)) return "the pod network (a node's gateway)";
   return 'outside the cluster (the client)';
 }
 
@@ -66,7 +66,11 @@ export function evaluateClientIp(want: ClientIpExpectation, obs: ClientIpObserva
     if (!isClient && ip) rewritten++;
     if (isClient && ip) clientIps.push(ip);
     const label = `source address the pod saw via ${node}`;
-    seen.push(want.source === 'client' ? fact(label, 'the client\'s own (not a node, not the pod network)', `${ip ?? p.body ?? '?'} (${who})`, isClient) : fact(label, 'any', `${ip ?? p.body ?? '?'} (${who})`, true));
+    seen.push(
+      want.source === 'client'
+        ? fact(label, "the client's own (not a node, not the pod network)", `${ip ?? p.body ?? '?'} (${who})`, isClient)
+        : fact(label, 'any', `${ip ?? p.body ?? '?'} (${who})`, true),
+    );
   });
   if (want.source === 'snat') {
     seen.push(fact('answers whose source was rewritten (SNAT)', 'at least 1', rewritten, rewritten > 0));
@@ -77,10 +81,17 @@ export function evaluateClientIp(want: ClientIpExpectation, obs: ClientIpObserva
     if (wrong) return fail(`The right nodes answered, but a pod saw ${wrong.seen} as the source: the client address was not kept.`, facts);
     return pass(`${reach.message} The pods saw the client's real address, ${[...new Set(clientIps)].join(', ')}.`, facts);
   }
-  if (wrong) return fail('Every node answered, but no pod saw a node\'s address: nothing was masqueraded on the way.', facts);
-  return pass(`${reach.message} ${rewritten} of ${seen.length - 1} answers carried a node's address instead of the client's: the node masqueraded (SNAT) before forwarding.`, facts);
+  if (wrong) return fail("Every node answered, but no pod saw a node's address: nothing was masqueraded on the way.", facts);
+  return pass(
+    `${reach.message} ${rewritten} of ${seen.length - 1} answers carried a node's address instead of the client's: the node masqueraded (SNAT) before forwarding.`,
+    facts,
+  );
 }
 
 export function probeClientIp(want: ClientIpExpectation): Check<ClientIpObservation> {
-  return { observations: clientIpObservationSchema, gather: (ctx) => gatherClientIp(ctx, want), evaluate: (obs, ctx) => evaluateClientIp(want, obs, ctx) };
+  return {
+    observations: clientIpObservationSchema,
+    gather: (ctx) => gatherClientIp(ctx, want),
+    evaluate: (obs, ctx) => evaluateClientIp(want, obs, ctx),
+  };
 }

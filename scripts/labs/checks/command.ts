@@ -40,15 +40,27 @@ export async function gatherPodCommand(ctx: GatherContext, pod: string, command:
   if (!found) return { pod: null };
   const info = { name: pod, phase: String(found.status?.phase ?? 'Unknown'), ready: podReady(found), node: found.spec?.nodeName };
   if (!info.ready) return { pod: info };
-  const result = await observeCommand(() => ctx.cluster.kubectl(['exec', '-n', ctx.namespace, pod, '--', ...command], { signal: ctx.signal, timeoutMs: IN_CLUSTER_COMMAND_TIMEOUT_MS }));
+  const result = await observeCommand(() =>
+    ctx.cluster.kubectl(['exec', '-n', ctx.namespace, pod, '--', ...command], {
+      signal: ctx.signal,
+      timeoutMs: IN_CLUSTER_COMMAND_TIMEOUT_MS,
+    }),
+  );
   return { pod: info, result };
 }
 
 /** The pod half of a verdict: missing or not ready, or undefined when the command did run. */
 export function podNotUsable(pod: string, obs: PodCommandObservation, ctx: EvalContext, howToStart: string): Verdict | undefined {
-  if (!obs.pod) return fail(`There is no pod \`${pod}\` in namespace \`${ctx.namespace}\` yet. ${howToStart}`, [fact(`pod ${pod}`, 'Running and Ready', 'not found', false)]);
+  if (!obs.pod)
+    return fail(`There is no pod \`${pod}\` in namespace \`${ctx.namespace}\` yet. ${howToStart}`, [
+      fact(`pod ${pod}`, 'Running and Ready', 'not found', false),
+    ]);
   if (!obs.pod.ready || !obs.result) {
-    return fail(`Pod \`${pod}\` is ${obs.pod.phase} but not Ready yet.`, [fact(`pod ${pod}`, 'Running and Ready', `${obs.pod.phase}, not Ready`, false)], true);
+    return fail(
+      `Pod \`${pod}\` is ${obs.pod.phase} but not Ready yet.`,
+      [fact(`pod ${pod}`, 'Running and Ready', `${obs.pod.phase}, not Ready`, false)],
+      true,
+    );
   }
   return undefined;
 }

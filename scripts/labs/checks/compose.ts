@@ -13,7 +13,9 @@ type Observed<C> = { [K in keyof C]: C[K] extends Check<infer O> ? O : never };
 export function allOf<C extends Record<string, Check<any>>>(parts: C): Check<Observed<C>> {
   const keys = Object.keys(parts) as (keyof C & string)[];
   // The object of the parts' schemas has exactly the parts' observations, which TS cannot follow through fromEntries.
-  const observations = z.object(Object.fromEntries(keys.map((k) => [k, parts[k].observations]))) as unknown as ObservationSchema<Observed<C>>;
+  const observations = z.object(Object.fromEntries(keys.map((k) => [k, parts[k].observations]))) as unknown as ObservationSchema<
+    Observed<C>
+  >;
   return {
     observations,
     settleMs: Math.max(0, ...keys.map((k) => parts[k].settleMs ?? 0)) || undefined,

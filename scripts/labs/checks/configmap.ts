@@ -21,8 +21,13 @@ export function configMapValue(obs: ConfigMapObservation, key: string): string |
 /** Pass when the key holds what `expected` says, given the observations. */
 export function evaluateConfigMapValue(name: string, key: string, expected: string, obs: ConfigMapObservation, ctx: EvalContext) {
   const cm = firstItem(obs.configmaps);
-  if (!cm) return fail(`There is no ConfigMap \`${name}\` in namespace \`${ctx.namespace}\` yet.`, [fact(`ConfigMap ${name}`, `${key}=${expected}`, 'not found', false)]);
+  if (!cm)
+    return fail(`There is no ConfigMap \`${name}\` in namespace \`${ctx.namespace}\` yet.`, [
+      fact(`ConfigMap ${name}`, `${key}=${expected}`, 'not found', false),
+    ]);
   const seen = configMapValue(obs, key);
   const f = fact(`ConfigMap ${name}, key ${key}`, expected, seen);
-  return f.ok ? pass(`ConfigMap \`${name}\` records ${key}=${expected}.`, [f]) : fail(`ConfigMap \`${name}\` records ${key}=${f.seen}, but ${expected} is what the cluster shows.`, [f]);
+  return f.ok
+    ? pass(`ConfigMap \`${name}\` records ${key}=${expected}.`, [f])
+    : fail(`ConfigMap \`${name}\` records ${key}=${f.seen}, but ${expected} is what the cluster shows.`, [f]);
 }

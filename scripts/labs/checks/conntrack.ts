@@ -29,7 +29,10 @@ export const conntrackObservationSchema = z.object({
 export type ConntrackObservation = z.infer<typeof conntrackObservationSchema>;
 
 export async function gatherConntrack(ctx: GatherContext, node: string, destination: string): Promise<ConntrackObservation> {
-  const [list, sysctls] = await Promise.all([gatherNodeCommand(ctx, node, ['conntrack', '-L', '-d', destination]), gatherNodeCommand(ctx, node, ['cat', ...CONNTRACK_SYSCTLS])]);
+  const [list, sysctls] = await Promise.all([
+    gatherNodeCommand(ctx, node, ['conntrack', '-L', '-d', destination]),
+    gatherNodeCommand(ctx, node, ['cat', ...CONNTRACK_SYSCTLS]),
+  ]);
   return { node, destination, list, sysctls };
 }
 
@@ -39,7 +42,12 @@ export function parseConntrack(text: string): ConntrackEntry[] {
   for (const line of text.split('\n')) {
     const m = /^(\w+)\s+\d+\s+\d+\s+(?:([A-Z_]+)\s+)?(.*)$/.exec(line.trim());
     if (!m) continue;
-    const tuples = [...m[3].matchAll(/src=(\S+) dst=(\S+) sport=(\d+) dport=(\d+)/g)].map((t) => ({ src: t[1], dst: t[2], sport: Number(t[3]), dport: Number(t[4]) }));
+    const tuples = [...m[3].matchAll(/src=(\S+) dst=(\S+) sport=(\d+) dport=(\d+)/g)].map((t) => ({
+      src: t[1],
+      dst: t[2],
+      sport: Number(t[3]),
+      dport: Number(t[4]),
+    }));
     if (!tuples[0]) continue;
     out.push({ protocol: m[1], state: m[2] ?? null, original: tuples[0], reply: tuples[1] ?? null });
   }

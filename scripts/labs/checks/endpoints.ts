@@ -10,7 +10,6 @@ export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
 export const endpointsObservationSchema = z.object({ slices: kubeListSchema });
 export type EndpointsObservation = z.infer<typeof endpointsObservationSchema>;
 
-
 /** Per the API reference, a missing `ready` condition means ready. */
 export function readyAddresses(obs: EndpointsObservation): { ready: string[]; notReady: string[]; slices: number } {
   const ready: string[] = [];
@@ -30,11 +29,22 @@ export function evaluateReadyEndpoints(service: string, count: number, obs: Endp
   const facts = [fact(`ready endpoints of ${service}`, count, ready.length), fact('EndpointSlices', 'at least 1', slices, slices > 0)];
   if (notReady.length) facts.push(fact('not ready', '(none)', notReady, false));
   if (slices === 0) {
-    return fail(`No EndpointSlice for Service \`${service}\` in \`${ctx.namespace}\` yet: it exists only once the Service does, and it fills when pods match the selector.`, facts, true);
+    return fail(
+      `No EndpointSlice for Service \`${service}\` in \`${ctx.namespace}\` yet: it exists only once the Service does, and it fills when pods match the selector.`,
+      facts,
+      true,
+    );
   }
   if (ready.length !== count) {
-    const why = ready.length < count ? 'Pods may still be starting, or the selector does not match them.' : 'More pods match the selector than the step expects.';
-    return fail(`Service \`${service}\` has ${ready.length} ready endpoint${ready.length === 1 ? '' : 's'}, the step expects ${count}. ${why}`, facts, ready.length < count);
+    const why =
+      ready.length < count
+        ? 'Pods may still be starting, or the selector does not match them.'
+        : 'More pods match the selector than the step expects.';
+    return fail(
+      `Service \`${service}\` has ${ready.length} ready endpoint${ready.length === 1 ? '' : 's'}, the step expects ${count}. ${why}`,
+      facts,
+      ready.length < count,
+    );
   }
   return pass(`The EndpointSlices of \`${service}\` list ${count} ready endpoints: ${ready.join(', ')}.`, facts);
 }

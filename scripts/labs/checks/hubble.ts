@@ -14,7 +14,9 @@ export const CILIUM_AGENT_SELECTOR = 'k8s-app=cilium';
 /** How far back each agent looks: enough for a learner's handful of requests. */
 export const HUBBLE_LAST = 500;
 
-export const hubbleObservationSchema = z.object({ agents: z.array(z.object({ pod: z.string(), node: z.string(), result: commandObservationSchema })) });
+export const hubbleObservationSchema = z.object({
+  agents: z.array(z.object({ pod: z.string(), node: z.string(), result: commandObservationSchema })),
+});
 export type HubbleObservation = z.infer<typeof hubbleObservationSchema>;
 
 /** The fields of Hubble's flow JSON (observer.proto / flow.proto) the checks read. */
@@ -39,13 +41,33 @@ export interface Flow {
 
 /** `hubble observe <filters> --last N -o json` in every agent. */
 export async function gatherHubble(ctx: GatherContext, filters: readonly string[]): Promise<HubbleObservation> {
-  const pods = await ctx.cluster.kubectlJson(['get', 'pods', '-n', 'kube-system', '-l', CILIUM_AGENT_SELECTOR], kubeListSchema, { signal: ctx.signal });
+  const pods = await ctx.cluster.kubectlJson(['get', 'pods', '-n', 'kube-system', '-l', CILIUM_AGENT_SELECTOR], kubeListSchema, {
+    signal: ctx.signal,
+  });
   const running = (pods.items ?? []).filter((p) => p.status?.phase === 'Running');
   const agents = await Promise.all(
     running.map(async (p) => {
       const pod = p.metadata?.name ?? '?';
       const result = await observeCommand(() =>
-        ctx.cluster.kubectl(['-n', 'kube-system', 'exec', pod, '-c', 'cilium-agent', '--', 'hubble', 'observe', ...filters, '--last', String(HUBBLE_LAST), '-o', 'json'], { signal: ctx.signal }),
+        ctx.cluster.kubectl(
+          [
+            '-n',
+            'kube-system',
+            'exec',
+            pod,
+            '-c',
+            'cilium-agent',
+            '--',
+            'hubble',
+            'observe',
+            ...filters,
+            '--last',
+            String(HUBBLE_LAST),
+            '-o',
+            'json',
+          ],
+          { signal: ctx.signal },
+        ),
       );
       return { pod, node: String(p.spec?.nodeName ?? '?'), result };
     }),
@@ -75,7 +97,8 @@ export function allFlows(obs: HubbleObservation): { flows: Flow[]; failed: strin
   const flows: Flow[] = [];
   const failed: string[] = [];
   for (const a of obs.agents) {
-    if (a.result.exitCode !== 0) failed.push(`${a.pod} on ${a.node}: ${a.result.stderr.trim().split('\n')[0] || `exit code ${a.result.exitCode}`}`);
+    if (a.result.exitCode !== 0)
+      failed.push(`${a.pod} on ${a.node}: ${a.result.stderr.trim().split('\n')[0] || `exit code ${a.result.exitCode}`}`);
     else flows.push(...parseFlows(a.result.stdout));
   }
   return { flows: flows.sort((x, y) => (x.time ?? '').localeCompare(y.time ?? '')), failed };
@@ -88,8 +111,13 @@ function endpoint(e: Flow['source'], ip: string | undefined): string {
 /** A one-line summary in the spirit of `hubble observe`'s compact output. */
 export function describeFlow(f: Flow): string {
   const port = f.l4?.TCP?.destination_port ?? f.l4?.UDP?.destination_port;
-  const to = f.destination_service?.name && !f.destination?.pod_name ? `${f.destination_service.namespace}/${f.destination_service.name}` : endpoint(f.destination, f.IP?.destination);
-  const http = f.l7?.http ? ` ${f.l7.type === 'RESPONSE' ? `${f.l7.http.code} ` : ''}${f.l7.http.method ?? ''} ${f.l7.http.url ?? ''}`.trimEnd() : '';
+  const to =
+    f.destination_service?.name && !f.destination?.pod_name
+      ? `${f.destination_service.namespace}/${f.destination_service.name}`
+      : endpoint(f.destination, f.IP?.destination);
+  const http = f.l7?.http
+    ? ` ${f.l7.type === 'RESPONSE' ? `${f.l7.http.code} ` : ''}${f.l7.http.method ?? ''} ${f.l7.http.url ?? ''}`.trimEnd()
+    : '';
   const reason = f.verdict === 'DROPPED' && f.drop_reason_desc ? ` (${f.drop_reason_desc})` : '';
   return `${endpoint(f.source, f.IP?.source)} -> ${to}${port ? `:${port}` : ''} ${f.verdict ?? '?'}${reason}${f.Type === 'L7' ? ` L7${http}` : ''}`;
 }

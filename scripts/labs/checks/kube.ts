@@ -11,7 +11,9 @@ export { kubeListSchema, kubeObjectSchema, type KubeList, type KubeObject } from
 
 /** `kubectl get <resource> -n <ns> --field-selector metadata.name=<name> -o json` */
 export async function getByName(ctx: GatherContext, resource: string, name: string, namespace = ctx.namespace): Promise<KubeList> {
-  return ctx.cluster.kubectlJson(['get', resource, '-n', namespace, '--field-selector', `metadata.name=${name}`], kubeListSchema, { signal: ctx.signal });
+  return ctx.cluster.kubectlJson(['get', resource, '-n', namespace, '--field-selector', `metadata.name=${name}`], kubeListSchema, {
+    signal: ctx.signal,
+  });
 }
 
 /** `kubectl get <resource> -n <ns> -l <selector> -o json` */

@@ -21,7 +21,12 @@ export async function pickNode(ctx: GatherContext, role: NodeRole): Promise<stri
 }
 
 /** Dump the mode's rules on a node (kube-proxy modes only: the dump runs inside the node). */
-export async function gatherNodeRules(ctx: GatherContext, service: string, node: string, command?: readonly string[]): Promise<RulesObservation> {
+export async function gatherNodeRules(
+  ctx: GatherContext,
+  service: string,
+  node: string,
+  command?: readonly string[],
+): Promise<RulesObservation> {
   const dump = RULE_DUMPS[ctx.mode];
   const [out, services] = await Promise.all([gatherNodeCommand(ctx, node, command ?? dump.command), getByName(ctx, 'services', service)]);
   return { format: dump.format, node, dump: out, services };
@@ -41,12 +46,23 @@ export interface ServiceFrontend {
  * Parse the dump and find the Service's ClusterIP frontend. Returns a failing verdict when there
  * is nothing to look at yet (no Service, or the dump could not be read).
  */
-export function serviceFrontend(parse: ParseRules, service: string, obs: RulesObservation, ctx: EvalContext, opts: ParseOptions = {}): ServiceFrontend | Verdict {
+export function serviceFrontend(
+  parse: ParseRules,
+  service: string,
+  obs: RulesObservation,
+  ctx: EvalContext,
+  opts: ParseOptions = {},
+): ServiceFrontend | Verdict {
   const svc = firstItem(obs.services);
   const key = `${ctx.namespace}/${service}`;
-  if (!svc) return fail(`There is no Service \`${service}\` in namespace \`${ctx.namespace}\`: reset the lab to create it again.`, [fact(`Service ${service}`, 'exists', 'not found', false)]);
+  if (!svc)
+    return fail(`There is no Service \`${service}\` in namespace \`${ctx.namespace}\`: reset the lab to create it again.`, [
+      fact(`Service ${service}`, 'exists', 'not found', false),
+    ]);
   if (obs.dump.exitCode !== 0) {
-    return fail(`Could not read the rules on ${obs.node} (exit code ${obs.dump.exitCode}).`, [fact(`${obs.format} on ${obs.node}`, 'readable', obs.dump.stderr.trim() || 'failed', false)]);
+    return fail(`Could not read the rules on ${obs.node} (exit code ${obs.dump.exitCode}).`, [
+      fact(`${obs.format} on ${obs.node}`, 'readable', obs.dump.stderr.trim() || 'failed', false),
+    ]);
   }
   const clusterIP: string | undefined = svc.spec?.clusterIP;
   const names: Record<string, string> = {};

@@ -46,7 +46,8 @@ async function resolvePort(ctx: GatherContext, target: ProbeExpectation['target'
 
 export async function gatherProbes(ctx: GatherContext, want: ProbeExpectation): Promise<ProbeObservation> {
   const [port, nodes] = await Promise.all([resolvePort(ctx, want.target), ctx.cluster.nodes({ signal: ctx.signal })]);
-  const probes = port === null ? [] : await Promise.all(nodes.map((n) => ctx.cluster.probeFromOutside(n, port, want.path, { signal: ctx.signal })));
+  const probes =
+    port === null ? [] : await Promise.all(nodes.map((n) => ctx.cluster.probeFromOutside(n, port, want.path, { signal: ctx.signal })));
   if (typeof want.answer !== 'object') return { port, probes, nodes };
   const pods: KubeList = await listBySelector(ctx, 'pods', selectorString(want.answer.nodesWithPods));
   const podsByNode: Record<string, string[]> = Object.fromEntries(nodes.map((n) => [n, []]));
@@ -60,21 +61,33 @@ export async function gatherProbes(ctx: GatherContext, want: ProbeExpectation): 
 export function evaluateProbes(want: ProbeExpectation, obs: ProbeObservation, ctx: EvalContext) {
   if (obs.port === null) {
     const name = 'nodePortOf' in want.target ? want.target.nodePortOf : '?';
-    return fail(`Service \`${name}\` in \`${ctx.namespace}\` has no NodePort yet.`, [fact(`NodePort of ${name}`, 'a port in 30000-32767', 'none', false)]);
+    return fail(`Service \`${name}\` in \`${ctx.namespace}\` has no NodePort yet.`, [
+      fact(`NodePort of ${name}`, 'a port in 30000-32767', 'none', false),
+    ]);
   }
   // gatherProbes probes the nodes in order, so probes[i] belongs to nodes[i].
   const facts = obs.nodes.map((node, i) => {
     const should = want.answer === 'all' || (typeof want.answer === 'object' && (obs.podsByNode?.[node]?.length ?? 0) > 0);
     const probe: ProbeResult | undefined = obs.probes[i];
-    const seen = probe?.answered ? `answered${probe.status ? ` (HTTP ${probe.status})` : ''}` : `no answer${probe?.error ? ` (${probe.error})` : ''}`;
+    const seen = probe?.answered
+      ? `answered${probe.status ? ` (HTTP ${probe.status})` : ''}`
+      : `no answer${probe?.error ? ` (${probe.error})` : ''}`;
     const pods = obs.podsByNode ? ` [pods: ${(obs.podsByNode[node] ?? []).join(', ') || 'none'}]` : '';
     return fact(`${node}:${obs.port}${want.path}${pods}`, should ? 'answers' : 'no answer', seen, !!probe?.answered === should);
   });
   const wrong = facts.filter((f) => !f.ok);
   if (wrong.length === 0) return pass(`Every node answered as expected on port ${obs.port}.`, facts);
-  return fail(`${wrong.length} of ${facts.length} nodes did not behave as expected on port ${obs.port}: ${wrong.map((f) => f.label.split(':')[0]).join(', ')}.`, facts, true);
+  return fail(
+    `${wrong.length} of ${facts.length} nodes did not behave as expected on port ${obs.port}: ${wrong.map((f) => f.label.split(':')[0]).join(', ')}.`,
+    facts,
+    true,
+  );
 }
 
 export function probeNodes(want: ProbeExpectation): Check<ProbeObservation> {
-  return { observations: probeObservationSchema, gather: (ctx) => gatherProbes(ctx, want), evaluate: (obs, ctx) => evaluateProbes(want, obs, ctx) };
+  return {
+    observations: probeObservationSchema,
+    gather: (ctx) => gatherProbes(ctx, want),
+    evaluate: (obs, ctx) => evaluateProbes(want, obs, ctx),
+  };
 }

@@ -12,7 +12,17 @@ import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext, GatherContext, Verdict } from './types.ts';
 
 /** How the cilium agent is reached: any pod of its DaemonSet will do. */
-export const CILIUM_STATUS_COMMAND = ['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'] as const;
+export const CILIUM_STATUS_COMMAND = [
+  '-n',
+  'kube-system',
+  'exec',
+  'ds/cilium',
+  '-c',
+  'cilium-agent',
+  '--',
+  'cilium-dbg',
+  'status',
+] as const;
 
 export const proxyModeObservationSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('kube-proxy'), node: z.string(), proxyMode: z.string().nullable(), error: z.string().optional() }),
@@ -26,7 +36,8 @@ export async function gatherProxyMode(ctx: GatherContext): Promise<ProxyModeObse
     try {
       return { kind: 'kube-proxy', node, proxyMode: await ctx.cluster.proxyMode(node, { signal: ctx.signal }) };
     } catch (err) {
-      if (err instanceof CommandError && err.kind === 'failed') return { kind: 'kube-proxy', node, proxyMode: null, error: err.stderr.trim() || `exit code ${err.exitCode}` };
+      if (err instanceof CommandError && err.kind === 'failed')
+        return { kind: 'kube-proxy', node, proxyMode: null, error: err.stderr.trim() || `exit code ${err.exitCode}` };
       throw err;
     }
   }
@@ -56,11 +67,16 @@ export function evaluateProxyMode(obs: ProxyModeObservation, ctx: EvalContext): 
   const want = expectedProxyMode(ctx);
   if (obs.kind === 'kube-proxy') {
     const f = fact(`kube-proxy /proxyMode on ${obs.node}`, want, obs.proxyMode ?? `no answer (${obs.error ?? 'unknown'})`);
-    return f.ok ? pass(`kube-proxy on ${obs.node} runs in ${want} mode.`, [f]) : fail(`kube-proxy on ${obs.node} reports ${f.seen}; this cluster should run ${want} mode.`, [f]);
+    return f.ok
+      ? pass(`kube-proxy on ${obs.node} runs in ${want} mode.`, [f])
+      : fail(`kube-proxy on ${obs.node} reports ${f.seen}; this cluster should run ${want} mode.`, [f]);
   }
   const kpr = kubeProxyReplacement(obs.status.stdout);
   const hasKubeProxy = !!firstItem(obs.kubeProxy);
-  const facts = [fact('cilium-dbg status: KubeProxyReplacement', 'True', kpr ?? `not shown (exit code ${obs.status.exitCode})`), fact('kube-proxy DaemonSet', 'absent', hasKubeProxy ? 'present' : 'absent')];
+  const facts = [
+    fact('cilium-dbg status: KubeProxyReplacement', 'True', kpr ?? `not shown (exit code ${obs.status.exitCode})`),
+    fact('kube-proxy DaemonSet', 'absent', hasKubeProxy ? 'present' : 'absent'),
+  ];
   if (facts.every((f) => f.ok)) return pass('No kube-proxy here: Cilium replaces it (KubeProxyReplacement: True).', facts);
   return fail('This cluster should run Cilium with kube-proxy replacement and no kube-proxy DaemonSet.', facts);
 }

@@ -49,7 +49,10 @@ describe('kube-proxy sync time from /metrics', () => {
       writeFileSync(join(dir, 'docker'), `#!/bin/sh\ncat "${join(dir, 'metrics.txt')}"\n`);
       chmodSync(join(dir, 'docker'), 0o755);
       const script = readFileSync(join(projectRoot, 'labs', 'scale-compare', 'manifests', 'sync-time.sh'), 'utf8');
-      const out = execFileSync('sh', ['-c', script], { encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, DPLAB_CLUSTER: 'dplab-iptables' } });
+      const out = execFileSync('sh', ['-c', script], {
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, DPLAB_CLUSTER: 'dplab-iptables' },
+      });
       expect(out).toMatch(/^average: 102\.0 ms over 68 syncs$/m);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -20,9 +20,21 @@ export interface EntryCount {
 /** Keep in step with labs/scale-compare/manifests/count.sh, which prints the same numbers in the terminal. */
 export const ENTRY_COUNTS: Record<Mode, EntryCount> = {
   iptables: { what: 'KUBE-* rules in iptables-save', where: 'node', command: ['sh', '-c', "iptables-save | grep -c '^-A KUBE-'"] },
-  nftables: { what: 'lines of `nft list table ip kube-proxy`', where: 'node', command: ['sh', '-c', 'nft list table ip kube-proxy | wc -l'] },
-  ipvs: { what: 'IPVS virtual servers in /proc/net/ip_vs', where: 'node', command: ['sh', '-c', "grep -cE '^(TCP|UDP|SCTP) ' /proc/net/ip_vs"] },
-  cilium: { what: 'frontends in `cilium-dbg service list`', where: 'cilium', command: ['sh', '-c', "cilium-dbg service list | grep -cE '^[0-9]'"] },
+  nftables: {
+    what: 'lines of `nft list table ip kube-proxy`',
+    where: 'node',
+    command: ['sh', '-c', 'nft list table ip kube-proxy | wc -l'],
+  },
+  ipvs: {
+    what: 'IPVS virtual servers in /proc/net/ip_vs',
+    where: 'node',
+    command: ['sh', '-c', "grep -cE '^(TCP|UDP|SCTP) ' /proc/net/ip_vs"],
+  },
+  cilium: {
+    what: 'frontends in `cilium-dbg service list`',
+    where: 'cilium',
+    command: ['sh', '-c', "cilium-dbg service list | grep -cE '^[0-9]'"],
+  },
 };
 
 /** kube-proxy's histogram of full rule syncs (pkg/proxy/metrics), in seconds. */
@@ -47,13 +59,18 @@ export async function gatherScale(ctx: GatherContext): Promise<ScaleObservation>
   const how = ENTRY_COUNTS[ctx.mode];
   const ciliumExec = CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('--') + 1);
   const count = await observeCommand(() =>
-    how.where === 'node' ? ctx.cluster.nodeExec(node, how.command, { signal: ctx.signal }) : ctx.cluster.kubectl([...ciliumExec, ...how.command], { signal: ctx.signal }),
+    how.where === 'node'
+      ? ctx.cluster.nodeExec(node, how.command, { signal: ctx.signal })
+      : ctx.cluster.kubectl([...ciliumExec, ...how.command], { signal: ctx.signal }),
   );
   let syncMetrics: string | null = null;
   if (MODE_INFO[ctx.mode].proxyMode) {
     try {
       const text = await ctx.cluster.metrics(node, { signal: ctx.signal });
-      syncMetrics = text.split('\n').filter((l) => l.startsWith(SYNC_METRIC)).join('\n');
+      syncMetrics = text
+        .split('\n')
+        .filter((l) => l.startsWith(SYNC_METRIC))
+        .join('\n');
     } catch (err) {
       if (!(err instanceof CommandError && err.kind === 'failed')) throw err;
     }
@@ -91,7 +108,10 @@ export function syncTime(metrics: string | null): SyncTime | null {
   const syncs = sums.get('count:') ?? Number.NaN;
   const total = sums.get('sum:') ?? Number.NaN;
   if (!Number.isFinite(syncs) || !Number.isFinite(total) || syncs <= 0) return null;
-  const buckets = [...sums].filter(([k]) => k.startsWith('bucket:')).map(([k, n]) => ({ le: Number(k.slice(7)), n })).sort((x, y) => x.le - y.le);
+  const buckets = [...sums]
+    .filter(([k]) => k.startsWith('bucket:'))
+    .map(([k, n]) => ({ le: Number(k.slice(7)), n }))
+    .sort((x, y) => x.le - y.le);
   const p90 = buckets.find((b) => b.n >= 0.9 * syncs);
   return { syncs, totalSeconds: total, averageMs: (total / syncs) * 1000, p90Ms: p90 && Number.isFinite(p90.le) ? p90.le * 1000 : null };
 }
@@ -104,7 +124,10 @@ export function syncTime(metrics: string | null): SyncTime | null {
 export function scaleFigures(obs: ScaleObservation, mode: Mode, services: number): Record<string, Figure> | undefined {
   const entries = entryCount(obs);
   if (entries === null) return undefined;
-  const figures: Record<string, Figure> = { services: { value: services, label: 'generated Services' }, entries: { value: entries, label: ENTRY_COUNTS[mode].what } };
+  const figures: Record<string, Figure> = {
+    services: { value: services, label: 'generated Services' },
+    entries: { value: entries, label: ENTRY_COUNTS[mode].what },
+  };
   const sync = syncTime(obs.syncMetrics);
   if (sync) {
     figures.syncMsAvg = { value: Math.round(sync.averageMs * 10) / 10, label: 'kube-proxy sync time, average (ms)' };

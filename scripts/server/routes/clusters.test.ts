@@ -9,7 +9,14 @@ import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http
 import { terminalNotice } from '../terminal-notice.ts';
 
 const status = (mode: Mode, state: ClusterStatus['state'] = 'absent', extra: Partial<ClusterStatus> = {}): ClusterStatus => ({
-  mode, name: `dplab-${mode}`, state, nodes: 0, readyNodes: 0, proxyMode: mode, kubeconfig: `/state/kube/dplab-${mode}.yaml`, ...extra,
+  mode,
+  name: `dplab-${mode}`,
+  state,
+  nodes: 0,
+  readyNodes: 0,
+  proxyMode: mode,
+  kubeconfig: `/state/kube/dplab-${mode}.yaml`,
+  ...extra,
 });
 
 function fakeManager() {
@@ -88,7 +95,9 @@ describe('cluster routes', () => {
     await until(() => chunks.join('').includes('event: snapshot'));
     expect(manager.events.size).toBe(1);
     manager.events.emit({ type: 'info', mode: 'ipvs', runId: 'r1', message: 'hello', at: 1 });
-    await until(() => chunks.join('').includes('event: info\ndata: {"type":"info","mode":"ipvs","runId":"r1","message":"hello","at":1}\n\n'));
+    await until(() =>
+      chunks.join('').includes('event: info\ndata: {"type":"info","mode":"ipvs","runId":"r1","message":"hello","at":1}\n\n'),
+    );
     await until(() => chunks.join('').includes(': heartbeat\n\n'));
     close();
     await until(() => manager.events.size === 0);
@@ -96,13 +105,20 @@ describe('cluster routes', () => {
 
   it('the terminal notice says what is missing, and nothing when ready', async () => {
     const m = manager;
-    expect(await terminalNotice('iptables', m)).toBe('The iptables cluster is not running. Press Start in the bar at the top, or run `dplab up iptables` here.');
+    expect(await terminalNotice('iptables', m)).toBe(
+      'The iptables cluster is not running. Press Start in the bar at the top, or run `dplab up iptables` here.',
+    );
     manager.states.set('ipvs', status('ipvs', 'ready', { nodes: 3, readyNodes: 3 }));
     expect(await terminalNotice('ipvs', m)).toBeNull();
     manager.states.set('nftables', status('nftables', 'provisioning'));
     expect(await terminalNotice('nftables', m)).toMatch(/is starting/);
-    manager.states.set('cilium', status('cilium', 'absent', { error: { message: 'The Docker daemon is not reachable.', fix: 'Start Docker.' } }));
-    expect(await terminalNotice('cilium', m)).toBe('The cilium cluster cannot be checked: The Docker daemon is not reachable. Start Docker.');
+    manager.states.set(
+      'cilium',
+      status('cilium', 'absent', { error: { message: 'The Docker daemon is not reachable.', fix: 'Start Docker.' } }),
+    );
+    expect(await terminalNotice('cilium', m)).toBe(
+      'The cilium cluster cannot be checked: The Docker daemon is not reachable. Start Docker.',
+    );
   });
 });
 

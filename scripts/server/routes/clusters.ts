@@ -114,4 +114,3 @@ export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'prefl
     },
   ];
 }
-

@@ -13,8 +13,24 @@ import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http
 const liveCalls: Array<{ mode: Mode; service: string; node?: string }> = [];
 const fakeLive: ExplainLive = async (mode, service, opts) => {
   liveCalls.push({ mode, service, node: opts.node });
-  if (mode === 'cilium') throw new DplabError('The cilium cluster is not running (there is no dplab-cilium cluster yet).', { fix: 'Start it with `dplab up cilium`.', status: 409 });
-  return { service, format: 'iptables-save', source: 'live', mode, node: opts.node ?? 'dplab-iptables-worker', entries: 1, entriesLabel: 'rules', counts: {}, frontends: [], mermaid: 'flowchart LR', text: '' } satisfies ExplainResponse;
+  if (mode === 'cilium')
+    throw new DplabError('The cilium cluster is not running (there is no dplab-cilium cluster yet).', {
+      fix: 'Start it with `dplab up cilium`.',
+      status: 409,
+    });
+  return {
+    service,
+    format: 'iptables-save',
+    source: 'live',
+    mode,
+    node: opts.node ?? 'dplab-iptables-worker',
+    entries: 1,
+    entriesLabel: 'rules',
+    counts: {},
+    frontends: [],
+    mermaid: 'flowchart LR',
+    text: '',
+  } satisfies ExplainResponse;
 };
 
 let runner: TestRunner;
@@ -43,15 +59,24 @@ describe('GET /api/dataplane/fixtures', () => {
 });
 
 describe('GET /api/dataplane/fixture', () => {
-  it.each(['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'])('%s/clusterip: web has three backends at a third each', async (format) => {
-    const r = await get(`/api/dataplane/fixture?format=${format}&name=clusterip&service=default/web`);
-    expect(r.status).toBe(200);
-    expect(r.json).toMatchObject({ service: 'default/web', format, source: 'fixture', fixture: `${format}/clusterip`, node: 'dplab-worker' });
-    expect(r.json.entries).toBeGreaterThan(0);
-    expect(r.json.frontends[0].backends.map((b: { share: number }) => b.share.toFixed(3))).toEqual(['0.333', '0.333', '0.333']);
-    expect(r.json.mermaid).toMatch(/^flowchart LR/);
-    expect(r.json.text).toContain('10.96.45.112:80/TCP');
-  });
+  it.each(['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'])(
+    '%s/clusterip: web has three backends at a third each',
+    async (format) => {
+      const r = await get(`/api/dataplane/fixture?format=${format}&name=clusterip&service=default/web`);
+      expect(r.status).toBe(200);
+      expect(r.json).toMatchObject({
+        service: 'default/web',
+        format,
+        source: 'fixture',
+        fixture: `${format}/clusterip`,
+        node: 'dplab-worker',
+      });
+      expect(r.json.entries).toBeGreaterThan(0);
+      expect(r.json.frontends[0].backends.map((b: { share: number }) => b.share.toFixed(3))).toEqual(['0.333', '0.333', '0.333']);
+      expect(r.json.mermaid).toMatch(/^flowchart LR/);
+      expect(r.json.text).toContain('10.96.45.112:80/TCP');
+    },
+  );
 
   it('unknown fixture or format: 404 naming the known ones; nothing is read from the path', async () => {
     for (const q of ['format=iptables-save&name=..%2F..%2Fpackage', 'format=..&name=clusterip', 'format=iptables&name=clusterip']) {
@@ -64,7 +89,9 @@ describe('GET /api/dataplane/fixture', () => {
   it('unknown Service: 404 naming the Services in the fixture', async () => {
     const r = await get('/api/dataplane/fixture?format=nft-json&name=clusterip&service=default/web-headless');
     expect(r.status).toBe(404);
-    expect(r.json.error.message).toBe('Service default/web-headless is not in the fixture nft-json/clusterip. Known: default/kubernetes, default/web, kube-system/kube-dns.');
+    expect(r.json.error.message).toBe(
+      'Service default/web-headless is not in the fixture nft-json/clusterip. Known: default/kubernetes, default/web, kube-system/kube-dns.',
+    );
   });
 
   it('missing or malformed query: 400', async () => {
@@ -97,7 +124,10 @@ describe('GET /api/dataplane/:mode', () => {
     expect((await get('/api/dataplane/ipvs')).status).toBe(400);
     const r = await get('/api/dataplane/cilium?service=default/web');
     expect(r.status).toBe(409);
-    expect(r.json.error).toEqual({ message: 'The cilium cluster is not running (there is no dplab-cilium cluster yet).', fix: 'Start it with `dplab up cilium`.' });
+    expect(r.json.error).toEqual({
+      message: 'The cilium cluster is not running (there is no dplab-cilium cluster yet).',
+      fix: 'Start it with `dplab up cilium`.',
+    });
   });
 });
 
@@ -111,7 +141,7 @@ describe('wiring', () => {
 });
 
 describe('GET /api/dataplane/fixture, upstream output', () => {
-  it('kube-proxy v1.35.0\'s own LoadBalancer with Local policy: one LoadBalancer frontend, dropping on this node', async () => {
+  it("kube-proxy v1.35.0's own LoadBalancer with Local policy: one LoadBalancer frontend, dropping on this node", async () => {
     const r = await get('/api/dataplane/fixture?format=iptables-save&name=upstream-v1.35-overall&service=ns2/svc2');
     expect(r.status).toBe(200);
     expect(r.json).toMatchObject({ service: 'ns2/svc2', fixture: 'iptables-save/upstream-v1.35-overall', node: 'test-node' });

@@ -20,7 +20,8 @@ function required(url: URL, name: string): string {
 
 function serviceParam(url: URL): string {
   const s = required(url, 'service');
-  if (!isServiceRef(s)) throw new DplabError(`"${s.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`, { status: 400 });
+  if (!isServiceRef(s))
+    throw new DplabError(`"${s.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`, { status: 400 });
   return s;
 }
 
@@ -63,4 +64,3 @@ export function dataplaneRoutes(live: ExplainLive): Route[] {
     },
   ];
 }
-

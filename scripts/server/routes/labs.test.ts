@@ -54,7 +54,11 @@ describe('lab API', { timeout: 30_000 }, () => {
   it('lists labs and returns one lab as data, without its check code', async () => {
     const list = await api('GET', '/api/labs');
     expect(list.status).toBe(200);
-    expect(list.json.labs[0]).toMatchObject({ id: 'first-service', modes: ['iptables', 'ipvs', 'nftables', 'cilium'], concepts: ['S2', 'S3'] });
+    expect(list.json.labs[0]).toMatchObject({
+      id: 'first-service',
+      modes: ['iptables', 'ipvs', 'nftables', 'cilium'],
+      concepts: ['S2', 'S3'],
+    });
     const one = await api('GET', '/api/labs/first-service');
     expect(one.json.steps.map((s: any) => s.id)).toEqual(['deploy-web', 'expose-web', 'reach-web', 'proxy-mode']);
     expect(one.json.steps[0].check).toBeUndefined();
@@ -87,7 +91,15 @@ describe('lab API', { timeout: 30_000 }, () => {
   });
 
   it('reports an unreachable API server as an error, not a fail', async () => {
-    withCluster({ rules: [{ tool: 'kubectl', stderr: 'The connection to the server 127.0.0.1:40123 was refused - did you specify the right host or port?\n', exit: 1 }] });
+    withCluster({
+      rules: [
+        {
+          tool: 'kubectl',
+          stderr: 'The connection to the server 127.0.0.1:40123 was refused - did you specify the right host or port?\n',
+          exit: 1,
+        },
+      ],
+    });
     const r = await api('POST', '/api/labs/first-service/steps/deploy-web/check', { mode: 'iptables' });
     expect(r.json.status).toBe('error');
     expect(r.json.message).toBe('The iptables cluster is not reachable: its API server did not answer.');
@@ -126,7 +138,18 @@ describe('lab API', { timeout: 30_000 }, () => {
     expect(doubles!.state().s2).toBe('1');
     const reset = await api('POST', '/api/labs/first-service/reset', { mode: 'iptables' });
     expect(reset.status).toBe(200);
-    expect(doubles!.commandLines().filter((l) => /namespace lab-first-service/.test(l)).map((l) => l.replace(/^kubectl --kubeconfig \S+ /, '').split(' ').slice(0, 2).join(' '))).toEqual(['delete namespace', 'create namespace', 'label namespace', 'label namespace']);
+    expect(
+      doubles!
+        .commandLines()
+        .filter((l) => /namespace lab-first-service/.test(l))
+        .map((l) =>
+          l
+            .replace(/^kubectl --kubeconfig \S+ /, '')
+            .split(' ')
+            .slice(0, 2)
+            .join(' '),
+        ),
+    ).toEqual(['delete namespace', 'create namespace', 'label namespace', 'label namespace']);
     expect(doubles!.state().s2).toBe('0');
   });
 
@@ -145,7 +168,14 @@ describe('lab API', { timeout: 30_000 }, () => {
     const first = await api('POST', '/api/labs/first-service/setup', { mode: 'iptables' });
     expect(first.status).toBe(200);
     expect(first.json.cluster).toBe('applied');
-    const lines = () => doubles!.commandLines().map((l) => l.replace(/^kubectl --kubeconfig \S+ /, '').split(' ').slice(0, 2).join(' '));
+    const lines = () =>
+      doubles!.commandLines().map((l) =>
+        l
+          .replace(/^kubectl --kubeconfig \S+ /, '')
+          .split(' ')
+          .slice(0, 2)
+          .join(' '),
+      );
     expect(lines()).toEqual(['get namespace', 'create namespace', 'label namespace', 'label namespace']);
     const again = await api('POST', '/api/labs/first-service/setup', { mode: 'iptables' });
     expect(again.json.cluster).toBe('already');
@@ -156,12 +186,18 @@ describe('lab API', { timeout: 30_000 }, () => {
     withCluster();
     const put = await api('PUT', '/api/progress', {
       labs: {
-        'first-service': { mode: 'nftables', passed: { nftables: ['deploy-web', 'ghost-step'], bpf: ['deploy-web'] }, hints: { 'deploy-web': 2, ghost: 1 } },
+        'first-service': {
+          mode: 'nftables',
+          passed: { nftables: ['deploy-web', 'ghost-step'], bpf: ['deploy-web'] },
+          hints: { 'deploy-web': 2, ghost: 1 },
+        },
         'ghost-lab': { passed: { iptables: ['x'] } },
       },
     });
     expect(put.status).toBe(200);
-    expect(put.json.labs).toEqual({ 'first-service': expect.objectContaining({ mode: 'nftables', passed: { nftables: ['deploy-web'] }, hints: { 'deploy-web': 2 } }) });
+    expect(put.json.labs).toEqual({
+      'first-service': expect.objectContaining({ mode: 'nftables', passed: { nftables: ['deploy-web'] }, hints: { 'deploy-web': 2 } }),
+    });
     const bad = await api('PUT', '/api/progress', { labs: { 'first-service': { hints: { 'deploy-web': 'many' } } } });
     expect(bad.status).toBe(400);
   });

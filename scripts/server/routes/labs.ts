@@ -18,7 +18,8 @@ import { sendJson, type Route, type RouteContext } from '../router.ts';
 /** `{ mode }` from a POST body; anything else in it is ignored. */
 function modeFrom(body: unknown): unknown {
   if (body === undefined) return undefined;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DplabError('The request body must be a JSON object such as {"mode":"iptables"}.', { status: 400 });
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new DplabError('The request body must be a JSON object such as {"mode":"iptables"}.', { status: 400 });
   return (body as { mode?: unknown }).mode;
 }
 
@@ -63,7 +64,8 @@ export const labRoutes: Route[] = [
     async handler(_req, res, ctx) {
       const lab = requireLab(ctx.params.lab);
       const mode = requireMode(lab, modeFrom(ctx.body));
-      if (busy.has(`${lab.id}/${mode}`)) throw new DplabError(`${lab.id} on ${mode} is busy with a solve or reset; its setup is part of that.`, { status: 409 });
+      if (busy.has(`${lab.id}/${mode}`))
+        throw new DplabError(`${lab.id} on ${mode} is busy with a solve or reset; its setup is part of that.`, { status: 409 });
       sendJson(res, 200, await ensureLabSetup(lab, mode, { signal: ctx.signal }));
     },
   },

@@ -52,7 +52,13 @@ export class ApiClient {
         : new http.Agent({ keepAlive: true });
   }
 
-  private open(method: string, path: string, headers: Record<string, string>, timeoutMs: number | null, signal?: AbortSignal): http.ClientRequest {
+  private open(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    timeoutMs: number | null,
+    signal?: AbortSignal,
+  ): http.ClientRequest {
     const mod = this.url.protocol === 'https:' ? https : http;
     const req = mod.request({
       protocol: this.url.protocol,
@@ -72,7 +78,13 @@ export class ApiClient {
   request<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json', signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = this.open(method, path, payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) }, REQUEST_TIMEOUT_MS, signal);
+      const req = this.open(
+        method,
+        path,
+        payload === undefined ? {} : { 'Content-Type': contentType, 'Content-Length': String(Buffer.byteLength(payload)) },
+        REQUEST_TIMEOUT_MS,
+        signal,
+      );
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

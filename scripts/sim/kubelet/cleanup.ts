@@ -12,7 +12,10 @@ import { readPodRecords, type StatePaths } from './state.ts';
 
 export async function listNetns(): Promise<string[]> {
   const r = await run('ip', ['netns', 'list'], { timeoutMs: 5_000 }).catch(() => null);
-  return (r?.stdout ?? '').split('\n').map((l) => l.trim().split(/\s+/)[0]).filter(Boolean);
+  return (r?.stdout ?? '')
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[0])
+    .filter(Boolean);
 }
 
 /** Returns the namespaces it removed, for the log. */
@@ -22,11 +25,13 @@ export async function removeStaleState(nodeNetns: string, paths: StatePaths): Pr
   for (const r of records) targets.set(r.netns, { node: nodeNetns, netns: r.netns, hostVeth: r.hostVeth, utsFile: r.utsFile });
   const prefix = podNetnsPrefix(nodeNetns);
   for (const ns of await listNetns()) {
-    if (ns.startsWith(prefix) && !targets.has(ns)) targets.set(ns, { node: nodeNetns, netns: ns, hostVeth: `veth${ns.slice(prefix.length)}`, utsFile: join(paths.uts, ns) });
+    if (ns.startsWith(prefix) && !targets.has(ns))
+      targets.set(ns, { node: nodeNetns, netns: ns, hostVeth: `veth${ns.slice(prefix.length)}`, utsFile: join(paths.uts, ns) });
   }
   const utsLeft = await readdir(paths.uts).catch(() => [] as string[]);
   for (const f of utsLeft) {
-    if (f.startsWith(prefix) && !targets.has(f)) targets.set(f, { node: nodeNetns, netns: f, hostVeth: `veth${f.slice(prefix.length)}`, utsFile: join(paths.uts, f) });
+    if (f.startsWith(prefix) && !targets.has(f))
+      targets.set(f, { node: nodeNetns, netns: f, hostVeth: `veth${f.slice(prefix.length)}`, utsFile: join(paths.uts, f) });
   }
   for (const names of targets.values()) await removeSandbox(names);
   await rm(paths.pods, { recursive: true, force: true });

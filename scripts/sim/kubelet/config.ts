@@ -8,9 +8,7 @@ import { z } from 'zod';
 import { DplabError } from '../../errors.ts';
 
 /** A Linux network namespace name as `ip netns` accepts it (also used in file names). */
-const netnsName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a network namespace name: letters, digits, ".", "_", "-"');
+const netnsName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a network namespace name: letters, digits, ".", "_", "-"');
 
 /** An RFC 1123 DNS subdomain (what a Node's name must be). */
 const dnsSubdomain = z
@@ -18,9 +16,7 @@ const dnsSubdomain = z
   .max(253)
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, 'a DNS subdomain: lower-case letters, digits, "-", "."');
 
-const ipv4 = z
-  .string()
-  .regex(/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/, 'an IPv4 address');
+const ipv4 = z.string().regex(/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/, 'an IPv4 address');
 
 export const kubeletConfigSchema = z
   .object({
@@ -53,11 +49,16 @@ export const kubeletConfigSchema = z
     servingKeyFile: z.string().min(1).optional(),
     /** Taints for the Node (kind's control plane has `node-role.kubernetes.io/control-plane:NoSchedule`). */
     taints: z
-      .array(z.object({ key: z.string().min(1), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }))
+      .array(
+        z.object({ key: z.string().min(1), value: z.string().optional(), effect: z.enum(['NoSchedule', 'PreferNoSchedule', 'NoExecute']) }),
+      )
       .default([]),
   })
   .strict()
-  .refine((c) => !c.servingCertFile === !c.servingKeyFile, { message: 'servingCertFile and servingKeyFile go together', path: ['servingKeyFile'] });
+  .refine((c) => !c.servingCertFile === !c.servingKeyFile, {
+    message: 'servingCertFile and servingKeyFile go together',
+    path: ['servingKeyFile'],
+  });
 
 export type KubeletConfig = z.infer<typeof kubeletConfigSchema>;
 /** What a writer passes in (defaults may be left out). */

@@ -40,14 +40,22 @@ export function expandRefs(text: string, env: Record<string, string>): string {
 
 function fieldValue(path: string, pod: PodFacts): string | undefined {
   switch (path) {
-    case 'metadata.name': return pod.name;
-    case 'metadata.namespace': return pod.namespace;
-    case 'metadata.uid': return pod.uid;
-    case 'spec.nodeName': return pod.nodeName;
-    case 'spec.serviceAccountName': return pod.serviceAccountName;
-    case 'status.podIP': return pod.podIP;
-    case 'status.hostIP': return pod.hostIP;
-    default: return undefined;
+    case 'metadata.name':
+      return pod.name;
+    case 'metadata.namespace':
+      return pod.namespace;
+    case 'metadata.uid':
+      return pod.uid;
+    case 'spec.nodeName':
+      return pod.nodeName;
+    case 'spec.serviceAccountName':
+      return pod.serviceAccountName;
+    case 'status.podIP':
+      return pod.podIP;
+    case 'status.hostIP':
+      return pod.hostIP;
+    default:
+      return undefined;
   }
 }
 

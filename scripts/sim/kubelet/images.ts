@@ -6,11 +6,11 @@
  */
 
 /** kind's `image` field for agnhost, with or without the registry host and with any tag or digest. */
-const AGNHOST = /^(?:registry\.k8s\.io\/e2e-test-images\/|k8s\.gcr\.io\/e2e-test-images\/|gcr\.io\/kubernetes-e2e-test-images\/)?agnhost(?::(\w[\w.-]{0,127}))?(?:@sha256:[a-f0-9]{64})?$/;
+const AGNHOST =
+  /^(?:registry\.k8s\.io\/e2e-test-images\/|k8s\.gcr\.io\/e2e-test-images\/|gcr\.io\/kubernetes-e2e-test-images\/)?agnhost(?::(\w[\w.-]{0,127}))?(?:@sha256:[a-f0-9]{64})?$/;
 
 export type ImageResolution =
-  | { ok: true; binary: 'agnhost'; requestedTag: string | null }
-  | { ok: false; reason: 'ErrImageNeverPull'; message: string };
+  { ok: true; binary: 'agnhost'; requestedTag: string | null } | { ok: false; reason: 'ErrImageNeverPull'; message: string };
 
 export function resolveImage(image: string): ImageResolution {
   const m = AGNHOST.exec(image.trim());

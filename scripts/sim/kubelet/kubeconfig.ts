@@ -17,7 +17,13 @@ export interface ApiCredentials {
   insecure?: boolean;
 }
 
-interface Named<T> { name: string; [k: string]: unknown; cluster?: T; user?: T; context?: T }
+interface Named<T> {
+  name: string;
+  [k: string]: unknown;
+  cluster?: T;
+  user?: T;
+  context?: T;
+}
 
 export async function loadKubeconfig(file: string): Promise<ApiCredentials> {
   let doc: Record<string, unknown>;

@@ -52,14 +52,30 @@ async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T 
     }
     await sleep(250);
   }
-  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}\n--- kubelet log ---\n${kubeletLog.slice(-3000)}`);
+  throw new Error(
+    `timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}\n--- kubelet log ---\n${kubeletLog.slice(-3000)}`,
+  );
 }
 
 let kubeletConfigFile = '';
 
 /** As the provider starts it: `ip netns exec <node> node --import tsx main.ts` (it moves itself back into the host's mount namespace). */
 function startKubeletProcess(): ChildProcess {
-  const child = spawn('ip', ['netns', 'exec', NODE, process.execPath, '--import', 'tsx', join(projectRoot, 'scripts/sim/kubelet/main.ts'), '--config', kubeletConfigFile], { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    'ip',
+    [
+      'netns',
+      'exec',
+      NODE,
+      process.execPath,
+      '--import',
+      'tsx',
+      join(projectRoot, 'scripts/sim/kubelet/main.ts'),
+      '--config',
+      kubeletConfigFile,
+    ],
+    { cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   child.stdout?.on('data', (c: Buffer) => (kubeletLog += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (kubeletLog += c.toString()));
   return child;
@@ -67,7 +83,11 @@ function startKubeletProcess(): ChildProcess {
 
 function podRecords(): Array<{ name: string; netns: string; containers: Array<{ pid: number | null }> }> {
   const pods = join(dir, 'node', 'pods');
-  return existsSync(pods) ? readdirSync(pods).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(pods, f), 'utf8'))) : [];
+  return existsSync(pods)
+    ? readdirSync(pods)
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => JSON.parse(readFileSync(join(pods, f), 'utf8')))
+    : [];
 }
 
 /** Running (a zombie waiting for its reaper counts as gone). */
@@ -85,7 +105,19 @@ function podManifest(name: string, extra: Record<string, unknown> = {}, containe
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: 'demo', labels: { app: name } },
-    spec: { terminationGracePeriodSeconds: 5, containers: [{ name: 'app', image: AGNHOST, args: ['netexec', '--http-port=8080'], ports: [{ name: 'http', containerPort: 8080 }], ...container }], ...extra },
+    spec: {
+      terminationGracePeriodSeconds: 5,
+      containers: [
+        {
+          name: 'app',
+          image: AGNHOST,
+          args: ['netexec', '--http-port=8080'],
+          ports: [{ name: 'http', containerPort: 8080 }],
+          ...container,
+        },
+      ],
+      ...extra,
+    },
   });
 }
 
@@ -98,7 +130,12 @@ async function podNamespaces(): Promise<string[]> {
   return (await listNetns()).filter((n) => n.startsWith(podNetnsPrefix(NODE)));
 }
 
-const reason = process.platform !== 'linux' || process.getuid?.() !== 0 ? 'needs Linux and root' : !existsSync(join(binDir, 'kube-apiserver')) ? `no sim binaries in ${binDir} (npm run test:sim builds them)` : null;
+const reason =
+  process.platform !== 'linux' || process.getuid?.() !== 0
+    ? 'needs Linux and root'
+    : !existsSync(join(binDir, 'kube-apiserver'))
+      ? `no sim binaries in ${binDir} (npm run test:sim builds them)`
+      : null;
 
 describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${reason ? ` (skipped: ${reason})` : ''}`, () => {
   beforeAll(async () => {
@@ -118,7 +155,15 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     sh(['-n', NODE, 'route', 'add', 'default', 'via', HOST_IP]);
     spawnSync('ip', ['netns', 'exec', NODE, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
 
-    cp = await startControlPlane({ dir: join(dir, 'cp'), ip: NODE_IP, netns: NODE, serviceCidr: '10.252.0.0/16', podCidr: '10.253.0.0/16', binDir, extraSans: [NODE] });
+    cp = await startControlPlane({
+      dir: join(dir, 'cp'),
+      ip: NODE_IP,
+      netns: NODE,
+      serviceCidr: '10.252.0.0/16',
+      podCidr: '10.253.0.0/16',
+      binDir,
+      extraSans: [NODE],
+    });
     const serving = await cp.kubeletServingCert(NODE, NODE_IP);
     const config: KubeletConfigInput = {
       nodeName: NODE,
@@ -159,7 +204,10 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
   it('registers the Node: labels, addresses, kubelet endpoint, Ready, and renews its Lease', async () => {
     const node = await json(['get', 'node', NODE]);
     expect(node.metadata.labels).toMatchObject({ 'kubernetes.io/hostname': NODE, 'kubernetes.io/os': 'linux' });
-    expect(node.status.addresses).toEqual([{ type: 'InternalIP', address: NODE_IP }, { type: 'Hostname', address: NODE }]);
+    expect(node.status.addresses).toEqual([
+      { type: 'InternalIP', address: NODE_IP },
+      { type: 'Hostname', address: NODE },
+    ]);
     expect(node.status.daemonEndpoints.kubeletEndpoint.Port).toBe(10250);
     expect(node.status.nodeInfo.kubeletVersion).toBe('v1.35.0');
     expect(node.status.nodeInfo.osImage).toMatch(/kubelet stand-in/);
@@ -188,14 +236,27 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const agnhost = SIM_COMPONENTS.find((c) => c.name === 'agnhost')!.version;
     expect(pod.status.containerStatuses[0].imageID).toBe(`dplab-sim://agnhost@${agnhost} (requested ${AGNHOST})`);
     // Real agnhost netexec answers on the pod's address, from the node.
-    const r = spawnSync('ip', ['netns', 'exec', NODE, process.execPath, '-e', `fetch('http://${pod.status.podIP}:8080/hostname').then(r=>r.text()).then(t=>process.stdout.write(t))`], { encoding: 'utf8', timeout: 10_000 });
+    const r = spawnSync(
+      'ip',
+      [
+        'netns',
+        'exec',
+        NODE,
+        process.execPath,
+        '-e',
+        `fetch('http://${pod.status.podIP}:8080/hostname').then(r=>r.text()).then(t=>process.stdout.write(t))`,
+      ],
+      { encoding: 'utf8', timeout: 10_000 },
+    );
     expect(r.stdout).toBe('web');
     // kubectl logs, through the API server and the exec server's /containerLogs.
     const logs = await kubectl(['-n', 'demo', 'logs', 'web']);
     expect(logs.stdout).toMatch(/Started HTTP server on port 8080/);
     const [podNs] = await podNamespaces();
     // A real namespace to everyone on the host, not just to the stand-in (mount propagation).
-    expect(spawnSync('ip', ['-n', podNs, '-4', '-o', 'addr', 'show', 'eth0'], { encoding: 'utf8' }).stdout).toContain(`${pod.status.podIP}/24`);
+    expect(spawnSync('ip', ['-n', podNs, '-4', '-o', 'addr', 'show', 'eth0'], { encoding: 'utf8' }).stdout).toContain(
+      `${pod.status.podIP}/24`,
+    );
 
     await kubectl(['-n', 'demo', 'delete', 'pod', 'web', '--wait=true', '--timeout=60s']);
     expect((await kubectl(['-n', 'demo', 'get', 'pod', 'web', '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe('');
@@ -208,7 +269,15 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
   });
 
   it('keeps a pod whose readiness probe fails out of the Service’s ready endpoints', async () => {
-    await kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'pair', namespace: 'demo' }, spec: { selector: { tier: 'pair' }, ports: [{ port: 80, targetPort: 8080 }] } }));
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'pair', namespace: 'demo' },
+        spec: { selector: { tier: 'pair' }, ports: [{ port: 80, targetPort: 8080 }] },
+      }),
+    );
     const withTier = (name: string, probePort: number) => {
       const m = JSON.parse(podManifest(name, {}, { readinessProbe: { httpGet: { path: '/', port: probePort }, periodSeconds: 1 } }));
       m.metadata.labels.tier = 'pair';
@@ -238,24 +307,39 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const resolv = (await kubectl(['-n', 'demo', 'exec', 'shell', '--', 'cat', '/etc/resolv.conf'])).stdout;
     expect(resolv).toContain(`nameserver ${DNS_IP}`);
     expect(resolv).toContain('search demo.svc.cluster.local svc.cluster.local cluster.local');
-    expect((await kubectl(['-n', 'demo', 'exec', '-i', 'shell', '--', 'sh', '-c', 'tr a-z A-Z'], 'hello through stdin\n')).stdout).toBe('HELLO THROUGH STDIN\n');
+    expect((await kubectl(['-n', 'demo', 'exec', '-i', 'shell', '--', 'sh', '-c', 'tr a-z A-Z'], 'hello through stdin\n')).stdout).toBe(
+      'HELLO THROUGH STDIN\n',
+    );
     const failed = await kubectl(['-n', 'demo', 'exec', 'shell', '--', 'sh', '-c', 'echo oops >&2; exit 7']).catch((e) => e);
     expect(failed.exitCode).toBe(7);
     expect(failed.stderr).toContain('oops');
     // A terminal: `script` gives kubectl a pty (sized 30x100 here), so -t is honoured, the
     // command sees a tty, and kubectl's size reaches the pod's pty through the resize stream.
-    const tty = spawnSync('script', ['-qec', `stty rows 30 cols 100; ${join(binDir, 'kubectl')} --kubeconfig ${cp.kubeconfig} -n demo exec -it shell -- sh -c 'tty; sleep 1; stty size'`, '/dev/null'], { encoding: 'utf8', timeout: 30_000 });
+    const tty = spawnSync(
+      'script',
+      [
+        '-qec',
+        `stty rows 30 cols 100; ${join(binDir, 'kubectl')} --kubeconfig ${cp.kubeconfig} -n demo exec -it shell -- sh -c 'tty; sleep 1; stty size'`,
+        '/dev/null',
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     expect(tty.stdout).toMatch(/\/dev\/pts\/\d+/);
     // (The pty may echo a stray byte from script's closed stdin before it, as ^@.)
     expect(tty.stdout).toMatch(/(^|\^@)30 100\r?$/m);
     // /agnhost (the image's entrypoint) maps to the built binary; it reads the pod's resolv.conf.
-    expect((await kubectl(['-n', 'demo', 'exec', 'shell', '--', '/agnhost', 'dns-suffix'])).stdout.trim()).toBe('demo.svc.cluster.local,svc.cluster.local,cluster.local');
+    expect((await kubectl(['-n', 'demo', 'exec', 'shell', '--', '/agnhost', 'dns-suffix'])).stdout.trim()).toBe(
+      'demo.svc.cluster.local,svc.cluster.local,cluster.local',
+    );
   });
 
   it('the exec server refuses a client without the API server’s client certificate', async () => {
     const pod = await json(['-n', 'demo', 'get', 'pod', 'shell']);
     const outcome = await new Promise<string>((resolve) => {
-      const req = https.request({ host: NODE_IP, port: 10250, path: `/exec/demo/shell/app?command=hostname&output=1`, method: 'POST', rejectUnauthorized: false }, (res) => resolve(`HTTP ${res.statusCode}`));
+      const req = https.request(
+        { host: NODE_IP, port: 10250, path: `/exec/demo/shell/app?command=hostname&output=1`, method: 'POST', rejectUnauthorized: false },
+        (res) => resolve(`HTTP ${res.statusCode}`),
+      );
       req.on('error', (err) => resolve(`error ${err.message}`));
       req.end();
     });
@@ -282,8 +366,18 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
   });
 
   it('stops a container that ignores SIGTERM with SIGKILL after the grace period', async () => {
-    await apply(podManifest('stubborn', { terminationGracePeriodSeconds: 2 }, { command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.2; done'], args: [] }));
-    await until('stubborn to be Running', 60_000, async () => (await json(['-n', 'demo', 'get', 'pod', 'stubborn'])).status.phase === 'Running');
+    await apply(
+      podManifest(
+        'stubborn',
+        { terminationGracePeriodSeconds: 2 },
+        { command: ['sh', '-c', 'trap "" TERM; while true; do sleep 0.2; done'], args: [] },
+      ),
+    );
+    await until(
+      'stubborn to be Running',
+      60_000,
+      async () => (await json(['-n', 'demo', 'get', 'pod', 'stubborn'])).status.phase === 'Running',
+    );
     const pid = podRecords().find((r) => r.name === 'stubborn')!.containers[0].pid!;
     const started = Date.now();
     await kubectl(['-n', 'demo', 'delete', 'pod', 'stubborn', '--wait=true', '--timeout=60s']);
@@ -300,7 +394,10 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
       return p.status.containerStatuses?.[0]?.restartCount >= 1 ? p : null;
     });
     // Killed with SIGTERM, agnhost exits on its own (code 0: "Completed"); the run is the last state.
-    expect(pod.status.containerStatuses[0].lastState.terminated).toMatchObject({ reason: expect.stringMatching(/^(Completed|Error)$/), finishedAt: expect.any(String) });
+    expect(pod.status.containerStatuses[0].lastState.terminated).toMatchObject({
+      reason: expect.stringMatching(/^(Completed|Error)$/),
+      finishedAt: expect.any(String),
+    });
     const events = await json(['-n', 'demo', 'get', 'events', '--field-selector', 'involvedObject.name=sick,reason=Killing']);
     expect(events.items.map((e: any) => e.message)).toContain('Container app failed liveness probe, will be restarted');
     // Each run has its own log: --previous reads the killed one.
@@ -314,7 +411,11 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const oldPid = before.containers[0].pid!;
     // The stand-in proper is the child of the process the provider started (see main.ts).
     // (tsx's esbuild service is a child too: pick the one running main.ts.)
-    const inner = Number(spawnSync('pgrep', ['-P', String(kubelet.pid), '-f', 'kubelet/main.ts'], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
+    const inner = Number(
+      spawnSync('pgrep', ['-P', String(kubelet.pid), '-f', 'kubelet/main.ts'], { encoding: 'utf8' })
+        .stdout.trim()
+        .split('\n')[0],
+    );
     expect(inner).toBeGreaterThan(1);
     process.kill(inner, 'SIGKILL');
     await new Promise((r) => kubelet.once('exit', r));
@@ -327,7 +428,9 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     expect(alive(oldPid)).toBe(false);
     expect(await podNamespaces()).toEqual([after.netns]);
     expect(kubeletLog).toMatch(/stopping the exec server an earlier run left/);
-    await until('shell to be Ready again', 30_000, async () => (await json(['-n', 'demo', 'get', 'pod', 'shell'])).status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'));
+    await until('shell to be Ready again', 30_000, async () =>
+      (await json(['-n', 'demo', 'get', 'pod', 'shell'])).status.conditions?.some((c: any) => c.type === 'Ready' && c.status === 'True'),
+    );
     expect((await kubectl(['-n', 'demo', 'exec', 'shell', '--', 'hostname'])).stdout.trim()).toBe('shell');
   });
 

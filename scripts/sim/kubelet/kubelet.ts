@@ -109,7 +109,8 @@ async function stopStaleExecServer(pidFile: string, stateDir: string, log: (msg:
   } catch {
     return;
   }
-  for (let i = 0; i < 50 && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 50 && (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')); i++)
+    await new Promise((r) => setTimeout(r, 50));
 }
 
 /** The exec server runs as long as the stand-in; restarted if it dies. */
@@ -119,7 +120,16 @@ async function superviseExecServer(config: KubeletConfig, stateDir: string, log:
   let child: ChildProcess | null = null;
   const startOne = () => {
     if (signal.aborted) return;
-    const args = ['--listen', `${config.nodeIP}:${KUBELET_PORT}`, '--state-dir', stateDir, '--agnhost', join(config.binDir, 'agnhost'), '--node-ip', config.nodeIP];
+    const args = [
+      '--listen',
+      `${config.nodeIP}:${KUBELET_PORT}`,
+      '--state-dir',
+      stateDir,
+      '--agnhost',
+      join(config.binDir, 'agnhost'),
+      '--node-ip',
+      config.nodeIP,
+    ];
     if (config.clientCAFile) args.push('--client-ca', config.clientCAFile);
     if (config.servingCertFile && config.servingKeyFile) args.push('--cert', config.servingCertFile, '--key', config.servingKeyFile);
     const c = spawn(join(config.binDir, 'dplab-exec-server'), args, { stdio: ['ignore', 'inherit', 'inherit'] });

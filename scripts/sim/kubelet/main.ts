@@ -40,10 +40,22 @@ async function main(argv: string[]): Promise<number> {
   const parentMounts = `/proc/${process.ppid}/ns/mnt`;
   const inParentMounts = reran || process.ppid <= 1 || (await sameNamespace('/proc/self/ns/mnt', parentMounts).catch(() => true));
   if (!inNode || !inParentMounts) {
-    const child = spawn('nsenter', [`--mount=${parentMounts}`, `--net=${nodeNs}`, `--wd=${process.cwd()}`, '--', process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-      stdio: 'inherit',
-      env: { ...process.env, [REEXEC_ENV]: '1' },
-    });
+    const child = spawn(
+      'nsenter',
+      [
+        `--mount=${parentMounts}`,
+        `--net=${nodeNs}`,
+        `--wd=${process.cwd()}`,
+        '--',
+        process.execPath,
+        ...process.execArgv,
+        ...process.argv.slice(1),
+      ],
+      {
+        stdio: 'inherit',
+        env: { ...process.env, [REEXEC_ENV]: '1' },
+      },
+    );
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(sig, () => child.kill(sig));
     return new Promise((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 1 : 0))));
   }

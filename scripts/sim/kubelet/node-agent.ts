@@ -59,28 +59,45 @@ export class NodeAgent {
       this.log(`registered node ${this.config.nodeName}`);
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 409)) throw err;
-      const patched = await this.api.mergePatch<NodeRead>(this.nodePath, { metadata: { labels: desired.metadata.labels, annotations: desired.metadata.annotations } });
+      const patched = await this.api.mergePatch<NodeRead>(this.nodePath, {
+        metadata: { labels: desired.metadata.labels, annotations: desired.metadata.annotations },
+      });
       this.uid = patched.metadata.uid;
       this.log(`node ${this.config.nodeName} already registered; updated it`);
     }
     await this.postStatus();
     await this.renewLease();
-    this.timers.push(setInterval(() => void this.renewLease().catch((e) => this.log(`lease renewal failed: ${(e as Error).message}`)), LEASE_RENEW_MS));
-    this.timers.push(setInterval(() => void this.postStatus().catch((e) => this.log(`node status update failed: ${(e as Error).message}`)), STATUS_UPDATE_MS));
+    this.timers.push(
+      setInterval(() => void this.renewLease().catch((e) => this.log(`lease renewal failed: ${(e as Error).message}`)), LEASE_RENEW_MS),
+    );
+    this.timers.push(
+      setInterval(
+        () => void this.postStatus().catch((e) => this.log(`node status update failed: ${(e as Error).message}`)),
+        STATUS_UPDATE_MS,
+      ),
+    );
   }
 
   async postStatus(): Promise<void> {
-    await this.api.mergePatch(`${this.nodePath}/status`, { status: nodeStatus(this.config, this.facts, new Date().toISOString(), this.since) });
+    await this.api.mergePatch(`${this.nodePath}/status`, {
+      status: nodeStatus(this.config, this.facts, new Date().toISOString(), this.since),
+    });
   }
 
   async renewLease(): Promise<void> {
     const path = `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${encodeURIComponent(this.config.nodeName)}`;
     const now = microTime(new Date());
     try {
-      await this.api.mergePatch(path, { spec: { holderIdentity: this.config.nodeName, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: now } });
+      await this.api.mergePatch(path, {
+        spec: { holderIdentity: this.config.nodeName, leaseDurationSeconds: LEASE_DURATION_SECONDS, renewTime: now },
+      });
     } catch (err) {
       if (!(err instanceof ApiError && err.code === 404)) throw err;
-      await this.api.request('POST', '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases', leaseObject(this.config.nodeName, this.uid, LEASE_DURATION_SECONDS, now));
+      await this.api.request(
+        'POST',
+        '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
+        leaseObject(this.config.nodeName, this.uid, LEASE_DURATION_SECONDS, now),
+      );
     }
   }
 

@@ -38,7 +38,13 @@ const condition = (type: string, status: 'True' | 'False', reason: string, messa
 });
 
 export function nodeStatus(config: KubeletConfig, facts: MachineFacts, now: string, since: string) {
-  const capacity = { cpu: String(facts.cpus), memory: `${facts.memoryKi}Ki`, pods: '110', 'ephemeral-storage': '100Gi', 'hugepages-2Mi': '0' };
+  const capacity = {
+    cpu: String(facts.cpus),
+    memory: `${facts.memoryKi}Ki`,
+    pods: '110',
+    'ephemeral-storage': '100Gi',
+    'hugepages-2Mi': '0',
+  };
   return {
     capacity,
     allocatable: capacity,

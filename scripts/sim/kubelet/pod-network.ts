@@ -137,7 +137,11 @@ export async function createSandbox(spec: SandboxSpec): Promise<void> {
 
 async function netnsPids(netns: string): Promise<number[]> {
   const r = await run('ip', ['netns', 'pids', netns], { timeoutMs: 5_000 }).catch(() => null);
-  return (r?.stdout ?? '').split(/\s+/).filter(Boolean).map(Number).filter((n) => Number.isInteger(n) && n > 1 && n !== process.pid);
+  return (r?.stdout ?? '')
+    .split(/\s+/)
+    .filter(Boolean)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 1 && n !== process.pid);
 }
 
 /** SIGKILL every process in the namespace, then wait (bounded) until none is left. */

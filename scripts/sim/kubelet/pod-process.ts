@@ -19,7 +19,12 @@ export function podCommand(ns: PodNamespaces, argv: string[]): [string, string[]
 const BASE_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root' };
 
 /** A container process, its own process group (so stop() reaches its children), output to logFile. */
-export async function startContainerProcess(ns: PodNamespaces, argv: string[], env: Record<string, string>, logFile: string): Promise<ChildProcess> {
+export async function startContainerProcess(
+  ns: PodNamespaces,
+  argv: string[],
+  env: Record<string, string>,
+  logFile: string,
+): Promise<ChildProcess> {
   await mkdir(dirname(logFile), { recursive: true });
   const log = await open(logFile, 'a');
   try {
@@ -36,7 +41,12 @@ export async function startContainerProcess(ns: PodNamespaces, argv: string[], e
 }
 
 /** Run a short command in the pod (exec probes); kills it after timeoutMs. */
-export function execInPod(ns: PodNamespaces, argv: string[], env: Record<string, string>, timeoutMs: number): Promise<{ exitCode: number; output: string }> {
+export function execInPod(
+  ns: PodNamespaces,
+  argv: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ exitCode: number; output: string }> {
   return new Promise((resolve, reject) => {
     const [file, args] = podCommand(ns, argv);
     const child = spawn(file, args, { env: { ...BASE_ENV, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

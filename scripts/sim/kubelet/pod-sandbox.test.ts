@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whyNot } from '../../dataplane/netns-lab.ts';
 import { removeStaleState, listNetns } from './cleanup.ts';
-import { clusterFirstDns, createSandbox, ensureUtsMountPoint, removeSandbox, renderHosts, renderResolvConf, sandboxNames } from './pod-network.ts';
+import {
+  clusterFirstDns,
+  createSandbox,
+  ensureUtsMountPoint,
+  removeSandbox,
+  renderHosts,
+  renderResolvConf,
+  sandboxNames,
+} from './pod-network.ts';
 import { execInPod, startContainerProcess } from './pod-process.ts';
 import { statePaths, writePodRecord } from './state.ts';
 
@@ -71,7 +79,18 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     const child = await startContainerProcess(names, [process.execPath, '-e', `${SERVER};console.log('serving')`], env, log);
     let answer = '';
     for (let i = 0; i < 50 && !answer; i++) {
-      const r = spawnSync('ip', ['netns', 'exec', NODE, process.execPath, '-e', "fetch('http://10.250.7.2:8080/').then(r=>r.text()).then(t=>process.stdout.write(t),()=>{})"], { encoding: 'utf8', timeout: 5_000 });
+      const r = spawnSync(
+        'ip',
+        [
+          'netns',
+          'exec',
+          NODE,
+          process.execPath,
+          '-e',
+          "fetch('http://10.250.7.2:8080/').then(r=>r.text()).then(t=>process.stdout.write(t),()=>{})",
+        ],
+        { encoding: 'utf8', timeout: 5_000 },
+      );
       answer = r.stdout;
       if (!answer) await new Promise((r) => setTimeout(r, 100));
     }
@@ -94,7 +113,16 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     await createSandbox({ names, podCidr: POD_CIDR, podIP: '10.250.7.3', hostname: 'left-over', resolvConf: '', hosts: '' });
     const child = await startContainerProcess(names, ['sleep', '600'], {}, join(paths.logs, 'left', '0.log'));
     child.unref();
-    await writePodRecord(paths, { namespace: 'demo', name: 'left-over', uid: 'x', netns: names.netns, utsFile: names.utsFile, hostVeth: names.hostVeth, ip: '10.250.7.3', containers: [] });
+    await writePodRecord(paths, {
+      namespace: 'demo',
+      name: 'left-over',
+      uid: 'x',
+      netns: names.netns,
+      utsFile: names.utsFile,
+      hostVeth: names.hostVeth,
+      ip: '10.250.7.3',
+      containers: [],
+    });
     // A second sandbox without a record (crash between creating it and writing the record).
     const orphan = sandboxNames(NODE, '3f2e3d4c-0000-4000-8000-000000000003', paths);
     await createSandbox({ names: orphan, podCidr: POD_CIDR, podIP: '10.250.7.4', hostname: 'orphan', resolvConf: '', hosts: '' });

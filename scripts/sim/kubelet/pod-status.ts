@@ -36,10 +36,21 @@ export interface PodView {
 
 function stateJson(s: ContainerState) {
   switch (s.kind) {
-    case 'waiting': return { waiting: { reason: s.reason, ...(s.message ? { message: s.message } : {}) } };
-    case 'running': return { running: { startedAt: s.startedAt } };
+    case 'waiting':
+      return { waiting: { reason: s.reason, ...(s.message ? { message: s.message } : {}) } };
+    case 'running':
+      return { running: { startedAt: s.startedAt } };
     case 'terminated':
-      return { terminated: { exitCode: s.exitCode, ...(s.signal ? { signal: s.signal } : {}), reason: s.reason, startedAt: s.startedAt, finishedAt: s.finishedAt, ...(s.message ? { message: s.message } : {}) } };
+      return {
+        terminated: {
+          exitCode: s.exitCode,
+          ...(s.signal ? { signal: s.signal } : {}),
+          reason: s.reason,
+          startedAt: s.startedAt,
+          finishedAt: s.finishedAt,
+          ...(s.message ? { message: s.message } : {}),
+        },
+      };
   }
 }
 
@@ -67,8 +78,14 @@ export function podStatus(view: PodView) {
     conditions: [
       cond('PodReadyToStartContainers', view.sandboxReady, view.startTime),
       cond('Initialized', true, view.startTime),
-      { ...cond('Ready', allReady, view.readySince, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady'), ...(allReady ? {} : { message: `containers with unready status: [${notReady.join(' ')}]` }) },
-      { ...cond('ContainersReady', allReady, view.readySince, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady'), ...(allReady ? {} : { message: `containers with unready status: [${notReady.join(' ')}]` }) },
+      {
+        ...cond('Ready', allReady, view.readySince, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady'),
+        ...(allReady ? {} : { message: `containers with unready status: [${notReady.join(' ')}]` }),
+      },
+      {
+        ...cond('ContainersReady', allReady, view.readySince, phase === 'Succeeded' ? 'PodCompleted' : 'ContainersNotReady'),
+        ...(allReady ? {} : { message: `containers with unready status: [${notReady.join(' ')}]` }),
+      },
       cond('PodScheduled', true, view.scheduledAt),
     ],
     hostIP: view.hostIP,

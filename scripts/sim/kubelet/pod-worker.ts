@@ -12,14 +12,30 @@ import type { KubeletConfig } from './config.ts';
 import { containerArgv, containerEnv, namedPorts, serviceLinkEnv, type ContainerSpec, type Service } from './container-spec.ts';
 import { postPodEvent } from './events.ts';
 import { imageIdFor, resolveImage } from './images.ts';
-import { clusterFirstDns, createSandbox, removeSandbox, renderHosts, renderResolvConf, sandboxNames, type SandboxNames } from './pod-network.ts';
+import {
+  clusterFirstDns,
+  createSandbox,
+  removeSandbox,
+  renderHosts,
+  renderResolvConf,
+  sandboxNames,
+  type SandboxNames,
+} from './pod-network.ts';
 import { execInPod, signalGroup, startContainerProcess } from './pod-process.ts';
 import { podStatus, restartDelayMs, shouldRestart, type ContainerState, type ContainerView } from './pod-status.ts';
 import { initialProbeState, probeTiming, recordProbe, runProbe, type Probe, type ProbeKind, type ProbeState } from './probes.ts';
 import { removePodRecord, writePodRecord, type PodRecord, type StatePaths } from './state.ts';
 
 export interface Pod {
-  metadata: { name: string; namespace: string; uid: string; resourceVersion?: string; deletionTimestamp?: string; deletionGracePeriodSeconds?: number; creationTimestamp?: string };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    resourceVersion?: string;
+    deletionTimestamp?: string;
+    deletionGracePeriodSeconds?: number;
+    creationTimestamp?: string;
+  };
   spec: {
     nodeName?: string;
     containers: Array<ContainerSpec & { readinessProbe?: Probe; livenessProbe?: Probe; startupProbe?: Probe }>;
@@ -86,7 +102,10 @@ export class PodWorker {
   done: Promise<void>;
   private resolveDone!: () => void;
 
-  constructor(pod: Pod, private readonly deps: WorkerDeps) {
+  constructor(
+    pod: Pod,
+    private readonly deps: WorkerDeps,
+  ) {
     this.pod = pod;
     this.names = sandboxNames(deps.config.netns, pod.metadata.uid, deps.paths);
     this.done = new Promise((r) => (this.resolveDone = r));
@@ -138,10 +157,12 @@ export class PodWorker {
       if (!r.ok) refused.set(c.name, { reason: r.reason, message: r.message });
     }
     if (spec.initContainers?.length) {
-      for (const c of spec.containers) refused.set(c.name, { reason: 'CreateContainerConfigError', message: 'the sim kubelet stand-in does not run init containers' });
+      for (const c of spec.containers)
+        refused.set(c.name, { reason: 'CreateContainerConfigError', message: 'the sim kubelet stand-in does not run init containers' });
     }
     if (spec.hostNetwork) {
-      for (const c of spec.containers) refused.set(c.name, { reason: 'CreateContainerConfigError', message: 'the sim kubelet stand-in does not run hostNetwork pods' });
+      for (const c of spec.containers)
+        refused.set(c.name, { reason: 'CreateContainerConfigError', message: 'the sim kubelet stand-in does not run hostNetwork pods' });
     }
     if (refused.size) {
       this.refused = refused;
@@ -172,18 +193,31 @@ export class PodWorker {
     this.sandboxReady = true;
     const serviceEnv = spec.enableServiceLinks === false ? {} : await this.serviceEnv();
     for (const c of spec.containers) {
-      const env = containerEnv(c, {
-        name: this.pod.metadata.name,
-        namespace: this.pod.metadata.namespace,
-        uid: this.pod.metadata.uid,
-        nodeName: config.nodeName,
-        podIP: this.podIP,
-        hostIP: config.nodeIP,
-        serviceAccountName: spec.serviceAccountName ?? 'default',
-      }, serviceEnv);
+      const env = containerEnv(
+        c,
+        {
+          name: this.pod.metadata.name,
+          namespace: this.pod.metadata.namespace,
+          uid: this.pod.metadata.uid,
+          nodeName: config.nodeName,
+          podIP: this.podIP,
+          hostIP: config.nodeIP,
+          serviceAccountName: spec.serviceAccountName ?? 'default',
+        },
+        serviceEnv,
+      );
       this.containers.set(c.name, {
-        spec: c, child: null, state: { kind: 'waiting', reason: 'ContainerCreating' }, lastState: null,
-        restartCount: 0, ready: false, started: false, probes: {}, timers: [], env, stopping: false,
+        spec: c,
+        child: null,
+        state: { kind: 'waiting', reason: 'ContainerCreating' },
+        lastState: null,
+        restartCount: 0,
+        ready: false,
+        started: false,
+        probes: {},
+        timers: [],
+        env,
+        stopping: false,
       });
     }
     await this.saveRecord();
@@ -224,7 +258,13 @@ export class PodWorker {
       utsFile: this.names.utsFile,
       hostVeth: this.names.hostVeth,
       ip: this.podIP,
-      containers: [...this.containers.values()].map((c) => ({ name: c.spec.name, pid: c.child?.pid ?? null, logFile: this.logFile(c), env: c.env, restartCount: c.restartCount })),
+      containers: [...this.containers.values()].map((c) => ({
+        name: c.spec.name,
+        pid: c.child?.pid ?? null,
+        logFile: this.logFile(c),
+        env: c.env,
+        restartCount: c.restartCount,
+      })),
     };
     await writePodRecord(this.deps.paths, record);
   }
@@ -233,7 +273,13 @@ export class PodWorker {
     if (this.terminating) return;
     const argv = containerArgv(c.spec, c.env, this.deps.agnhostPath);
     const imageNote = resolveImage(c.spec.image);
-    if (c.restartCount === 0) this.event('Normal', 'Pulled', `Container image "${c.spec.image}" already present on machine (sim: runs the built agnhost ${this.deps.agnhostVersion}${imageNote.ok && imageNote.requestedTag && imageNote.requestedTag !== this.deps.agnhostVersion ? `, not tag ${imageNote.requestedTag}` : ''})`, c.spec.name);
+    if (c.restartCount === 0)
+      this.event(
+        'Normal',
+        'Pulled',
+        `Container image "${c.spec.image}" already present on machine (sim: runs the built agnhost ${this.deps.agnhostVersion}${imageNote.ok && imageNote.requestedTag && imageNote.requestedTag !== this.deps.agnhostVersion ? `, not tag ${imageNote.requestedTag}` : ''})`,
+        c.spec.name,
+      );
     let child: ChildProcess;
     try {
       child = await startContainerProcess(this.names, argv, c.env, this.logFile(c));
@@ -273,13 +319,20 @@ export class PodWorker {
       const outcome = await runProbe(probe, {
         podIP: this.podIP ?? '',
         namedPorts: namedPorts(c.spec),
-        exec: (cmd, timeoutMs) => execInPod(this.names, containerArgv({ ...c.spec, command: cmd, args: [] }, c.env, this.deps.agnhostPath), c.env, timeoutMs),
+        exec: (cmd, timeoutMs) =>
+          execInPod(this.names, containerArgv({ ...c.spec, command: cmd, args: [] }, c.env, this.deps.agnhostPath), c.env, timeoutMs),
       });
       if (this.terminating || c.child !== child || c.stopping) return;
       const before = c.probes[kind] ?? initialProbeState(kind);
       const after = recordProbe(before, outcome.passed, probe);
       c.probes[kind] = after;
-      if (!outcome.passed) this.event('Warning', 'Unhealthy', `${kind[0].toUpperCase()}${kind.slice(1)} probe failed: ${outcome.message.replace(/^Probe failed: /, '')}`, c.spec.name);
+      if (!outcome.passed)
+        this.event(
+          'Warning',
+          'Unhealthy',
+          `${kind[0].toUpperCase()}${kind.slice(1)} probe failed: ${outcome.message.replace(/^Probe failed: /, '')}`,
+          c.spec.name,
+        );
       if (kind === 'readiness' && c.ready !== after.ok) {
         c.ready = after.ok;
         this.scheduleStatus();
@@ -314,13 +367,25 @@ export class PodWorker {
     c.timers = [];
   }
 
-  private async onExit(c: Running, child: ChildProcess, startedAt: string, code: number | null, signal: NodeJS.Signals | null): Promise<void> {
+  private async onExit(
+    c: Running,
+    child: ChildProcess,
+    startedAt: string,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): Promise<void> {
     if (c.child !== child) return;
     this.stopProbes(c);
     c.child = null;
     c.ready = false;
     const exitCode = code ?? 128 + (signal ? (({ SIGKILL: 9, SIGTERM: 15, SIGINT: 2 } as Record<string, number>)[signal] ?? 1) : 1);
-    const terminated: ContainerState = { kind: 'terminated', exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: new Date().toISOString() };
+    const terminated: ContainerState = {
+      kind: 'terminated',
+      exitCode,
+      reason: exitCode === 0 ? 'Completed' : 'Error',
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    };
     if (this.terminating) {
       c.state = terminated;
       return;
@@ -335,7 +400,11 @@ export class PodWorker {
     c.lastState = terminated;
     c.restartCount += 1;
     const delay = restartDelayMs(c.restartCount);
-    c.state = { kind: 'waiting', reason: 'CrashLoopBackOff', message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${c.spec.name} pod=${this.pod.metadata.name}_${this.pod.metadata.namespace}(${this.pod.metadata.uid})` };
+    c.state = {
+      kind: 'waiting',
+      reason: 'CrashLoopBackOff',
+      message: `back-off ${Math.round(delay / 1000)}s restarting failed container=${c.spec.name} pod=${this.pod.metadata.name}_${this.pod.metadata.namespace}(${this.pod.metadata.uid})`,
+    };
     if (!c.stopping) this.event('Warning', 'BackOff', 'Back-off restarting failed container', c.spec.name);
     this.scheduleStatus();
     const timer = setTimeout(() => this.enqueue(() => this.runContainer(c)), c.stopping ? 0 : delay);
@@ -368,9 +437,16 @@ export class PodWorker {
       if (deleteObject) {
         const m = this.pod.metadata;
         try {
-          await this.deps.api.request('DELETE', `/api/v1/namespaces/${encodeURIComponent(m.namespace)}/pods/${encodeURIComponent(m.name)}`, {
-            apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, preconditions: { uid: m.uid },
-          });
+          await this.deps.api.request(
+            'DELETE',
+            `/api/v1/namespaces/${encodeURIComponent(m.namespace)}/pods/${encodeURIComponent(m.name)}`,
+            {
+              apiVersion: 'v1',
+              kind: 'DeleteOptions',
+              gracePeriodSeconds: 0,
+              preconditions: { uid: m.uid },
+            },
+          );
         } catch (err) {
           if (!(err instanceof ApiError && (err.code === 404 || err.code === 409))) throw err;
         }
@@ -394,7 +470,9 @@ export class PodWorker {
     return this.pod.spec.containers.map((spec) => {
       const refused = this.refused?.get(spec.name);
       const c = this.containers.get(spec.name);
-      const state: ContainerState = refused ? { kind: 'waiting', reason: refused.reason, message: refused.message } : c?.state ?? { kind: 'waiting', reason: 'ContainerCreating' };
+      const state: ContainerState = refused
+        ? { kind: 'waiting', reason: refused.reason, message: refused.message }
+        : (c?.state ?? { kind: 'waiting', reason: 'ContainerCreating' });
       return {
         name: spec.name,
         image: spec.image,
@@ -417,7 +495,10 @@ export class PodWorker {
       this.lastReady = ready;
       this.readySince = new Date().toISOString();
     }
-    const scheduledAt = this.pod.status?.conditions?.find((c) => c.type === 'PodScheduled')?.lastTransitionTime ?? this.pod.metadata.creationTimestamp ?? this.startTime;
+    const scheduledAt =
+      this.pod.status?.conditions?.find((c) => c.type === 'PodScheduled')?.lastTransitionTime ??
+      this.pod.metadata.creationTimestamp ??
+      this.startTime;
     const status = podStatus({
       hostIP: this.deps.config.nodeIP,
       podIP: this.podIP,
@@ -430,7 +511,10 @@ export class PodWorker {
     });
     const m = this.pod.metadata;
     try {
-      await this.deps.api.mergePatch(`/api/v1/namespaces/${encodeURIComponent(m.namespace)}/pods/${encodeURIComponent(m.name)}/status`, { metadata: { uid: m.uid }, status });
+      await this.deps.api.mergePatch(`/api/v1/namespaces/${encodeURIComponent(m.namespace)}/pods/${encodeURIComponent(m.name)}/status`, {
+        metadata: { uid: m.uid },
+        status,
+      });
     } catch (err) {
       if (err instanceof ApiError && err.code === 404) return;
       throw err;

@@ -8,7 +8,13 @@ import https from 'node:https';
 import net from 'node:net';
 
 export interface Probe {
-  httpGet?: { path?: string; port: number | string; host?: string; scheme?: 'HTTP' | 'HTTPS'; httpHeaders?: Array<{ name: string; value: string }> };
+  httpGet?: {
+    path?: string;
+    port: number | string;
+    host?: string;
+    scheme?: 'HTTP' | 'HTTPS';
+    httpHeaders?: Array<{ name: string; value: string }>;
+  };
   tcpSocket?: { port: number | string; host?: string };
   exec?: { command?: string[] };
   grpc?: { port: number; service?: string };
@@ -80,7 +86,14 @@ export async function runProbe(probe: Probe, ctx: ProbeContext): Promise<ProbeOu
   if (probe.httpGet) {
     const port = resolvePort(probe.httpGet.port, ctx.namedPorts);
     if (port === null) return { passed: false, message: `Probe failed: no container port named "${probe.httpGet.port}"` };
-    return httpProbe(probe.httpGet.scheme === 'HTTPS', probe.httpGet.host || ctx.podIP, port, probe.httpGet.path || '/', probe.httpGet.httpHeaders ?? [], timeoutMs);
+    return httpProbe(
+      probe.httpGet.scheme === 'HTTPS',
+      probe.httpGet.host || ctx.podIP,
+      port,
+      probe.httpGet.path || '/',
+      probe.httpGet.httpHeaders ?? [],
+      timeoutMs,
+    );
   }
   if (probe.tcpSocket) {
     const port = resolvePort(probe.tcpSocket.port, ctx.namedPorts);
@@ -90,7 +103,12 @@ export async function runProbe(probe: Probe, ctx: ProbeContext): Promise<ProbeOu
   if (probe.exec?.command?.length) {
     try {
       const r = await ctx.exec(probe.exec.command, timeoutMs);
-      return r.exitCode === 0 ? { passed: true, message: '' } : { passed: false, message: `Probe failed: command ${JSON.stringify(probe.exec.command)} exited with ${r.exitCode}: ${r.output.trim().slice(0, 200)}` };
+      return r.exitCode === 0
+        ? { passed: true, message: '' }
+        : {
+            passed: false,
+            message: `Probe failed: command ${JSON.stringify(probe.exec.command)} exited with ${r.exitCode}: ${r.output.trim().slice(0, 200)}`,
+          };
     } catch (err) {
       return { passed: false, message: `Probe errored: ${(err as Error).message}` };
     }
@@ -99,7 +117,14 @@ export async function runProbe(probe: Probe, ctx: ProbeContext): Promise<ProbeOu
   return { passed: false, message: 'Probe failed: no handler (httpGet, tcpSocket or exec)' };
 }
 
-function httpProbe(tls: boolean, host: string, port: number, path: string, headers: Array<{ name: string; value: string }>, timeoutMs: number): Promise<ProbeOutcome> {
+function httpProbe(
+  tls: boolean,
+  host: string,
+  port: number,
+  path: string,
+  headers: Array<{ name: string; value: string }>,
+  timeoutMs: number,
+): Promise<ProbeOutcome> {
   const url = `${tls ? 'https' : 'http'}://${host}:${port}${path.startsWith('/') ? path : `/${path}`}`;
   return new Promise((resolve) => {
     const req = (tls ? https : http).request(url, {
@@ -112,7 +137,11 @@ function httpProbe(tls: boolean, host: string, port: number, path: string, heade
     req.on('response', (res) => {
       res.resume();
       const code = res.statusCode ?? 0;
-      resolve(code >= 200 && code < 400 ? { passed: true, message: '' } : { passed: false, message: `Probe failed: HTTP probe failed with statuscode: ${code}` });
+      resolve(
+        code >= 200 && code < 400
+          ? { passed: true, message: '' }
+          : { passed: false, message: `Probe failed: HTTP probe failed with statuscode: ${code}` },
+      );
     });
     req.on('error', (err) => resolve({ passed: false, message: `Probe failed: Get "${url}": ${err.message}` }));
     req.end();

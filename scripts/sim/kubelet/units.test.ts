@@ -28,7 +28,9 @@ describe('kubelet config', () => {
     expect(c.taints).toEqual([]);
   });
   it('names every bad field', () => {
-    expect(() => parseKubeletConfig({ ...goodConfig, nodeIP: '300.1.1.1', nodeName: 'Bad_Name', extra: 1 })).toThrow(/nodeIP: an IPv4 address.*nodeName: a DNS subdomain|nodeName.*nodeIP/);
+    expect(() => parseKubeletConfig({ ...goodConfig, nodeIP: '300.1.1.1', nodeName: 'Bad_Name', extra: 1 })).toThrow(
+      /nodeIP: an IPv4 address.*nodeName: a DNS subdomain|nodeName.*nodeIP/,
+    );
     expect(() => parseKubeletConfig({ ...goodConfig, clusterDNS: [] })).toThrow(/clusterDNS/);
     expect(() => parseKubeletConfig({ ...goodConfig, extra: 1 })).toThrow(/Unrecognized key/);
     expect(() => parseKubeletConfig({ ...goodConfig, servingCertFile: '/c.pem' })).toThrow(/servingKeyFile/);
@@ -52,7 +54,10 @@ describe('pod addresses', () => {
 describe('images', () => {
   it('maps any agnhost tag to the built binary and keeps the requested tag', () => {
     expect(resolveImage('registry.k8s.io/e2e-test-images/agnhost:2.53')).toEqual({ ok: true, binary: 'agnhost', requestedTag: '2.53' });
-    expect(resolveImage('registry.k8s.io/e2e-test-images/agnhost:2.39@sha256:' + 'a'.repeat(64))).toMatchObject({ ok: true, requestedTag: '2.39' });
+    expect(resolveImage('registry.k8s.io/e2e-test-images/agnhost:2.39@sha256:' + 'a'.repeat(64))).toMatchObject({
+      ok: true,
+      requestedTag: '2.39',
+    });
   });
   it('refuses anything else with a reason a learner understands', () => {
     const r = resolveImage('nginx:1.27');
@@ -92,21 +97,47 @@ describe('probes', () => {
 });
 
 describe('container argv and env', () => {
-  const pod = { name: 'web-0', namespace: 'demo', uid: 'u1', nodeName: 'n1', podIP: '10.244.1.2', hostIP: '172.18.0.3', serviceAccountName: 'default' };
+  const pod = {
+    name: 'web-0',
+    namespace: 'demo',
+    uid: 'u1',
+    nodeName: 'n1',
+    podIP: '10.244.1.2',
+    hostIP: '172.18.0.3',
+    serviceAccountName: 'default',
+  };
   it('uses the agnhost entrypoint and default args, mapped to the built binary', () => {
     expect(containerArgv({ name: 'c', image: 'agnhost' }, {}, '/bin/agnhost')).toEqual(['/bin/agnhost', 'pause']);
-    expect(containerArgv({ name: 'c', image: 'agnhost', args: ['netexec', '--http-port=$(PORT)'] }, { PORT: '8080' }, '/bin/agnhost')).toEqual(['/bin/agnhost', 'netexec', '--http-port=8080']);
-    expect(containerArgv({ name: 'c', image: 'agnhost', command: ['/agnhost', 'serve-hostname'] }, {}, '/b/agnhost')).toEqual(['/b/agnhost', 'serve-hostname']);
-    expect(containerArgv({ name: 'c', image: 'agnhost', command: ['sh', '-c', 'echo $$(X) $(X)'] }, { X: '1' }, '/b')).toEqual(['sh', '-c', 'echo $(X) 1']);
+    expect(
+      containerArgv({ name: 'c', image: 'agnhost', args: ['netexec', '--http-port=$(PORT)'] }, { PORT: '8080' }, '/bin/agnhost'),
+    ).toEqual(['/bin/agnhost', 'netexec', '--http-port=8080']);
+    expect(containerArgv({ name: 'c', image: 'agnhost', command: ['/agnhost', 'serve-hostname'] }, {}, '/b/agnhost')).toEqual([
+      '/b/agnhost',
+      'serve-hostname',
+    ]);
+    expect(containerArgv({ name: 'c', image: 'agnhost', command: ['sh', '-c', 'echo $$(X) $(X)'] }, { X: '1' }, '/b')).toEqual([
+      'sh',
+      '-c',
+      'echo $(X) 1',
+    ]);
   });
   it('expands $(VAR) like the kubelet, leaving unknown references as written', () => {
     expect(expandRefs('$(A)-$(B)-$$(A)', { A: 'a' })).toBe('a-$(B)-$(A)');
   });
   it('builds env from values, the downward API and service links', () => {
     const env = containerEnv(
-      { name: 'c', image: 'agnhost', env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }, { name: 'URL', value: 'http://$(POD_IP):80' }] },
+      {
+        name: 'c',
+        image: 'agnhost',
+        env: [
+          { name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+          { name: 'URL', value: 'http://$(POD_IP):80' },
+        ],
+      },
       pod,
-      serviceLinkEnv([{ metadata: { name: 'web-svc' }, spec: { clusterIP: '10.96.3.4', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } }]),
+      serviceLinkEnv([
+        { metadata: { name: 'web-svc' }, spec: { clusterIP: '10.96.3.4', ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } },
+      ]),
     );
     expect(env).toMatchObject({
       HOSTNAME: 'web-0',
@@ -129,10 +160,26 @@ describe('container argv and env', () => {
 
 describe('pod status', () => {
   const running = (ready: boolean, restartCount = 0): ContainerView => ({
-    name: 'c', image: 'agnhost', imageID: 'x', containerID: 'y', state: { kind: 'running', startedAt: 't' }, lastState: null, restartCount, ready, started: true,
+    name: 'c',
+    image: 'agnhost',
+    imageID: 'x',
+    containerID: 'y',
+    state: { kind: 'running', startedAt: 't' },
+    lastState: null,
+    restartCount,
+    ready,
+    started: true,
   });
   const view = (containers: ContainerView[], extra: Partial<PodView> = {}): PodView => ({
-    hostIP: '172.18.0.3', podIP: '10.244.1.2', startTime: 't0', sandboxReady: true, finished: false, containers, readySince: 't1', scheduledAt: 't0', ...extra,
+    hostIP: '172.18.0.3',
+    podIP: '10.244.1.2',
+    startTime: 't0',
+    sandboxReady: true,
+    finished: false,
+    containers,
+    readySince: 't1',
+    scheduledAt: 't0',
+    ...extra,
   });
   it('is Running and Ready when every container is ready', () => {
     const s = podStatus(view([running(true)]));
@@ -154,12 +201,20 @@ describe('pod status', () => {
     expect(s.containerStatuses[0].state).toEqual({ waiting: { reason: 'ErrImageNeverPull', message: 'runs only agnhost' } });
   });
   it('ends Succeeded or Failed by exit codes', () => {
-    const done = (exitCode: number): ContainerView => ({ ...running(false), state: { kind: 'terminated', exitCode, reason: 'x', startedAt: 'a', finishedAt: 'b' } });
+    const done = (exitCode: number): ContainerView => ({
+      ...running(false),
+      state: { kind: 'terminated', exitCode, reason: 'x', startedAt: 'a', finishedAt: 'b' },
+    });
     expect(podPhase(view([done(0)], { finished: true }))).toBe('Succeeded');
     expect(podPhase(view([done(0), done(1)], { finished: true }))).toBe('Failed');
   });
   it('restarts per policy with a growing, capped back-off', () => {
-    expect([shouldRestart('Always', 0), shouldRestart('OnFailure', 0), shouldRestart('OnFailure', 2), shouldRestart('Never', 1)]).toEqual([true, false, true, false]);
+    expect([shouldRestart('Always', 0), shouldRestart('OnFailure', 0), shouldRestart('OnFailure', 2), shouldRestart('Never', 1)]).toEqual([
+      true,
+      false,
+      true,
+      false,
+    ]);
     expect([1, 2, 3, 10].map(restartDelayMs)).toEqual([1000, 2000, 4000, 30000]);
   });
 });

@@ -37,7 +37,9 @@ export function fromFigures(mode: string, figures: Record<string, Figure> | unde
 
 /** The list with `m` in it, replacing the same mode and Service count; ordered by mode, then Services. */
 export function upsert(list: readonly Measurement[], m: Measurement): Measurement[] {
-  return [...list.filter((x) => x.mode !== m.mode || x.services !== m.services), m].sort((a, b) => a.mode.localeCompare(b.mode) || a.services - b.services);
+  return [...list.filter((x) => x.mode !== m.mode || x.services !== m.services), m].sort(
+    (a, b) => a.mode.localeCompare(b.mode) || a.services - b.services,
+  );
 }
 
 /** Stored measurements; anything malformed (an older shape, a hand edit) is dropped, not thrown. */
@@ -45,7 +47,10 @@ export function loadMeasurements(lab: string): Measurement[] {
   try {
     const raw: unknown = JSON.parse(localStorage.getItem(key(lab)) ?? '[]');
     if (!Array.isArray(raw)) return [];
-    return raw.filter((m): m is Measurement => typeof m?.mode === 'string' && isNumber(m.services) && isNumber(m.entries) && typeof m.entriesLabel === 'string');
+    return raw.filter(
+      (m): m is Measurement =>
+        typeof m?.mode === 'string' && isNumber(m.services) && isNumber(m.entries) && typeof m.entriesLabel === 'string',
+    );
   } catch {
     return [];
   }

@@ -57,7 +57,13 @@ export function showResult(region: HTMLElement, r: CheckResult, headline?: strin
 }
 
 /** A message that is not a check result: busy, runner offline, a solve's outcome. */
-export function showNote(region: HTMLElement, status: CheckResult['status'] | 'busy', message: string, fix?: string, headline?: string): void {
+export function showNote(
+  region: HTMLElement,
+  status: CheckResult['status'] | 'busy',
+  message: string,
+  fix?: string,
+  headline?: string,
+): void {
   if (status === 'busy') {
     region.replaceChildren(message);
     region.dataset.status = 'busy';

@@ -65,7 +65,12 @@ export function axisTicks(max: number, steps = 4): number[] {
 }
 
 export function chartModel(measurements: readonly Measurement[], value: ChartValue, size: ChartSize = DEFAULT_SIZE): ChartModel {
-  const plot = { left: size.margin.left, top: size.margin.top, right: size.width - size.margin.right, bottom: size.height - size.margin.bottom };
+  const plot = {
+    left: size.margin.left,
+    top: size.margin.top,
+    right: size.width - size.margin.right,
+    bottom: size.height - size.margin.bottom,
+  };
   const usable = measurements.filter((m) => typeof m[value] === 'number');
   const xValues = axisTicks(Math.max(0, ...usable.map((m) => m.services)));
   const yValues = axisTicks(Math.max(0, ...usable.map((m) => m[value]!)));
@@ -81,7 +86,13 @@ export function chartModel(measurements: readonly Measurement[], value: ChartVal
       .sort((a, b) => a.services - b.services)
       .map((m) => ({ x: x(m.services), y: y(m[value]!), services: m.services, value: m[value]! })),
   }));
-  return { size, plot, xTicks: xValues.map((v) => ({ value: v, pos: x(v) })), yTicks: yValues.map((v) => ({ value: v, pos: y(v) })), series };
+  return {
+    size,
+    plot,
+    xTicks: xValues.map((v) => ({ value: v, pos: x(v) })),
+    yTicks: yValues.map((v) => ({ value: v, pos: y(v) })),
+    series,
+  };
 }
 
 /** `M x y L x y …` through a series' points, for an SVG path. */

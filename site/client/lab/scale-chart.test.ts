@@ -6,8 +6,21 @@ import { describe, expect, it } from 'vitest';
 import { fromFigures, upsert, type Measurement } from './measurements.ts';
 import { axisTicks, chartModel, DEFAULT_SIZE, linePath, niceStep } from './scale-chart-model.ts';
 
-const m = (mode: string, services: number, entries: number, syncMsAvg?: number): Measurement => ({ mode, services, entries, entriesLabel: `${mode} entries`, ...(syncMsAvg === undefined ? {} : { syncMsAvg }) });
-const MEASURED = [m('ipvs', 1000, 1004, 40), m('iptables', 0, 38, 14.2), m('cilium', 100, 104), m('iptables', 1000, 11038, 180.5), m('iptables', 100, 1138, 20.2), m('ipvs', 0, 4, 7.9)];
+const m = (mode: string, services: number, entries: number, syncMsAvg?: number): Measurement => ({
+  mode,
+  services,
+  entries,
+  entriesLabel: `${mode} entries`,
+  ...(syncMsAvg === undefined ? {} : { syncMsAvg }),
+});
+const MEASURED = [
+  m('ipvs', 1000, 1004, 40),
+  m('iptables', 0, 38, 14.2),
+  m('cilium', 100, 104),
+  m('iptables', 1000, 11038, 180.5),
+  m('iptables', 100, 1138, 20.2),
+  m('ipvs', 0, 4, 7.9),
+];
 
 describe('axes', () => {
   it('steps are 1, 2, 2.5 or 5 times a power of ten', () => {
@@ -29,7 +42,11 @@ describe('chartModel', () => {
 
   it('has one series per mode, in the course order, points sorted by Services', () => {
     expect(model.series.map((s) => s.mode)).toEqual(['iptables', 'ipvs', 'cilium']);
-    expect(model.series[0].points.map((p) => [p.services, p.value])).toEqual([[0, 38], [100, 1138], [1000, 11038]]);
+    expect(model.series[0].points.map((p) => [p.services, p.value])).toEqual([
+      [0, 38],
+      [100, 1138],
+      [1000, 11038],
+    ]);
   });
 
   it('maps 0 to the plot corner and the axis maximum to the far edges', () => {
@@ -56,15 +73,37 @@ describe('chartModel', () => {
   });
 
   it('draws a path through the points', () => {
-    expect(linePath([{ x: 1, y: 2, services: 0, value: 0 }, { x: 3.25, y: 4, services: 1, value: 1 }])).toBe('M1.0 2.0 L3.3 4.0');
+    expect(
+      linePath([
+        { x: 1, y: 2, services: 0, value: 0 },
+        { x: 3.25, y: 4, services: 1, value: 1 },
+      ]),
+    ).toBe('M1.0 2.0 L3.3 4.0');
   });
 });
 
 describe('measurements from figures', () => {
   it('takes services, entries and sync time from a check verdict', () => {
-    const figures = { services: { value: 100, label: 'generated Services' }, entries: { value: 1138, label: 'KUBE-* rules in iptables-save' }, syncMsAvg: { value: 20.2, label: 'ms' }, syncMsP90: { value: 32, label: 'ms' } };
-    expect(fromFigures('iptables', figures)).toEqual({ mode: 'iptables', services: 100, entries: 1138, entriesLabel: 'KUBE-* rules in iptables-save', syncMsAvg: 20.2, syncMsP90: 32 });
-    expect(fromFigures('cilium', { services: { value: 0, label: '' }, entries: { value: 4, label: 'frontends' } })).toEqual({ mode: 'cilium', services: 0, entries: 4, entriesLabel: 'frontends' });
+    const figures = {
+      services: { value: 100, label: 'generated Services' },
+      entries: { value: 1138, label: 'KUBE-* rules in iptables-save' },
+      syncMsAvg: { value: 20.2, label: 'ms' },
+      syncMsP90: { value: 32, label: 'ms' },
+    };
+    expect(fromFigures('iptables', figures)).toEqual({
+      mode: 'iptables',
+      services: 100,
+      entries: 1138,
+      entriesLabel: 'KUBE-* rules in iptables-save',
+      syncMsAvg: 20.2,
+      syncMsP90: 32,
+    });
+    expect(fromFigures('cilium', { services: { value: 0, label: '' }, entries: { value: 4, label: 'frontends' } })).toEqual({
+      mode: 'cilium',
+      services: 0,
+      entries: 4,
+      entriesLabel: 'frontends',
+    });
   });
 
   it('makes no point without both numbers', () => {
@@ -74,6 +113,9 @@ describe('measurements from figures', () => {
 
   it('a new measurement of the same mode and Service count replaces the old one', () => {
     const list = upsert(upsert([m('iptables', 100, 900)], m('ipvs', 100, 104)), m('iptables', 100, 1138));
-    expect(list.map((x) => [x.mode, x.services, x.entries])).toEqual([['iptables', 100, 1138], ['ipvs', 100, 104]]);
+    expect(list.map((x) => [x.mode, x.services, x.entries])).toEqual([
+      ['iptables', 100, 1138],
+      ['ipvs', 100, 104],
+    ]);
   });
 });

@@ -10,7 +10,12 @@ import { richText } from './result-view.ts';
 import { chartModel, DEFAULT_SIZE, linePath, type ChartModel, type ChartValue } from './scale-chart-model.ts';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const COLOUR: Record<string, string> = { iptables: 'var(--sl-color-orange)', ipvs: 'var(--sl-color-blue)', nftables: 'var(--sl-color-green)', cilium: 'var(--sl-color-purple)' };
+const COLOUR: Record<string, string> = {
+  iptables: 'var(--sl-color-orange)',
+  ipvs: 'var(--sl-color-blue)',
+  nftables: 'var(--sl-color-green)',
+  cilium: 'var(--sl-color-purple)',
+};
 const DASH: Record<string, string> = { iptables: 'none', ipvs: '8 4', nftables: '2 4', cilium: '10 4 2 4' };
 const colour = (mode: string) => COLOUR[mode] ?? 'var(--sl-color-accent)';
 const num = (v: number) => v.toLocaleString('en', { maximumFractionDigits: 1 });
@@ -40,10 +45,19 @@ function html<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, clas
 /** A line chart from the model: grid, ticks, axis titles, one <g data-mode> per series. */
 function drawChart(model: ChartModel, text: ChartText): SVGSVGElement {
   const { plot, size } = model;
-  const root = svg('svg', { viewBox: `0 0 ${size.width} ${size.height}`, role: 'img', 'aria-labelledby': `${text.id}-title ${text.id}-desc`, class: `dplab-chart ${text.id}` });
+  const root = svg('svg', {
+    viewBox: `0 0 ${size.width} ${size.height}`,
+    role: 'img',
+    'aria-labelledby': `${text.id}-title ${text.id}-desc`,
+    class: `dplab-chart ${text.id}`,
+  });
   root.append(
     svg('title', { id: `${text.id}-title` }, text.title),
-    svg('desc', { id: `${text.id}-desc` }, model.series.map((s) => s.points.map((p) => text.point(s.mode, p.services, p.value)).join('; ')).join('. ')),
+    svg(
+      'desc',
+      { id: `${text.id}-desc` },
+      model.series.map((s) => s.points.map((p) => text.point(s.mode, p.services, p.value)).join('; ')).join('. '),
+    ),
   );
   const axes = svg('g', { class: 'dplab-chart-axes', 'aria-hidden': 'true' });
   for (const t of model.yTicks) {
@@ -67,7 +81,15 @@ function drawChart(model: ChartModel, text: ChartText): SVGSVGElement {
   root.append(axes);
   for (const s of model.series) {
     const g = svg('g', { class: 'dplab-chart-series', 'data-mode': s.mode, style: `stroke: ${colour(s.mode)}; fill: ${colour(s.mode)}` });
-    g.append(svg('path', { d: linePath(s.points), fill: 'none', 'stroke-width': 2.5, 'stroke-dasharray': DASH[s.mode] ?? 'none', 'stroke-linejoin': 'round' }));
+    g.append(
+      svg('path', {
+        d: linePath(s.points),
+        fill: 'none',
+        'stroke-width': 2.5,
+        'stroke-dasharray': DASH[s.mode] ?? 'none',
+        'stroke-linejoin': 'round',
+      }),
+    );
     for (const p of s.points) {
       const dot = svg('circle', { cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: 4 });
       dot.append(svg('title', {}, text.point(s.mode, p.services, p.value)));
@@ -85,7 +107,17 @@ function legend(modes: string[], what: (mode: string) => string): HTMLUListEleme
     const li = html('li');
     li.dataset.mode = mode;
     const swatch = svg('svg', { viewBox: '0 0 28 8', width: 28, height: 8, 'aria-hidden': 'true' });
-    swatch.append(svg('line', { x1: 1, x2: 27, y1: 4, y2: 4, 'stroke-width': 2.5, 'stroke-dasharray': DASH[mode] ?? 'none', style: `stroke: ${colour(mode)}` }));
+    swatch.append(
+      svg('line', {
+        x1: 1,
+        x2: 27,
+        y1: 4,
+        y2: 4,
+        'stroke-width': 2.5,
+        'stroke-dasharray': DASH[mode] ?? 'none',
+        style: `stroke: ${colour(mode)}`,
+      }),
+    );
     li.append(swatch, html('strong', mode));
     if (what(mode)) li.append(' ', richText(what(mode)));
     ul.append(li);
@@ -93,10 +125,24 @@ function legend(modes: string[], what: (mode: string) => string): HTMLUListEleme
   return ul;
 }
 
-function figure(list: Measurement[], value: ChartValue, text: ChartText, what: (mode: string) => string, note: string, height: number): HTMLElement {
+function figure(
+  list: Measurement[],
+  value: ChartValue,
+  text: ChartText,
+  what: (mode: string) => string,
+  note: string,
+  height: number,
+): HTMLElement {
   const model = chartModel(list, value, { ...DEFAULT_SIZE, height });
   const fig = html('figure', undefined, 'dplab-chart-figure');
-  fig.append(drawChart(model, text), legend(model.series.map((s) => s.mode), what), html('figcaption', note));
+  fig.append(
+    drawChart(model, text),
+    legend(
+      model.series.map((s) => s.mode),
+      what,
+    ),
+    html('figcaption', note),
+  );
   return fig;
 }
 
@@ -125,7 +171,8 @@ function table(list: Measurement[], modes: string[]): HTMLTableElement {
       }
       row.insertCell().textContent = num(m.services);
       row.insertCell().textContent = num(m.entries);
-      row.insertCell().textContent = m.syncMsAvg === undefined ? (mode === 'cilium' ? 'no kube-proxy' : 'not read') : `${num(m.syncMsAvg)} ms`;
+      row.insertCell().textContent =
+        m.syncMsAvg === undefined ? (mode === 'cilium' ? 'no kube-proxy' : 'not read') : `${num(m.syncMsAvg)} ms`;
       row.insertCell().textContent = m.syncMsP90 === undefined ? 'n/a' : `≤ ${num(m.syncMsP90)} ms`;
     });
   }
@@ -172,14 +219,38 @@ export class ScaleChart {
   render(): void {
     const body = this.root.querySelector<HTMLElement>('.dplab-scale-chart-body') ?? this.root;
     if (!this.list.length) {
-      body.replaceChildren(html('p', 'No measurements yet. Each Check on this page adds its numbers here; switch clusters and measure again to compare the modes.', 'dplab-chart-empty'));
+      body.replaceChildren(
+        html(
+          'p',
+          'No measurements yet. Each Check on this page adds its numbers here; switch clusters and measure again to compare the modes.',
+          'dplab-chart-empty',
+        ),
+      );
       return;
     }
     const what = (mode: string) => this.list.find((m) => m.mode === mode)?.entriesLabel ?? '';
     const modes = chartModel(this.list, 'entries').series.map((s) => s.mode);
-    const parts = [figure(this.list, 'entries', ENTRIES_TEXT, what, 'Each mode counts its own kind of entry (see the legend); compare how each line grows, not only its height.', DEFAULT_SIZE.height)];
+    const parts = [
+      figure(
+        this.list,
+        'entries',
+        ENTRIES_TEXT,
+        what,
+        'Each mode counts its own kind of entry (see the legend); compare how each line grows, not only its height.',
+        DEFAULT_SIZE.height,
+      ),
+    ];
     if (this.list.some((m) => m.syncMsAvg !== undefined)) {
-      parts.push(figure(this.list, 'syncMsAvg', SYNC_TEXT, () => '', 'Average of every sync since kube-proxy started, so later, larger syncs pull it up slowly. Cilium has no kube-proxy.', 180));
+      parts.push(
+        figure(
+          this.list,
+          'syncMsAvg',
+          SYNC_TEXT,
+          () => '',
+          'Average of every sync since kube-proxy started, so later, larger syncs pull it up slowly. Cilium has no kube-proxy.',
+          180,
+        ),
+      );
     }
     const forget = html('button', 'Forget these measurements');
     forget.type = 'button';
