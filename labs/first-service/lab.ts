@@ -103,6 +103,9 @@ export default defineLab({
         commands: [
           `kubectl -n ${NS} apply -f first-service/client.yaml`,
           `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
+          // kube-proxy writes the new Service's rules a moment after it exists (seen on the real
+          // kube-proxy of the sim provider: the first curl was refused), so wait for one answer.
+          `for i in $(seq 1 60); do kubectl -n ${NS} exec client -- curl -s --max-time 2 -o /dev/null http://web/hostname && break; sleep 1; done`,
           `for i in 1 2 3 4 5 6; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
         ],
       },

@@ -14,6 +14,12 @@ const ID = 'headless';
 const NS = 'lab-headless';
 const FQDN = HEADLESS_FQDN(NS);
 const CP = '"$DPLAB_CLUSTER-control-plane"';
+/**
+ * Run a node command once it finds something: kube-proxy writes a new Service's rules a moment
+ * after the Service exists (on the real kube-proxy of the sim provider the first read was empty).
+ */
+const waitThenShow = (cmd: string) =>
+  `for i in $(seq 1 30); do docker exec ${CP} sh -c '${cmd}' >/dev/null && break; sleep 1; done; docker exec ${CP} sh -c '${cmd}'`;
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
 
 export default defineLab({
@@ -126,11 +132,11 @@ export default defineLab({
         'Only `lab-headless/web` shows up. `web-headless` has no virtual IP, so there is nothing to translate.',
       ],
       solution: {
-        commands: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `docker exec ${CP} sh -c 'iptables-save | grep "${NS}/web"'`],
+        commands: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, waitThenShow(`iptables-save | grep "${NS}/web"`)],
         byMode: {
           nftables: [
             `kubectl -n ${NS} apply -f headless/web-service.yaml`,
-            `docker exec ${CP} sh -c 'nft list table ip kube-proxy | grep "${NS}/web"'`,
+            waitThenShow(`nft list table ip kube-proxy | grep "${NS}/web"`),
           ],
           ipvs: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `docker exec ${CP} cat /proc/net/ip_vs`],
           cilium: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `${AGENT} cilium-dbg service list`],

@@ -35,8 +35,11 @@ describe('scale-compare figures', () => {
     const v = replay('hundred', 'unsolved', 'iptables');
     expect(v.status).toBe('fail');
     expect(v.figures?.services.value).toBe(0);
-    // 121: the KUBE-* rules the sim recording counted before the step (the earlier labs' Services included).
-    expect(v.figures?.entries).toEqual({ value: 121, label: 'KUBE-* rules in iptables-save' });
+    // The KUBE-* rules the recording counted before the step (the earlier labs' Services included).
+    const recorded = readObservationFile(findObservationFile(lab.id, 'hundred', 'unsolved', 'iptables')!).observations as {
+      scale: { count: { stdout: string } };
+    };
+    expect(v.figures?.entries).toEqual({ value: Number(recorded.scale.count.stdout.trim()), label: 'KUBE-* rules in iptables-save' });
   });
 
   it('an unsolved baseline carries no figures: that step does not know how many Services exist', () => {
@@ -49,7 +52,8 @@ describe('scale-compare clean-up', () => {
     const step = lab.steps.find((s) => s.id === 'cleanup')!;
     const file = readObservationFile(findObservationFile(lab.id, 'cleanup', 'solved', 'iptables')!);
     const obs = structuredClone(file.observations) as { scale: { count: { stdout: string } } };
-    obs.scale.count.stdout = '11038\n';
+    // 11,000 rules over the count the recording saw once the Services were gone.
+    obs.scale.count.stdout = `${Number(obs.scale.count.stdout.trim()) + 11000}\n`;
     const v = step.check.evaluate(obs, { mode: 'iptables', namespace: lab.namespace });
     expect(v).toMatchObject({ status: 'fail', pending: true, message: expect.stringMatching(/still has 11000 entries over the baseline/) });
   });
