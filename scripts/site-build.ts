@@ -19,7 +19,8 @@ export function buildLogPath(): string {
 const STAMP = join(distDir, '.dplab-build');
 /** What the site is made from (pages import lab data and runner modules): a change in any of these means the build is stale. */
 const SOURCES = ['site', 'labs', 'scripts', 'astro.config.mjs', 'package.json', 'package-lock.json'];
-const SKIP = new Set(['node_modules', '.astro', 'observations']);
+// scripts/bench: benchmarks drive the built site; no page imports them.
+const SKIP = new Set(['node_modules', '.astro', 'observations', 'bench']);
 
 function newestMtime(path: string): number {
   let st;
