@@ -6,6 +6,7 @@ import type { WebSocket } from 'ws';
 import type { Mode } from '../clusters/modes.ts';
 import { parseClientMessage, TERMINAL_LIMITS, type ServerMessage } from '../terminals/protocol.ts';
 import { FlowController } from '../terminals/flow.ts';
+import { OutputBatcher } from '../terminals/batch.ts';
 import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
 
 /**
@@ -27,6 +28,8 @@ export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
   notice?: (mode: Mode) => Promise<string | null>;
   onSessionEnd?: () => void;
+  /** Output batching (terminals/batch.ts); FLOW's sizes unless a test sets its own. */
+  batch?: { maxBytes?: number; windowMs?: number };
 }
 
 function send(ws: WebSocket, msg: ServerMessage): void {
@@ -43,19 +46,31 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   }
   const { session } = started;
   const flow = new FlowController(session);
+  // Small pty reads gathered into large frames while output keeps coming (terminals/batch.ts).
+  const batcher = new OutputBatcher(
+    (frame) => {
+      if (ws.readyState !== ws.OPEN) return;
+      ws.send(frame, { binary: true });
+      flow.onSent(frame.length);
+    },
+    opts.batch?.maxBytes,
+    opts.batch?.windowMs,
+  );
+  /** A control frame after the output gathered before it, so the two never change places. */
+  const say = (msg: ServerMessage) => {
+    batcher.flush();
+    send(ws, msg);
+  };
   let ended = false;
   const end = () => {
     if (ended) return;
     ended = true;
+    batcher.close();
     void session.dispose().finally(() => opts.onSessionEnd?.());
   };
 
   send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode });
-  const forward = (chunk: Buffer) => {
-    if (ws.readyState !== ws.OPEN) return;
-    ws.send(chunk, { binary: true });
-    flow.onSent(chunk.length);
-  };
+  const forward = (chunk: Buffer) => batcher.push(chunk);
   // Output is held until the notice is known (or NOTICE_WAIT_MS passed), then flushed after it.
   let held: Buffer[] | null = null;
   if (opts.mode && opts.notice && !opts.nodeShell) {
@@ -69,7 +84,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
     opts
       .notice(opts.mode)
       .then((message) => {
-        if (message) send(ws, { type: 'notice', message: held ? message : `\r\n${message}` });
+        if (message) say({ type: 'notice', message: held ? message : `\r\n${message}` });
       })
       .catch(() => undefined)
       .finally(() => {
@@ -83,19 +98,20 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
     else forward(chunk);
   });
   session.onExit(({ code, signal }) => {
-    send(ws, { type: 'exit', code, signal });
+    // The shell's last words come before the exit frame.
+    say({ type: 'exit', code, signal });
     ws.close(CLOSE.normal, 'shell exited');
     end();
   });
 
   ws.on('message', (data, isBinary) => {
     if (isBinary) {
-      send(ws, { type: 'error', message: 'Binary frames are output only; send input as {"type":"input","data":"…"}.' });
+      say({ type: 'error', message: 'Binary frames are output only; send input as {"type":"input","data":"…"}.' });
       return;
     }
     const parsed = parseClientMessage(data.toString());
     if (!parsed.ok) {
-      send(ws, { type: 'error', message: parsed.error });
+      say({ type: 'error', message: parsed.error });
       return;
     }
     const msg = parsed.value;
@@ -103,13 +119,13 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
       // The queue only grows past the limit when the shell stops reading for good (a program
       // that ignores stdin) while input keeps coming: refuse it aloud instead of holding it all.
       if (session.inputQueued + msg.data.length > TERMINAL_LIMITS.maxQueuedInputBytes) {
-        send(ws, { type: 'error', message: `Input refused: ${session.inputQueued} bytes are still waiting for the shell to read them.` });
+        say({ type: 'error', message: `Input refused: ${session.inputQueued} bytes are still waiting for the shell to read them.` });
         return;
       }
       // Ctrl-C while a paste is still queued: the learner wants it stopped, not finished first.
       if (msg.data === '\x03' && session.inputQueued > 0) {
         const dropped = session.discardInput();
-        send(ws, { type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
+        say({ type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
       }
       session.write(msg.data);
     } else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);

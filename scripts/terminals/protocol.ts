@@ -3,6 +3,9 @@
  *
  * Server → client
  *   - binary frames: raw pty output bytes, in order. The client writes them to xterm.js.
+ *     While output keeps coming the server gathers it into frames of up to FLOW.batchMaxBytes
+ *     (for at most FLOW.batchWindowMs); the first output after a quiet spell (a keystroke's
+ *     echo, a prompt) is sent at once (terminals/batch.ts).
  *   - text frames: JSON control messages
  *       {"type":"ready","shell":"/bin/bash","cwd":"…","mode":"iptables"|null}
  *       {"type":"notice","message":"…"}          something the learner should know (cluster not running)
@@ -45,6 +48,10 @@ export const FLOW = {
   lowWatermark: 64 * 1024,
   /** The client acknowledges after rendering at least this many bytes. */
   ackEvery: 32 * 1024,
+  /** Output is sent in frames of up to this many bytes (terminals/batch.ts)… */
+  batchMaxBytes: 64 * 1024,
+  /** …gathered for at most this long while output keeps coming; a lone echo goes out at once. */
+  batchWindowMs: 4,
 } as const;
 
 /** The frame types are wire types, shared with the browser (scripts/wire/terminal.ts). */
