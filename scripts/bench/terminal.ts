@@ -572,7 +572,7 @@ async function main(): Promise<void> {
   const peerOrWhy = await startWetty().catch((err: Error) => ({ unavailable: err.message }));
   const peer = 'unavailable' in peerOrWhy ? null : peerOrWhy;
   if (!peer) process.stdout.write(`NO PEER this run: ${(peerOrWhy as { unavailable: string }).unavailable}\n`);
-  const runner = await startRunnerChild({ siteDir: distDir });
+  const runner = await startRunnerChild({ siteDir: distDir, args: ['--max-terminals', String(MANY_TERMINALS + 10)] });
   const raw = await rawXtermServer();
   const browser = await launchBrowser();
   const figures = {
@@ -604,6 +604,15 @@ async function main(): Promise<void> {
     const ours = await ourShell(runner);
     const theirs = peer ? await wettyShell(peer) : null;
 
+    process.stdout.write(`${MANY_TERMINALS} terminals\n`);
+    // 50 terminals at once, each echoing in turn while all are open.
+    const many: Shell[] = [];
+    for (let i = 0; i < MANY_TERMINALS; i++) many.push(await ourShell(runner));
+    for (let i = 0; i < 4; i++) {
+      const all = await Promise.all(many.map((s) => nodeEcho(shellAsNodeTerm(s), 5)));
+      figures.many.push(...all.flat());
+    }
+    many.forEach((s) => s.close());
     for (let round = 0; round < ROUNDS; round++) {
       process.stdout.write(`round ${round + 1}/${ROUNDS}\n`);
       for (const [t] of targets) {
@@ -630,14 +639,6 @@ async function main(): Promise<void> {
       }
     }
 
-    // 50 terminals at once, each echoing in turn while all are open.
-    const many: Shell[] = [];
-    for (let i = 0; i < MANY_TERMINALS; i++) many.push(await ourShell(runner));
-    for (let i = 0; i < 4; i++) {
-      const all = await Promise.all(many.map((s) => nodeEcho(shellAsNodeTerm(s), 5)));
-      figures.many.push(...all.flat());
-    }
-    many.forEach((s) => s.close());
     ours.close();
     theirs?.close();
   } finally {
