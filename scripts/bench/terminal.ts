@@ -605,7 +605,7 @@ async function main(): Promise<void> {
     const theirs = peer ? await wettyShell(peer) : null;
 
     process.stdout.write(`${MANY_TERMINALS} terminals\n`);
-    // 50 terminals at once, each echoing in turn while all are open.
+    // 50 terminals open, all typing at the same moment (5 keystrokes each, 4 times).
     const many: Shell[] = [];
     for (let i = 0; i < MANY_TERMINALS; i++) many.push(await ourShell(runner));
     for (let i = 0; i < 4; i++) {
