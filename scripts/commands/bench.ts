@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { projectRoot } from '../paths.ts';
+import { writeJoinedReport } from '../bench/report.ts';
 
 const BENCH_DIR = join(projectRoot, 'scripts', 'bench');
 
@@ -41,6 +42,8 @@ export const bench: Command = {
       process.stdout.write(`\n== ${n} ==\n`);
       worst = Math.max(worst, await runBench(n, name ? args : []));
     }
+    // Every benchmark that reported (this run's and earlier ones) in one table a person opens.
+    process.stdout.write(`\nReport: ${writeJoinedReport()}\n`);
     return worst;
   },
 };
