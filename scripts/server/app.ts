@@ -127,7 +127,7 @@ export function createRunner(opts: RunnerOptions): Runner {
   const broadcast = new TerminalBroadcast();
   // The composition root: every route and the terminal notice run on these services.
   const services = runnerServices(opts.services);
-  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs, broadcast });
+  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs, broadcast, viewerToken });
   const notice =
     typeof opts.terminalNotice === 'function'
       ? opts.terminalNotice

@@ -64,6 +64,7 @@ describe('the watch socket’s gate', () => {
   it.each([
     ['GET', '/api/session'],
     ['GET', '/api/terminal/broadcast'],
+    ['GET', '/api/terminal/viewer-link'],
     ['GET', '/api/progress'],
     ['POST', '/api/terminal/broadcast'],
     ['POST', '/api/labs/first-service/reset'],

@@ -67,4 +67,7 @@ export const broadcastStateSchema = z.object({
   terminals: z.array(broadcastTerminalSchema),
 });
 export type BroadcastState = z.infer<typeof broadcastStateSchema>;
+
+/** `GET /api/terminal/viewer-link`: the presenter's page asks for the read-only link to hand out. */
+export const viewerLinkSchema = z.object({ path: z.string().startsWith('/watch/#viewer=') });
 export type BroadcastTerminal = z.infer<typeof broadcastTerminalSchema>;

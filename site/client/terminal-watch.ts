@@ -45,6 +45,8 @@ export class TerminalWatchElement extends HTMLElement {
   private retry = 0;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private token: string | null = null;
+  /** Set before the element is connected to watch with this viewer token (a "Follow the instructor" tab). */
+  viewerToken: string | null = null;
 
   private setState(state: State, message: string): void {
     this.dataset.state = state;
@@ -54,7 +56,7 @@ export class TerminalWatchElement extends HTMLElement {
 
   async connectedCallback(): Promise<void> {
     if (this.term) return;
-    this.token = captureViewerToken() ?? runnerToken();
+    this.token = this.viewerToken ?? captureViewerToken() ?? runnerToken();
     this.setState('connecting', "Connecting to the presenter's terminal…");
     const { Terminal } = await import('@xterm/xterm');
     const host = this.querySelector<HTMLElement>('.dplab-terminal-screen') ?? this;

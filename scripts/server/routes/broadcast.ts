@@ -8,8 +8,17 @@ import { DplabError, unknownId } from '../../errors.ts';
 import type { TerminalBroadcast } from '../../terminals/broadcast.ts';
 import { sendJson, type Route } from '../router.ts';
 
-export function broadcastRoutes(broadcast: TerminalBroadcast): Route[] {
+export function broadcastRoutes(broadcast: TerminalBroadcast, viewerToken: string | undefined): Route[] {
   return [
+    {
+      // The runner token is the stronger credential, so its holder (the presenter) may hand this out.
+      method: 'GET',
+      path: '/api/terminal/viewer-link',
+      handler(_req, res) {
+        if (!viewerToken) throw new DplabError('This runner has no viewer link.', { status: 404 });
+        sendJson(res, 200, { path: `/watch/#viewer=${viewerToken}` });
+      },
+    },
     {
       method: 'GET',
       path: '/api/terminal/broadcast',

@@ -14,6 +14,8 @@ export interface RouteOptions {
   sseHeartbeatMs?: number;
   /** The runner's broadcast (which terminal the watch socket mirrors). */
   broadcast?: TerminalBroadcast;
+  /** The read-only viewer token (the presenter's page asks for its link). */
+  viewerToken?: string;
 }
 
 export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): readonly Route[] {
@@ -23,6 +25,6 @@ export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): re
     ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...labRoutes,
     ...dataplaneRoutes(services.explainLive),
-    ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast()),
+    ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast(), opts.viewerToken),
   ];
 }
