@@ -11,7 +11,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
-import { hasChromium, launchBrowser, openSignedIn, stageWithDoubles, startCourse, type Browser, type Course, type Stage } from './harness.ts';
+import {
+  hasChromium,
+  launchBrowser,
+  openSignedIn,
+  stageWithDoubles,
+  startCourse,
+  type Browser,
+  type Course,
+  type Stage,
+} from './harness.ts';
 
 const LAB = '/labs/first-service/';
 /** Screenshots stay for a person to look at; the scratch folder goes. */
@@ -92,6 +101,12 @@ describe.skipIf(!hasChromium)('presenter mode in the browser (skipped: /usr/bin/
       await stage.browser.page.keyboard.type('echo FOLLOWED-$((4*4))');
       await stage.browser.page.keyboard.press('Enter');
       await expect.poll(() => frame.locator('.xterm-rows').textContent(), { timeout: 10_000 }).toContain('FOLLOWED-16');
+      // The mirror's grid is scaled to the tab: inside it, and filling it in one direction.
+      const view = (await lp.locator('.dplab-follow-view').boundingBox())!;
+      const grid = (await frame.locator('.xterm-screen').boundingBox())!;
+      expect(grid.width).toBeLessThanOrEqual(view.width);
+      expect(grid.height).toBeLessThanOrEqual(view.height);
+      expect(Math.max(grid.width / view.width, grid.height / view.height)).toBeGreaterThan(0.6);
       // The learner's own shell is untouched and still theirs.
       expect(learnerCourse.server.runner.broadcast.watcherCount).toBe(0);
       await lp.screenshot({ path: join(shots, 'learner-follow.png') });
@@ -107,7 +122,8 @@ describe.skipIf(!hasChromium)('presenter mode in the browser (skipped: /usr/bin/
     await page.goto(`${stage.course.origin}${LAB}?present`);
     await page.waitForSelector('html[data-present]');
     await page.waitForSelector('dplab-terminal:not([node])[data-state="open"]', { timeout: 30_000 });
-    await page.locator('body').click({ position: { x: 5, y: 5 } }).catch(() => undefined);
+    await expect.poll(() => rows(page, 'dplab-terminal:not([node])'), { timeout: 15_000 }).toContain('workspace');
+    await expect.poll(() => page.locator('.dplab-present-viewer input').inputValue()).toBe(stage.course.server.viewerUrl);
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
 
     const look = await page.evaluate(() => {

@@ -28,7 +28,7 @@ export const PRESENTER_KEYS: readonly { keys: string[]; does: string; action: Ac
   { keys: ['T'], does: 'put the cursor in the terminal', action: 'terminal' },
   { keys: ['Esc'], does: 'leave the presenter view', action: 'exit' },
 ];
-type Action = 'toggle' | 'next' | 'previous' | 'check' | 'hint' | 'goto' | 'reset' | 'terminal' | 'exit';
+type Action = 'toggle' | 'next' | 'previous' | 'check' | 'hint' | 'goto' | 'reset' | 'terminal' | 'exit' | 'dismiss';
 
 function actionFor(ev: KeyboardEvent): Action | null {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return null;
@@ -119,6 +119,9 @@ class PresenterElement extends HTMLElement {
         return;
       case 'reset':
         void this.goto(true);
+        return;
+      case 'dismiss':
+        if (!this.running) this.querySelector<HTMLElement>('.dplab-present-progress')!.hidden = true;
         return;
       case 'terminal':
         this.lab.querySelector<HTMLElement>('dplab-terminal:not([node]) textarea')?.focus();

@@ -145,7 +145,7 @@ class TerminalTabs extends HTMLElement {
       if (controller.signal.aborted || mode !== pageMode()) return;
       this.dropNodes();
       this.nodesOf = mode;
-      const before = this.list.querySelector('[data-tab="dataplane"]');
+      const before = this.list.querySelector('[data-tab="dataplane"], [data-tab="follow"]');
       nodes.forEach((node, i) => {
         const id = `dplab-tt-node-${i}`;
         const tab = document.createElement('button');

@@ -85,26 +85,45 @@ export class TerminalWatchElement extends HTMLElement {
     this.term = null;
   }
 
-  /** The largest font at which the presenter's grid fits the element. */
+  /**
+   * The largest font at which the presenter's grid fits the element. The cell's width and height
+   * per pixel of font are measured once on a probe in the terminal's font (not on xterm's screen,
+   * whose size lags a font change and would feed back into the next measurement).
+   */
   private fitFont(): void {
     const term = this.term;
     const host = this.querySelector<HTMLElement>('.dplab-terminal-screen') ?? this;
-    const screen = host.querySelector<HTMLElement>('.xterm-screen');
-    if (!term || !screen) return;
+    if (!term) return;
     const { width: W, height: H } = host.getBoundingClientRect();
-    const { width: w, height: h } = screen.getBoundingClientRect();
-    if (!W || !H || !w || !h) return;
-    const size = term.options.fontSize ?? FONT.start;
-    const next = Math.max(FONT.min, Math.min(FONT.max, Math.floor(size * Math.min(W / w, H / h) * 4) / 4));
-    if (Math.abs(next - size) >= 0.25) {
-      term.options.fontSize = next;
-      // The cell size is measured at the new font on the next frame; one more pass corrects rounding.
-      requestAnimationFrame(() => {
-        const again = screen.getBoundingClientRect();
-        if (again.width > W + 1 || again.height > H + 1) term.options.fontSize = Math.max(FONT.min, next - 1);
-      });
-    }
-    this.dataset.fontSize = String(term.options.fontSize);
+    if (!W || !H) return;
+    const cell = this.cellPerPx();
+    const byWidth = W / (term.cols * cell.width);
+    const byHeight = H / (term.rows * cell.height * LINE_HEIGHT);
+    // A little slack for xterm's rounding of cells to whole device pixels.
+    const next = Math.max(FONT.min, Math.min(FONT.max, Math.floor(Math.min(byWidth, byHeight) * 0.95 * 4) / 4));
+    if (next !== term.options.fontSize) term.options.fontSize = next;
+    this.dataset.fontSize = String(next);
+  }
+
+  private cell: { width: number; height: number } | null = null;
+
+  private cellPerPx(): { width: number; height: number } {
+    if (this.cell) return this.cell;
+    const probe = document.createElement('span');
+    probe.textContent = 'W'.repeat(50);
+    Object.assign(probe.style, {
+      position: 'absolute',
+      visibility: 'hidden',
+      whiteSpace: 'pre',
+      fontFamily: FONT_FAMILY,
+      fontSize: '100px',
+      lineHeight: 'normal',
+    });
+    document.body.append(probe);
+    const box = probe.getBoundingClientRect();
+    probe.remove();
+    this.cell = { width: box.width / 50 / 100 || 0.6, height: box.height / 100 || 1.2 };
+    return this.cell;
   }
 
   private connect(): void {
