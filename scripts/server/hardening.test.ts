@@ -31,6 +31,8 @@ beforeAll(async () => {
     '<!doctype html><script>console.log("inline")</script><script type="module" src="/x.js"></script><h1>course</h1>',
   );
   writeFileSync(join(site, '404.html'), '<h1>not here</h1>');
+  mkdirSync(join(site, 'watch'));
+  writeFileSync(join(site, 'watch', 'index.html'), '<h1>viewer</h1>');
   writeFileSync(join(site, '.dplab-build'), 'BUILD-STAMP');
   mkdirSync(join(site, '.git'));
   writeFileSync(join(site, '.git', 'config'), 'GIT-CONFIG');
@@ -119,6 +121,14 @@ describe('page headers', () => {
       expect(csp).toContain("connect-src 'self'");
       expect(csp).not.toContain("unsafe-inline' 'sha");
       expect(r.headers['x-frame-options']).toBe('DENY');
+    }
+    // The viewer page alone may be framed (read-only; a learner's "Follow the instructor" tab frames it).
+    const viewer = await http('/watch/');
+    expect(String(viewer.headers['content-security-policy'])).toContain('frame-ancestors *');
+    expect(viewer.headers['x-frame-options']).toBeUndefined();
+    for (const path of ['/watch', '/watch/x', '/watch/../']) {
+      const r = await http(path);
+      expect(r.headers['x-frame-options'], path).toBe('DENY');
     }
     const home = String((await http('/')).headers['content-security-policy']);
     // sha256 of `console.log("inline")`, the page's one inline script.

@@ -19,6 +19,8 @@ const BASE = {
   'font-src': ["'self'", 'data:'],
   // 'self' covers ws:// to our own host and port in CSP Level 3 browsers.
   'connect-src': ["'self'"],
+  // "Follow the instructor" frames the instructor's viewer page, on the instructor's runner.
+  'frame-src': ["'self'", 'http:', 'https:'],
   'object-src': ["'none'"],
   'base-uri': ["'none'"],
   'form-action': ["'self'"],
@@ -39,17 +41,29 @@ export function inlineScriptHashes(html: string): string[] {
   return [...out];
 }
 
-export function contentSecurityPolicy(scriptHashes: readonly string[] = []): string {
+export function contentSecurityPolicy(scriptHashes: readonly string[] = [], frameable = false): string {
   return Object.entries(BASE)
-    .map(([directive, sources]) => `${directive} ${[...sources, ...(directive === 'script-src' ? scriptHashes : [])].join(' ')}`)
+    .map(([directive, sources]) => {
+      if (directive === 'frame-ancestors' && frameable) return `${directive} *`;
+      return `${directive} ${[...sources, ...(directive === 'script-src' ? scriptHashes : [])].join(' ')}`;
+    })
     .join('; ');
 }
 
+/**
+ * Pages any site may frame: the viewer page only (`/watch/`), which is read-only (nothing to
+ * click into doing something) and shows nothing without the viewer token in its fragment; a
+ * learner's "Follow the instructor" tab frames it from the learner's own runner.
+ */
+export function frameablePath(pathname: string): boolean {
+  return pathname === '/watch/' || pathname === '/watch/index.html';
+}
+
 /** Headers for any document or asset the runner serves. */
-export function pageHeaders(scriptHashes: readonly string[] = []): Record<string, string> {
+export function pageHeaders(scriptHashes: readonly string[] = [], frameable = false): Record<string, string> {
   return {
-    'content-security-policy': contentSecurityPolicy(scriptHashes),
-    'x-frame-options': 'DENY',
+    'content-security-policy': contentSecurityPolicy(scriptHashes, frameable),
+    ...(frameable ? {} : { 'x-frame-options': 'DENY' }),
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   };

@@ -113,6 +113,19 @@ describe('gate', () => {
     expect(gate({ ...ok, method: 'POST', origin: 'http://evil.example' }, 'T0k3n', hosts)).toMatchObject({ ok: false, status: 403 });
     expect(gate({ ...ok, method: 'DELETE', origin: 'http://127.0.0.1:4321' }, 'T0k3n', hosts)).toEqual({ ok: true });
   });
+  it('the viewer token passes only where the input allows it (the watch socket), never as the runner token', () => {
+    const watch = { ...ok, token: 'V13w3r', isUpgrade: true, origin: 'http://127.0.0.1:4321', viewerAllowed: true };
+    expect(gate(watch, 'T0k3n', hosts, 'V13w3r')).toEqual({ ok: true });
+    expect(gate({ ...watch, viewerAllowed: false }, 'T0k3n', hosts, 'V13w3r')).toMatchObject({ ok: false, status: 401 });
+    expect(gate({ ...watch, viewerAllowed: undefined }, 'T0k3n', hosts, 'V13w3r')).toMatchObject({ ok: false, status: 401 });
+    expect(gate({ ...ok, token: 'V13w3r', method: 'POST', origin: 'http://127.0.0.1:4321' }, 'T0k3n', hosts, 'V13w3r')).toMatchObject({
+      ok: false,
+      status: 401,
+    });
+    // Still Host and Origin first.
+    expect(gate({ ...watch, origin: 'http://evil.example' }, 'T0k3n', hosts, 'V13w3r')).toMatchObject({ ok: false, status: 403 });
+    expect(gate({ ...watch, token: 'T0k3n' }, 'T0k3n', hosts, 'V13w3r')).toEqual({ ok: true });
+  });
   it('the open route still needs our Host', () => {
     expect(gate({ ...ok, token: undefined, needsToken: false }, 'T0k3n', hosts)).toEqual({ ok: true });
     expect(gate({ ...ok, token: undefined, needsToken: false, host: 'evil.example:4321' }, 'T0k3n', hosts)).toMatchObject({ ok: false });

@@ -7,7 +7,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
-import { inlineScriptHashes, pageHeaders } from './page-policy.ts';
+import { frameablePath, inlineScriptHashes, pageHeaders } from './page-policy.ts';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -117,7 +117,7 @@ export function createStaticHandler(root: string) {
       'content-length': page ? page.body.length : st.size,
       // Hashed assets never change; pages do whenever the course is rebuilt.
       'cache-control': pathname.startsWith('/_astro/') ? 'public, max-age=31536000, immutable' : 'no-cache',
-      ...pageHeaders(page?.hashes ?? []),
+      ...pageHeaders(page?.hashes ?? [], status === 200 && frameablePath(pathname)),
     });
     if (method === 'HEAD') {
       res.end();

@@ -8,6 +8,7 @@ import { parseClientMessage, TERMINAL_LIMITS, type ServerMessage } from '../term
 import { FlowController } from '../terminals/flow.ts';
 import { OutputBatcher } from '../terminals/batch.ts';
 import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
+import type { TerminalBroadcast } from '../terminals/broadcast.ts';
 
 /**
  * How long a lab shell's first output waits for the cluster notice, so the notice comes before
@@ -27,9 +28,13 @@ export function refuseTerminal(ws: WebSocket, message: string): void {
 export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
   notice?: (mode: Mode) => Promise<string | null>;
+  /** The node a node shell runs on (for the broadcast's list). */
+  nodeName?: string;
   onSessionEnd?: () => void;
   /** Output batching (terminals/batch.ts); FLOW's sizes unless a test sets its own. */
   batch?: { maxBytes?: number; windowMs?: number };
+  /** The presenter's broadcast: this shell registers its output and grid there for watchers. */
+  broadcast?: TerminalBroadcast;
 }
 
 function send(ws: WebSocket, msg: ServerMessage): void {
@@ -61,15 +66,17 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
     batcher.flush();
     send(ws, msg);
   };
+  const source = opts.broadcast?.register({ mode: opts.mode, node: opts.nodeName ?? null, cols: opts.cols, rows: opts.rows });
   let ended = false;
   const end = () => {
     if (ended) return;
     ended = true;
     batcher.close();
+    source?.end();
     void session.dispose().finally(() => opts.onSessionEnd?.());
   };
 
-  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode });
+  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode, terminal: source?.id });
   const forward = (chunk: Buffer) => batcher.push(chunk);
   // Output is held until the notice is known (or NOTICE_WAIT_MS passed), then flushed after it.
   let held: Buffer[] | null = null;
@@ -94,6 +101,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   }
 
   session.onData((chunk) => {
+    source?.output(chunk);
     if (held) held.push(chunk);
     else forward(chunk);
   });
@@ -128,8 +136,10 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
         say({ type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
       }
       session.write(msg.data);
-    } else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);
-    else flow.onAck(msg.bytes);
+    } else if (msg.type === 'resize') {
+      session.resize(msg.cols, msg.rows);
+      source?.resize(msg.cols, msg.rows);
+    } else flow.onAck(msg.bytes);
   });
   ws.on('close', end);
   ws.on('error', end);

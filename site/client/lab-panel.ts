@@ -43,6 +43,16 @@ class LabElement extends HTMLElement {
     this.progress = loadLocal(this.labId);
     this.chart = mountScaleChart(this.querySelector<HTMLElement>('[data-scale-chart]'), this.labId);
     this.addEventListener('click', (ev) => this.onClick(ev));
+    // The presenter moved the cluster to a step (presenter.ts): the runner's progress is the truth now.
+    this.addEventListener('dplab:lab-moved', (ev) => {
+      const { step, reset } = (ev as CustomEvent<{ step: string; reset: boolean }>).detail;
+      if (reset) this.clearFrom(step);
+      void loadRemote(this.labId).then((remote) => {
+        this.progress = merge(this.progress, remote);
+        saveLocal(this.labId, this.progress);
+        this.render();
+      });
+    });
     this.querySelector<HTMLSelectElement>('select[data-action="mode"]')?.addEventListener('change', (ev) =>
       setPageMode((ev.target as HTMLSelectElement).value),
     );

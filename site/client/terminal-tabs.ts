@@ -8,6 +8,7 @@ import { api } from './runner-api.ts';
 import { clusterNodesSchema } from '../../scripts/wire/clusters.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
+import './terminal-watch.ts';
 
 class TerminalTabs extends HTMLElement {
   private list!: HTMLElement;
@@ -28,6 +29,7 @@ class TerminalTabs extends HTMLElement {
       const tab = panel && this.list.querySelector<HTMLElement>(`[aria-controls="${CSS.escape(panel.id)}"]`);
       if (tab) this.select(tab);
     });
+    this.followForm();
     if (!this.hasAttribute('data-nodes')) return;
     const follow = (mode: string, state: string | undefined) => {
       if (mode !== pageMode()) return;
@@ -40,6 +42,65 @@ class TerminalTabs extends HTMLElement {
     });
     onClusterState(({ mode, state }) => follow(mode, state));
     follow(pageMode(), lastClusterState(pageMode()));
+  }
+
+  /**
+   * "Follow the instructor": a viewer link on this same runner is watched directly; one on the
+   * instructor's runner (another origin) is framed, since only its own page may open its socket.
+   */
+  private followForm(): void {
+    const form = this.querySelector<HTMLFormElement>('.dplab-follow-form');
+    const view = this.querySelector<HTMLElement>('.dplab-follow-view');
+    const note = this.querySelector<HTMLElement>('.dplab-follow-note');
+    if (!form || !view || !note) return;
+    const stop = form.querySelector<HTMLButtonElement>('[data-follow-stop]')!;
+    const follow = (what: HTMLElement) => {
+      view.replaceChildren(what);
+      stop.hidden = false;
+    };
+    const watch = (token: string | null) => {
+      const el = document.createElement('dplab-terminal-watch') as HTMLElement & { viewerToken: string | null };
+      el.viewerToken = token;
+      el.setAttribute('role', 'region');
+      el.setAttribute('aria-label', "The instructor's terminal, read-only");
+      el.innerHTML =
+        '<p class="dplab-terminal-status" aria-live="polite"></p><p class="dplab-watch-notice" aria-live="polite"></p><div class="dplab-terminal-screen"></div>';
+      follow(el);
+    };
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const text = new FormData(form).get('link');
+      let url: URL;
+      try {
+        url = new URL(String(text ?? ''));
+      } catch {
+        note.textContent = 'That is not a link. Paste the whole viewer link, starting with http://.';
+        return;
+      }
+      const token = /(?:^#|&)viewer=([A-Za-z0-9._~-]+)/.exec(url.hash)?.[1];
+      if (!/^https?:$/.test(url.protocol) || url.pathname !== '/watch/' || !token) {
+        note.textContent = 'A viewer link looks like http://<instructor>:4321/watch/#viewer=…; ask the instructor for theirs.';
+        return;
+      }
+      note.textContent = "Following the instructor's terminal (read-only).";
+      if (url.origin === location.origin) watch(token);
+      else {
+        const frame = document.createElement('iframe');
+        frame.title = "The instructor's terminal, read-only";
+        frame.src = url.href;
+        frame.referrerPolicy = 'no-referrer';
+        follow(frame);
+      }
+    });
+    form.querySelector('[data-follow-here]')?.addEventListener('click', () => {
+      note.textContent = "Following this runner's presenter (read-only).";
+      watch(null);
+    });
+    stop.addEventListener('click', () => {
+      view.replaceChildren();
+      stop.hidden = true;
+      note.textContent = 'Stopped following.';
+    });
   }
 
   private tabs(): HTMLElement[] {
@@ -84,7 +145,7 @@ class TerminalTabs extends HTMLElement {
       if (controller.signal.aborted || mode !== pageMode()) return;
       this.dropNodes();
       this.nodesOf = mode;
-      const before = this.list.querySelector('[data-tab="dataplane"]');
+      const before = this.list.querySelector('[data-tab="dataplane"], [data-tab="follow"]');
       nodes.forEach((node, i) => {
         const id = `dplab-tt-node-${i}`;
         const tab = document.createElement('button');

@@ -6,10 +6,16 @@ import { sessionRoutes } from './session.ts';
 import { clusterRoutes, SSE_HEARTBEAT_MS } from './clusters.ts';
 import { labRoutes } from './labs.ts';
 import { dataplaneRoutes } from './dataplane.ts';
+import { broadcastRoutes } from './broadcast.ts';
+import { TerminalBroadcast } from '../../terminals/broadcast.ts';
 
 export interface RouteOptions {
   /** The event stream's keep-alive interval (tests shorten it). */
   sseHeartbeatMs?: number;
+  /** The runner's broadcast (which terminal the watch socket mirrors). */
+  broadcast?: TerminalBroadcast;
+  /** The read-only viewer token (the presenter's page asks for its link). */
+  viewerToken?: string;
 }
 
 export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): readonly Route[] {
@@ -19,5 +25,6 @@ export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): re
     ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...labRoutes,
     ...dataplaneRoutes(services.explainLive),
+    ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast(), opts.viewerToken),
   ];
 }

@@ -1,0 +1,200 @@
+/**
+ * Presenter mode in Chromium, on the runner over the cluster test doubles: the presenter's
+ * terminal reaches a second browser (the viewer link) and a learner's Follow the instructor tab
+ * on another runner, read-only (what the viewer types never reaches the shell); the presenter
+ * view at 1920×1080 (large text, chrome hidden, high contrast, one step, keys); and
+ * fast-forwarding the cluster to step 3 from the presenter controls.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
+import {
+  hasChromium,
+  launchBrowser,
+  openSignedIn,
+  stageWithDoubles,
+  startCourse,
+  type Browser,
+  type Course,
+  type Stage,
+} from './harness.ts';
+
+const LAB = '/labs/first-service/';
+/** Screenshots stay for a person to look at; the scratch folder goes. */
+const shots = join(tmpdir(), 'dplab-e2e-presenter');
+mkdirSync(shots, { recursive: true });
+const scratch = mkdtempSync(join(tmpdir(), 'dplab-e2e-viewer-'));
+
+const rows = (page: Page, selector: string) => page.locator(`${selector} .xterm-rows`).textContent();
+
+describe.skipIf(!hasChromium)('presenter mode in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 120_000 }, () => {
+  let stage: Stage;
+  let viewer: Browser;
+
+  beforeAll(async () => {
+    stage = await stageWithDoubles(firstServiceScenario('iptables'), { clusterOf: 'iptables' });
+    viewer = await launchBrowser();
+  });
+  afterAll(async () => {
+    await viewer?.close();
+    await stage?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('the broadcast reaches a second browser read-only: the presenter’s output appears, the viewer’s typing goes nowhere', async () => {
+    const { page } = stage.browser;
+    await openSignedIn(page, stage.course, LAB);
+    await page.waitForSelector('dplab-terminal:not([node])[data-state="open"]', { timeout: 30_000 });
+
+    // The viewer link, as `dplab serve` prints it, in another browser with no runner token.
+    const watcher = viewer.page;
+    await watcher.setViewportSize({ width: 1920, height: 1080 });
+    await watcher.goto(stage.course.server.viewerUrl);
+    await watcher.waitForSelector('dplab-terminal-watch[data-state="watching"]', { timeout: 20_000 });
+    expect(new URL(watcher.url()).hash).toBe('');
+    expect(await watcher.evaluate(() => localStorage.getItem('dplab.token'))).toBeNull();
+
+    await page.locator('dplab-terminal:not([node]) .xterm').click();
+    await page.keyboard.type('echo PRESENTER-$((6*7))');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => rows(watcher, 'dplab-terminal-watch'), { timeout: 10_000 }).toContain('PRESENTER-42');
+
+    const planted = join(scratch, 'typed-by-viewer');
+    await watcher.locator('dplab-terminal-watch .xterm').click();
+    await watcher.keyboard.type(`touch ${planted}; echo VIEWER-$((1+1))`);
+    await watcher.keyboard.press('Enter');
+    // The presenter's next command is answered after anything the viewer could have sent.
+    await page.keyboard.type('echo SYNC-$((2+3))');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => rows(watcher, 'dplab-terminal-watch'), { timeout: 10_000 }).toContain('SYNC-5');
+    await expect.poll(() => rows(page, 'dplab-terminal:not([node])'), { timeout: 10_000 }).toContain('SYNC-5');
+    expect(await rows(page, 'dplab-terminal:not([node])')).not.toContain('VIEWER');
+    expect(await rows(watcher, 'dplab-terminal-watch')).not.toContain('VIEWER-2');
+    expect(existsSync(planted)).toBe(false);
+    expect(stage.course.server.runner.broadcast.watcherCount).toBe(1);
+
+    // Large on the projector: the presenter's 80-odd columns fill the 1920-pixel window.
+    const font = Number(await watcher.locator('dplab-terminal-watch').getAttribute('data-font-size'));
+    expect(font).toBeGreaterThanOrEqual(18);
+    const screen = await watcher.locator('dplab-terminal-watch .xterm-screen').boundingBox();
+    expect(screen!.width).toBeGreaterThan(1920 * 0.6);
+    expect(screen!.width).toBeLessThanOrEqual(1920);
+    await watcher.screenshot({ path: join(shots, 'viewer-1920.png') });
+  });
+
+  it('a learner on their own runner follows the instructor in a terminal tab, read-only', async () => {
+    let learnerCourse: Course | undefined;
+    const learner = await launchBrowser();
+    try {
+      learnerCourse = await startCourse();
+      const lp = learner.page;
+      await openSignedIn(lp, learnerCourse, LAB);
+      await lp.getByRole('tab', { name: 'Follow the instructor' }).click();
+      await lp.getByLabel('Viewer link from the instructor').fill(stage.course.server.viewerUrl);
+      await lp.getByRole('button', { name: 'Follow', exact: true }).click();
+      const frame = lp.frameLocator('.dplab-follow-view iframe');
+      await frame.locator('dplab-terminal-watch[data-state="watching"]').waitFor({ timeout: 20_000 });
+      await expect.poll(() => frame.locator('.xterm-rows').textContent(), { timeout: 10_000 }).toContain('PRESENTER-42');
+      await stage.browser.page.keyboard.type('echo FOLLOWED-$((4*4))');
+      await stage.browser.page.keyboard.press('Enter');
+      await expect.poll(() => frame.locator('.xterm-rows').textContent(), { timeout: 10_000 }).toContain('FOLLOWED-16');
+      // The mirror's grid is scaled to the tab: inside it, and filling it in one direction.
+      const view = (await lp.locator('.dplab-follow-view').boundingBox())!;
+      const grid = (await frame.locator('.xterm-screen').boundingBox())!;
+      expect(grid.width).toBeLessThanOrEqual(view.width);
+      expect(grid.height).toBeLessThanOrEqual(view.height);
+      expect(Math.max(grid.width / view.width, grid.height / view.height)).toBeGreaterThan(0.6);
+      // The learner's own shell is untouched and still theirs.
+      expect(learnerCourse.server.runner.broadcast.watcherCount).toBe(0);
+      await lp.screenshot({ path: join(shots, 'learner-follow.png') });
+    } finally {
+      await learner.close();
+      await learnerCourse?.close();
+    }
+  });
+
+  it('presenter view at 1920×1080: large text, chrome hidden, high contrast, one step at a time, keys listed and working', async () => {
+    const { page } = stage.browser;
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await page.goto(`${stage.course.origin}${LAB}?present`);
+    await page.waitForSelector('html[data-present]');
+    await page.waitForSelector('dplab-terminal:not([node])[data-state="open"]', { timeout: 30_000 });
+    await expect.poll(() => rows(page, 'dplab-terminal:not([node])'), { timeout: 15_000 }).toContain('workspace');
+    await expect.poll(() => page.locator('.dplab-present-viewer input').inputValue()).toBe(stage.course.server.viewerUrl);
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+
+    const look = await page.evaluate(() => {
+      const px = (el: Element | null) => (el ? parseFloat(getComputedStyle(el).fontSize) : 0);
+      const header = document.querySelector<HTMLElement>('header.header');
+      const visibleSteps = [...document.querySelectorAll<HTMLElement>('.dplab-step')].filter((s) => s.offsetParent !== null);
+      return {
+        headerShown: !!header && header.offsetParent !== null && header.getBoundingClientRect().height > 0,
+        wsTop: document.querySelector('.dplab-ws')!.getBoundingClientRect().top,
+        body: px(document.querySelector('.dplab-step-body p')),
+        title: px(document.querySelector('.dplab-step[data-current] .dplab-step-title')),
+        terminal: px(document.querySelector('dplab-terminal:not([node]) .xterm-rows')),
+        background: getComputedStyle(document.querySelector('.dplab-instructions')!).backgroundColor,
+        wsBackground: getComputedStyle(document.querySelector('.dplab-ws')!).backgroundColor,
+        color: getComputedStyle(document.querySelector('.dplab-step-body p')!).color,
+        visibleSteps: visibleSteps.map((s) => s.dataset.step),
+        keys: [...document.querySelectorAll('.dplab-present-keys dt')].map((d) => d.textContent),
+      };
+    });
+    expect(look.headerShown).toBe(false);
+    expect(look.wsTop).toBe(0);
+    expect(look.body).toBeGreaterThanOrEqual(26);
+    expect(look.title).toBeGreaterThanOrEqual(36);
+    expect(look.terminal).toBeGreaterThanOrEqual(26);
+    expect(look.wsBackground).toBe('rgb(0, 0, 0)');
+    expect(['rgba(0, 0, 0, 0)', 'rgb(0, 0, 0)']).toContain(look.background);
+    expect(look.color).toBe('rgb(255, 255, 255)');
+    expect(look.visibleSteps).toHaveLength(1);
+    expect(look.keys.length).toBeGreaterThanOrEqual(7);
+    expect(look.keys.join(' ')).toContain('Shift+P');
+    await page.screenshot({ path: join(shots, 'presenter-1920.png') });
+
+    const current = () => page.evaluate(() => document.querySelector<HTMLElement>('.dplab-step[data-current]')?.dataset.step);
+    const first = await current();
+    await page.keyboard.press('n');
+    const second = await current();
+    expect(second).not.toBe(first);
+    await page.keyboard.press('ArrowLeft');
+    expect(await current()).toBe(first);
+    await page.keyboard.press('h');
+    await expect.poll(() => page.locator('.dplab-step[data-current] .dplab-hint-list li:not([hidden])').count()).toBe(1);
+    // Typing in the terminal is never taken by the keys.
+    await page.locator('dplab-terminal:not([node]) .xterm').click();
+    await page.keyboard.type('echo n');
+    expect(await current()).toBe(first);
+    await page.keyboard.press('Enter');
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('html:not([data-present])');
+    expect(new URL(page.url()).search).toBe('');
+    await page.keyboard.press('Shift+P');
+    await page.waitForSelector('html[data-present]');
+  });
+
+  it('fast-forward from the presenter controls: the cluster is brought to step 3, steps 1–2 solved and checked', async () => {
+    const { page } = stage.browser;
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    const steps = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.dplab-step')].map((s) => s.dataset.step));
+    while ((await page.evaluate(() => document.querySelector<HTMLElement>('.dplab-step[data-current]')?.dataset.step)) !== steps[2])
+      await page.keyboard.press('ArrowRight');
+    await page.getByRole('button', { name: 'Bring cluster to this step' }).click();
+    await page.waitForSelector('.dplab-present-progress[data-state="ready"]', { timeout: 60_000 });
+    const progress = await page.locator('.dplab-present-progress').textContent();
+    expect(progress).toMatch(/at the start of step 3/);
+    expect(await page.locator('.dplab-present-progress li').count()).toBe(5);
+    expect(await page.locator('.dplab-present-progress li[data-phase="end"]').count()).toBe(5);
+    expect(stage.doubles.state()).toMatchObject({ s1: '1', s2: '1' });
+    expect(stage.doubles.state().s3).toBeUndefined();
+    await expect
+      .poll(() => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.dplab-step')].map((s) => s.dataset.status)))
+      .toEqual(['pass', 'pass', 'todo', 'todo']);
+    await page.screenshot({ path: join(shots, 'presenter-goto.png') });
+  });
+});
