@@ -52,7 +52,7 @@ function render() {
         el('td', {}, el('span', { class: 'phase', 'data-phase': seat.phase }, seat.phase), seat.message ? el('span', { class: 'muted', style: 'display:block;font-size:.78rem' }, seat.message) : undefined),
         el('td', {}, clusters),
         ...seat.steps.map((c) =>
-          el('td', { 'data-step': c.step }, el('span', { class: 'cell', 'data-status': c.status }, LABEL[c.status] + (c.failStreak > 1 ? ` ×${c.failStreak}` : '')), c.message ? el('span', { class: 'why' }, c.message) : undefined),
+          el('td', { 'data-step': c.step }, el('span', { class: 'cell', 'data-status': c.status }, LABEL[c.status] + (c.failStreak > 1 ? ` ×${c.failStreak}` : '')), c.message ? el('span', { class: 'why' }, c.message.replace(/`/g, '')) : undefined),
         ),
         el('td', { class: 'stuck' }, seat.stuck ?? ''),
         el('td', {}, watch),
