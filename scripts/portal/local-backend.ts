@@ -41,7 +41,12 @@ export interface LocalBackendOptions {
   seatEnv?: (id: string) => Record<string, string>;
   /** Terminals per seat (`dplab serve --max-terminals`). */
   maxTerminals?: number;
+  /** Seats started (runner and warm clusters) at once; the rest wait their turn (LOCAL_SEAT_START_CONCURRENCY). */
+  startConcurrency?: number;
 }
+
+/** Each warm seat runs `kind create` and a CNI rollout; more at once than this thrashes a host's disk and CPU. */
+export const LOCAL_SEAT_START_CONCURRENCY = 3;
 
 interface LocalSeat {
   spec: SeatSpec;
@@ -57,6 +62,8 @@ const LINK = /Dataplane Lab: http:\/\/127\.0\.0\.1:(\d+)\//;
 export class LocalSeatBackend implements SeatBackend {
   readonly kind = 'local' as const;
   readonly #seats = new Map<string, LocalSeat>();
+  readonly #waiting: (() => void)[] = [];
+  #starting = 0;
 
   constructor(private readonly opts: LocalBackendOptions) {}
 
@@ -74,7 +81,33 @@ export class LocalSeatBackend implements SeatBackend {
     if (!isSeatId(spec.id)) throw new DplabError(`"${String(spec.id).slice(0, 40)}" is not a seat id.`, { status: 400 });
     const known = this.#seats.get(spec.id);
     if (known && known.status.phase !== 'deleted') return { ...known.status };
-    const dir = this.seatDir(spec.id);
+    const seat: LocalSeat = {
+      spec,
+      dir: this.seatDir(spec.id),
+      status: { id: spec.id, phase: 'pending', message: 'Waiting for a turn to start…' },
+      exited: Promise.resolve(),
+      log: '',
+    };
+    this.#seats.set(spec.id, seat);
+    void this.#inTurn(() => this.#bringUp(seat));
+    return { ...seat.status };
+  }
+
+  /** Run `work` when fewer than startConcurrency seats are starting. */
+  async #inTurn(work: () => Promise<void>): Promise<void> {
+    const limit = this.opts.startConcurrency ?? LOCAL_SEAT_START_CONCURRENCY;
+    if (this.#starting >= limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#starting++;
+    try {
+      await work();
+    } finally {
+      this.#starting--;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  #spawn(seat: LocalSeat): ChildProcess {
+    const { spec, dir } = seat;
     mkdirSync(dir, { recursive: true });
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
@@ -82,15 +115,9 @@ export class LocalSeatBackend implements SeatBackend {
     const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
     if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
     const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const seat: LocalSeat = {
-      spec,
-      dir,
-      child,
-      status: { id: spec.id, phase: 'pending', message: 'Starting the runner…' },
-      exited: new Promise((resolve) => child.once('close', () => resolve())),
-      log: '',
-    };
-    this.#seats.set(spec.id, seat);
+    seat.child = child;
+    seat.status = { id: spec.id, phase: 'pending', message: 'Starting the runner…' };
+    seat.exited = new Promise((resolve) => child.once('close', () => resolve()));
     const keep = (d: Buffer) => {
       // The last few KiB are enough to say why a runner died.
       seat.log = (seat.log + d.toString('utf8')).slice(-8_000);
@@ -102,12 +129,13 @@ export class LocalSeatBackend implements SeatBackend {
       if (seat.status.phase === 'pending' || seat.status.phase === 'ready')
         this.#fail(seat, `The seat's runner stopped (exit ${child.exitCode ?? child.signalCode}). ${lastLine(seat.log)}`);
     });
-    void this.#bringUp(seat);
-    return { ...seat.status };
+    return child;
   }
 
   async #bringUp(seat: LocalSeat): Promise<void> {
-    const child = seat.child!;
+    // Deleted while it waited for its turn.
+    if (seat.status.phase !== 'pending') return;
+    const child = this.#spawn(seat);
     const port = await new Promise<number | null>((resolve) => {
       const timer = setTimeout(() => resolve(null), LOCAL_SEAT_TIMEOUTS.startMs);
       const look = () => {

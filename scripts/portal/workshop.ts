@@ -25,7 +25,8 @@ export const WORKSHOP_TIMING = {
   clustersMs: 10_000,
   /** Seats deleted at once by "End workshop" (each runs `kind delete` per cluster). */
   endConcurrency: 4,
-} as const;
+};
+export type WorkshopTiming = typeof WORKSHOP_TIMING;
 
 export interface WorkshopOptions {
   backend: SeatBackend;
@@ -40,7 +41,7 @@ export interface WorkshopOptions {
   /** The learners' link, shown on the dashboard. */
   joinUrl: string;
   now?: () => number;
-  timing?: Partial<typeof WORKSHOP_TIMING>;
+  timing?: Partial<WorkshopTiming>;
 }
 
 interface Seat {
@@ -62,7 +63,7 @@ export class Workshop {
   readonly changes = new Emitter<void>();
   readonly #seats = new Map<string, Seat>();
   readonly #timer: NodeJS.Timeout;
-  readonly #timing: typeof WORKSHOP_TIMING;
+  readonly #timing: WorkshopTiming;
   readonly #now: () => number;
   #broadcast: string | undefined;
   #ended = false;
