@@ -220,6 +220,9 @@ function lastLine(log: string): string {
   return lines[lines.length - 1]?.slice(0, 400) ?? '';
 }
 
+/** Status reads in a row that may fail (time out) while a cluster warms. */
+const WARM_STATUS_MISSES = 10;
+
 /** Bring each warm mode's cluster up through the seat's runner, one after the other (each kind create is heavy). */
 async function warmUp(client: SeatClient, modes: readonly Mode[], say: (message: string) => void): Promise<void> {
   await client.waitHealthy(LOCAL_SEAT_TIMEOUTS.startMs);
@@ -227,8 +230,18 @@ async function warmUp(client: SeatClient, modes: readonly Mode[], say: (message:
     say(`Starting the ${mode} cluster…`);
     await client.clusterUp(mode);
     const deadline = Date.now() + LOCAL_SEAT_TIMEOUTS.warmMs;
+    let misses = 0;
     for (;;) {
-      const status = await client.cluster(mode);
+      let status;
+      try {
+        status = await client.cluster(mode);
+        misses = 0;
+      } catch (err) {
+        // A busy host (a class's clusters starting at once) answers slowly; only a runner that stays silent is a failure.
+        if (++misses >= WARM_STATUS_MISSES) throw err;
+        await new Promise((r) => setTimeout(r, LOCAL_SEAT_TIMEOUTS.warmPollMs));
+        continue;
+      }
       if (status.state === 'ready') break;
       if (status.state === 'broken' || (status.state === 'absent' && status.progress?.endedAt))
         throw new DplabError(`The ${mode} cluster did not come up: ${status.error?.message ?? status.state}.`);
