@@ -7,6 +7,7 @@
 import type { AstroIntegration } from 'astro';
 import { createRunner, type Runner } from './server/app.ts';
 import { generateToken } from './server/security.ts';
+import { viewerLink } from './server/http.ts';
 
 export default function dplabRunner(): AstroIntegration {
   let runner: Runner | null = null;
@@ -22,7 +23,9 @@ export default function dplabRunner(): AstroIntegration {
         });
       },
       'astro:server:start'({ address }) {
-        if (runner) console.log(`Dataplane Lab: http://127.0.0.1:${address.port}/#token=${runner.token}`);
+        if (!runner) return;
+        console.log(`Dataplane Lab: http://127.0.0.1:${address.port}/#token=${runner.token}`);
+        console.log(`Viewer link (read-only): ${viewerLink(`http://127.0.0.1:${address.port}`, runner.viewerToken)}`);
       },
       async 'astro:server:done'() {
         await runner?.close();

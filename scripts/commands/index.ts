@@ -10,6 +10,7 @@ import { labs } from './labs.ts';
 import { check } from './check.ts';
 import { solve } from './solve.ts';
 import { reset } from './reset.ts';
+import { goto } from './goto.ts';
 import { verifyLabsCommand } from './verify-labs.ts';
 import { explain } from './explain.ts';
 import { bench } from './bench.ts';
@@ -28,6 +29,7 @@ export const COMMANDS: readonly Command[] = [
   check,
   solve,
   reset,
+  goto,
   verifyLabsCommand,
   explain,
   bench,

@@ -2,25 +2,26 @@ import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { chooseMode } from '../labs/mode-choice.ts';
 import { clearPasses } from '../labs/progress.ts';
-import { loadLabs, requireLab, requireStep } from '../labs/registry.ts';
+import { loadLabs, requireLab } from '../labs/registry.ts';
 import { resetLab } from '../labs/reset.ts';
+import { goto } from './goto.ts';
 
 export const reset: Command = {
   name: 'reset',
-  summary: 'Reset a lab: recreate its namespace and setup (optionally solved up to a step)',
-  usage: 'dplab reset <lab> [--step <step>] [--mode <mode>]',
-  async run(argv) {
+  summary: 'Reset a lab: recreate its namespace and setup (--step: then solve and check every step before it)',
+  usage: 'dplab reset <lab> [--step <step>] [--mode <mode>]   (with --step, the same as `dplab goto <lab> <step> --reset`)',
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' }, step: { type: 'string' } });
     const [labId, ...extra] = positionals;
     if (!labId || extra.length) throw usageError(this, 'name one lab');
+    if (values.step) return goto.run([labId, values.step, '--reset', ...(values.mode ? ['--mode', values.mode] : [])], ctx);
     const lab = requireLab(labId);
-    const toStep = values.step ? requireStep(lab, values.step) : undefined;
     const mode = chooseMode(lab, values.mode);
-    process.stdout.write(`Resetting ${lab.id} on the ${mode} cluster (namespace ${lab.namespace})…\n`);
-    const r = await resetLab(lab, mode, { toStep });
-    await clearPasses(loadLabs(), lab, mode, toStep?.id);
-    for (const note of r.restored) process.stdout.write(`Restored: ${note}.\n`);
-    process.stdout.write(`Done in ${(r.durationMs / 1000).toFixed(1)} s.${r.solved.length ? ` Solved: ${r.solved.join(', ')}.` : ''}\n`);
+    ctx.stdout.write(`Resetting ${lab.id} on the ${mode} cluster (namespace ${lab.namespace})…\n`);
+    const r = await resetLab(lab, mode, { signal: ctx.signal });
+    await clearPasses(loadLabs(), lab, mode);
+    for (const note of r.restored) ctx.stdout.write(`Restored: ${note}.\n`);
+    ctx.stdout.write(`Done in ${(r.durationMs / 1000).toFixed(1)} s.\n`);
     return 0;
   },
 };

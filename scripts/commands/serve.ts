@@ -84,6 +84,7 @@ export const serve: Command = {
       maxTerminals,
     });
     process.stdout.write(`Dataplane Lab: ${running.url}\n`);
+    process.stdout.write(`Viewer link (read-only mirror of your terminal, for the audience): ${running.viewerUrl}\n`);
     await new Promise<void>((resolve) => {
       const stop = () => {
         process.stdout.write('\nStopping; open terminals are closed.\n');

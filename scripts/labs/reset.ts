@@ -1,7 +1,6 @@
 /**
  * Reset: throw the lab's namespace away and build it again (namespace, setup manifests,
- * workspace files). Resetting to a step also applies the solutions of every step before it,
- * so an instructor can jump to step 3 in front of a room.
+ * workspace files). Resetting to a step (the earlier steps solved and checked) is goto.ts.
  */
 import { TIMEOUTS } from '../exec.ts';
 import { DplabError } from '../errors.ts';
@@ -9,8 +8,7 @@ import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
-import type { Lab, Step } from './schema.ts';
-import { applySolution } from './solve.ts';
+import type { Lab } from './schema.ts';
 import { applySetup } from './setup.ts';
 
 export { LAB_LABEL } from './setup.ts';
@@ -20,8 +18,6 @@ const NAMESPACE_DELETE_TIMEOUT = '120s';
 export interface ResetResult {
   lab: string;
   mode: Mode;
-  /** Steps whose solutions were applied after the clean setup. */
-  solved: string[];
   /** Cluster-wide changes of the lab that were undone (ipvsadm removed, scheduler back to rr…). */
   restored: string[];
   durationMs: number;
@@ -48,11 +44,7 @@ export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortS
   return restored;
 }
 
-export async function resetLab(
-  lab: Lab,
-  mode: Mode,
-  opts: { toStep?: Step; signal?: AbortSignal; cluster?: ClusterHandle } = {},
-): Promise<ResetResult> {
+export async function resetLab(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {
   const started = performance.now();
   const cluster = opts.cluster ?? clusterHandle(mode);
   const absent = clusterAbsent(cluster);
@@ -64,7 +56,5 @@ export async function resetLab(
     const p = describeClusterError(err, mode, `resetting ${lab.id}`, false);
     throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });
   }
-  const before = opts.toStep ? lab.steps.slice(0, lab.steps.indexOf(opts.toStep)) : [];
-  for (const step of before) await applySolution(lab, step, mode, { signal: opts.signal, cluster });
-  return { lab: lab.id, mode, solved: before.map((s) => s.id), restored, durationMs: Math.round(performance.now() - started) };
+  return { lab: lab.id, mode, restored, durationMs: Math.round(performance.now() - started) };
 }

@@ -9,6 +9,7 @@ import { isMode, type Mode } from '../clusters/modes.ts';
 import {
   allowedHosts,
   gate,
+  generateToken,
   hostAllowed,
   requestToken,
   tokensEqual,
@@ -24,14 +25,23 @@ import { apiRoutes } from './routes/index.ts';
 import { terminalNotice } from './terminal-notice.ts';
 import { runnerServices, type RunnerServices } from '../runner/services.ts';
 import { attachTerminal, refuseTerminal } from './terminal-socket.ts';
+import { attachWatcher } from './watch-socket.ts';
+import { TerminalBroadcast } from '../terminals/broadcast.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../errors.ts';
 import { nodeShellFor } from './node-shell.ts';
 
 export const TERMINAL_PATH = '/api/terminal';
+/** The read-only mirror of the broadcast terminal (watch-socket.ts). */
+export const WATCH_PATH = '/api/terminal/watch';
 
 export interface RunnerOptions {
   token: string;
+  /**
+   * The read-only credential of the presenter's viewer link: accepted on the watch socket only,
+   * never on another API route or the terminal socket. A fresh one when absent.
+   */
+  viewerToken?: string;
   /** Names besides loopback that this runner answers to (the --host it was bound to). */
   extraHosts?: readonly string[];
   /**
@@ -52,6 +62,9 @@ export const DEFAULT_MAX_TERMINALS = 16;
 
 export interface Runner {
   readonly token: string;
+  readonly viewerToken: string;
+  /** Which terminal the watch socket mirrors, and its watchers. */
+  readonly broadcast: TerminalBroadcast;
   /** Connect-style handler: API routes and old `?token=` links; anything else goes to `next`. */
   handle(req: IncomingMessage, res: ServerResponse, next: () => void): void;
   /** Takes the upgrade when it is ours (returns true), leaves other upgrades (Vite HMR) alone. */
@@ -105,10 +118,16 @@ export function createRunner(opts: RunnerOptions): Runner {
       fix: 'Leave DPLAB_TOKEN unset for a fresh random token, or set a long one: DPLAB_TOKEN=$(openssl rand -hex 16)',
       status: 400,
     });
+  const viewerToken = opts.viewerToken ?? generateToken();
+  const weakViewer = weakTokenReason(viewerToken);
+  if (weakViewer) throw new DplabError(`Viewer token: ${weakViewer}`, { status: 400 });
+  if (tokensEqual(viewerToken, token))
+    throw new DplabError('The viewer token must differ from the runner token: it is handed to an audience.', { status: 400 });
   const maxTerminals = opts.maxTerminals ?? DEFAULT_MAX_TERMINALS;
+  const broadcast = new TerminalBroadcast();
   // The composition root: every route and the terminal notice run on these services.
   const services = runnerServices(opts.services);
-  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs });
+  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs, broadcast });
   const notice =
     typeof opts.terminalNotice === 'function'
       ? opts.terminalNotice
@@ -134,7 +153,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       const wait = guesses.blockedFor();
       if (wait > 0) return { ok: false, status: 429, message: onHold(wait), retryAfterSeconds: wait };
     }
-    const verdict = gate({ ...input, host: req.headers.host, origin: req.headers.origin, token: given }, token, hosts);
+    const verdict = gate({ ...input, host: req.headers.host, origin: req.headers.origin, token: given }, token, hosts, viewerToken);
     if (!verdict.ok && verdict.status === 401 && given !== undefined) guesses.wrongGuess();
     return verdict;
   }
@@ -166,6 +185,8 @@ export function createRunner(opts: RunnerOptions): Runner {
 
   return {
     token,
+    viewerToken,
+    broadcast,
     get openTerminals() {
       return open;
     },
@@ -224,6 +245,12 @@ export function createRunner(opts: RunnerOptions): Runner {
       } catch {
         return false;
       }
+      if (url.pathname === WATCH_PATH) {
+        const watchVerdict = authorize(req, { method: 'GET', isUpgrade: true, needsToken: true, viewerAllowed: true });
+        if (!watchVerdict.ok) refuseUpgrade(socket, watchVerdict.status, watchVerdict.message);
+        else wss.handleUpgrade(req, socket, head, (ws) => attachWatcher(ws, broadcast));
+        return true;
+      }
       if (url.pathname !== TERMINAL_PATH) return false;
       const verdict = authorize(req, { method: 'GET', isUpgrade: true, needsToken: true });
       if (!verdict.ok) {
@@ -237,6 +264,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       }
       const mode = modeParam && isMode(modeParam) ? modeParam : null;
       const size = sizeFromQuery(url.searchParams);
+      const node = url.searchParams.get('node');
       const accept = (nodeShell?: readonly string[]) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
           // Past the gate, so the page can be told why in words (an HTTP refusal it cannot read).
@@ -248,9 +276,16 @@ export function createRunner(opts: RunnerOptions): Runner {
             return;
           }
           open++;
-          attachTerminal(ws, { ...size, mode, nodeShell, notice, onSessionEnd: () => open-- });
+          attachTerminal(ws, {
+            ...size,
+            mode,
+            nodeShell,
+            nodeName: nodeShell ? (node ?? undefined) : undefined,
+            notice,
+            broadcast,
+            onSessionEnd: () => open--,
+          });
         });
-      const node = url.searchParams.get('node');
       if (node === null || node === '') {
         accept();
         return true;

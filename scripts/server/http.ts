@@ -43,6 +43,8 @@ export interface ServeOptions {
   /** True when the user named the port: then a busy port is an error, not a reason to move. */
   portExplicit?: boolean;
   token?: string;
+  /** The read-only viewer link's token; a fresh one when absent. */
+  viewerToken?: string;
   siteDir: string;
   terminalNotice?: RunnerOptions['terminalNotice'];
   /** Host names besides loopback and the bound address that pages and the API answer to (--allow-host). */
@@ -59,7 +61,14 @@ export interface RunningServer {
   port: number;
   /** The link to open: `http://127.0.0.1:<port>/#token=<token>` (the token stays in the browser). */
   url: string;
+  /** The presenter's viewer link: `http://…/watch/#viewer=<token>`, a read-only mirror of the broadcast terminal. */
+  viewerUrl: string;
   close(): Promise<void>;
+}
+
+/** The read-only link a presenter hands the audience (site/pages/watch.astro reads the fragment). */
+export function viewerLink(origin: string, viewerToken: string): string {
+  return `${origin}/watch/#viewer=${viewerToken}`;
 }
 
 export function isLoopback(host: string): boolean {
@@ -101,6 +110,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const bound = isLoopback(host) ? [] : isWildcard(host) ? interfaceAddresses() : [host];
   const runner = createRunner({
     token,
+    viewerToken: opts.viewerToken,
     extraHosts: [...bound, ...(opts.allowHosts ?? [])],
     terminalNotice: opts.terminalNotice,
     maxTerminals: opts.maxTerminals,
@@ -161,6 +171,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     host,
     port,
     url: `http://${shownHost}:${port}/#token=${token}`,
+    viewerUrl: viewerLink(`http://${shownHost}:${port}`, runner.viewerToken),
     async close() {
       await runner.close();
       server.closeAllConnections();

@@ -107,10 +107,15 @@ export interface GateInput {
   isUpgrade: boolean;
   /** `GET /api/health` is the one open route. */
   needsToken: boolean;
+  /** The terminal watch socket also takes the read-only viewer token; nothing else does. */
+  viewerAllowed?: boolean;
 }
 
-/** One decision for every API request and upgrade. */
-export function gate(input: GateInput, expectedToken: string, allowed: Set<string>): GateResult {
+/**
+ * One decision for every API request and upgrade. `viewerToken` is the presenter's read-only
+ * credential: it passes only where the input says `viewerAllowed` (the watch socket).
+ */
+export function gate(input: GateInput, expectedToken: string, allowed: Set<string>, viewerToken?: string): GateResult {
   if (!hostAllowed(input.host, allowed)) {
     return {
       ok: false,
@@ -122,7 +127,8 @@ export function gate(input: GateInput, expectedToken: string, allowed: Set<strin
   if ((input.isUpgrade || !safeMethod) && !originAllowed(input.origin, input.host, allowed)) {
     return { ok: false, status: 403, message: `Cross-origin request refused (Origin "${input.origin ?? 'missing'}").` };
   }
-  if (input.needsToken && !tokensEqual(input.token, expectedToken)) {
+  const viewer = input.viewerAllowed === true && viewerToken !== undefined && tokensEqual(input.token, viewerToken);
+  if (input.needsToken && !viewer && !tokensEqual(input.token, expectedToken)) {
     return {
       ok: false,
       status: 401,

@@ -7,6 +7,7 @@ import type { Mode } from '../clusters/modes.ts';
 import { parseClientMessage, TERMINAL_LIMITS, type ServerMessage } from '../terminals/protocol.ts';
 import { FlowController } from '../terminals/flow.ts';
 import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
+import type { TerminalBroadcast } from '../terminals/broadcast.ts';
 
 /**
  * How long a lab shell's first output waits for the cluster notice, so the notice comes before
@@ -26,7 +27,11 @@ export function refuseTerminal(ws: WebSocket, message: string): void {
 export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
   notice?: (mode: Mode) => Promise<string | null>;
+  /** The node a node shell runs on (for the broadcast's list). */
+  nodeName?: string;
   onSessionEnd?: () => void;
+  /** The presenter's broadcast: this shell registers its output and grid there for watchers. */
+  broadcast?: TerminalBroadcast;
 }
 
 function send(ws: WebSocket, msg: ServerMessage): void {
@@ -43,14 +48,16 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   }
   const { session } = started;
   const flow = new FlowController(session);
+  const source = opts.broadcast?.register({ mode: opts.mode, node: opts.nodeName ?? null, cols: opts.cols, rows: opts.rows });
   let ended = false;
   const end = () => {
     if (ended) return;
     ended = true;
+    source?.end();
     void session.dispose().finally(() => opts.onSessionEnd?.());
   };
 
-  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode });
+  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode, terminal: source?.id });
   const forward = (chunk: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
     ws.send(chunk, { binary: true });
@@ -79,6 +86,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   }
 
   session.onData((chunk) => {
+    source?.output(chunk);
     if (held) held.push(chunk);
     else forward(chunk);
   });
@@ -112,8 +120,10 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
         send(ws, { type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
       }
       session.write(msg.data);
-    } else if (msg.type === 'resize') session.resize(msg.cols, msg.rows);
-    else flow.onAck(msg.bytes);
+    } else if (msg.type === 'resize') {
+      session.resize(msg.cols, msg.rows);
+      source?.resize(msg.cols, msg.rows);
+    } else flow.onAck(msg.bytes);
   });
   ws.on('close', end);
   ws.on('error', end);

@@ -7,11 +7,27 @@ import { z } from 'zod';
 export type ClientMessage =
   { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
 
+/** What a watcher mirrors: the terminal's id (`null` while the runner has no shell to show) and its grid. */
+export const mirrorSchema = z.object({
+  type: z.literal('mirror'),
+  terminal: z.string().nullable(),
+  mode: z.string().nullable(),
+  /** The node a node shell runs on; null for a learner shell. */
+  node: z.string().nullable(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+});
+
 export const serverMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('ready'), shell: z.string(), cwd: z.string(), mode: z.string().nullable() }),
+  // `terminal` names this shell for the broadcast (GET/POST /api/terminal/broadcast); older runners omit it.
+  z.object({ type: z.literal('ready'), shell: z.string(), cwd: z.string(), mode: z.string().nullable(), terminal: z.string().optional() }),
   z.object({ type: z.literal('notice'), message: z.string() }),
   z.object({ type: z.literal('error'), message: z.string() }),
   z.object({ type: z.literal('exit'), code: z.number(), signal: z.number().nullable() }),
+  // Watch socket only: a new screen starts (the viewer resets its terminal to this grid; the replay follows as binary frames).
+  mirrorSchema,
+  // Watch socket only: the watched terminal was resized.
+  z.object({ type: z.literal('resize'), cols: z.number().int(), rows: z.number().int() }),
 ]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 
@@ -31,3 +47,24 @@ export function splitInput(data: string, max: number = INPUT_CHUNK_CHARS): strin
   }
   return out;
 }
+
+/** `GET /api/terminal/broadcast`: the shells a presenter can broadcast, and which one is. */
+export const broadcastTerminalSchema = z.object({
+  id: z.string(),
+  mode: z.string().nullable(),
+  node: z.string().nullable(),
+  cols: z.number().int(),
+  rows: z.number().int(),
+  /** Epoch milliseconds. */
+  openedAt: z.number(),
+});
+export const broadcastStateSchema = z.object({
+  /** The terminal watchers see now (null: none open). */
+  terminal: z.string().nullable(),
+  /** True when the presenter chose it; false when it follows the most recently opened learner shell. */
+  pinned: z.boolean(),
+  watchers: z.number().int(),
+  terminals: z.array(broadcastTerminalSchema),
+});
+export type BroadcastState = z.infer<typeof broadcastStateSchema>;
+export type BroadcastTerminal = z.infer<typeof broadcastTerminalSchema>;

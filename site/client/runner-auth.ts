@@ -58,10 +58,12 @@ export async function runnerFetch(path: string, init: RequestInit = {}): Promise
   return res;
 }
 
-/** A WebSocket to the runner (`/api/terminal?…`), carrying the token as a subprotocol. */
-export function openRunnerSocket(path: string): WebSocket {
+/**
+ * A WebSocket to the runner (`/api/terminal?…`), carrying the token as a subprotocol: the
+ * runner token, or another credential the caller holds (the viewer token of a watch link).
+ */
+export function openRunnerSocket(path: string, token: string | null = runnerToken()): WebSocket {
   const url = sameOrigin(path);
   url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  const token = runnerToken();
   return new WebSocket(url, token ? [TERMINAL_SUBPROTOCOL, `${TOKEN_SUBPROTOCOL_PREFIX}${token}`] : [TERMINAL_SUBPROTOCOL]);
 }

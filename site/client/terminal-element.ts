@@ -11,17 +11,10 @@ import { RunnerUnavailable, runnerState } from './runner-api.ts';
 import { openRunnerSocket } from './runner-auth.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
+import { FONT_FAMILY, LINE_HEIGHT, THEME } from './terminal-look.ts';
 
-/** A little air between rows: at 1.0 the DOM renderer clips underscores (`snake_case` read `snake case`). */
-const LINE_HEIGHT = 1.2;
 /** Keep in step with FLOW.ackEvery in scripts/terminals/protocol.ts. */
 const ACK_EVERY = 32 * 1024;
-const THEME = {
-  background: '#0d1117',
-  foreground: '#e6edf3',
-  cursor: '#e6edf3',
-  selectionBackground: '#264f78',
-};
 
 type State = 'idle' | 'connecting' | 'open' | 'exited' | 'closed' | 'unavailable';
 
@@ -69,7 +62,7 @@ export class TerminalElement extends HTMLElement {
       lineHeight: LINE_HEIGHT,
       scrollback: 5000,
       convertEol: false,
-      fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace',
+      fontFamily: FONT_FAMILY,
     });
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);

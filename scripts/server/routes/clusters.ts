@@ -2,12 +2,12 @@
  * Cluster API: status, start (202, progress on the event stream), delete, doctor, and the
  * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
  */
-import type { ServerResponse } from 'node:http';
 import { clusterHandle } from '../../clusters/providers.ts';
 import type { ClusterService, RunnerServices } from '../../runner/services.ts';
 import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
 import { unknownId } from '../../errors.ts';
 import { sendJson, type Route } from '../router.ts';
+import { sendEvent as sse, startEventStream } from '../sse.ts';
 
 /** Proxies and browsers drop idle streams; a comment line every 15 s keeps it open. */
 export const SSE_HEARTBEAT_MS = 15_000;
@@ -15,10 +15,6 @@ export const SSE_HEARTBEAT_MS = 15_000;
 function modeParam(value: string | undefined): Mode {
   if (!isMode(value)) throw unknownId('mode', value ?? '', MODES);
   return value;
-}
-
-function sse(res: ServerResponse, event: string, data: unknown): void {
-  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
 
 /** The routes, over the runner's cluster service and preflight. */
@@ -37,13 +33,7 @@ export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'prefl
       method: 'GET',
       path: '/api/clusters/events',
       async handler(_req, res, ctx) {
-        res.writeHead(200, {
-          'content-type': 'text/event-stream; charset=utf-8',
-          'cache-control': 'no-store',
-          connection: 'keep-alive',
-          'x-content-type-options': 'nosniff',
-          'x-accel-buffering': 'no',
-        });
+        startEventStream(res);
         // Subscribe first, then send the snapshot, so no event falls between the two.
         const off = manager.events.on((e) => sse(res, e.type, e));
         const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);

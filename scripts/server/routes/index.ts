@@ -6,10 +6,14 @@ import { sessionRoutes } from './session.ts';
 import { clusterRoutes, SSE_HEARTBEAT_MS } from './clusters.ts';
 import { labRoutes } from './labs.ts';
 import { dataplaneRoutes } from './dataplane.ts';
+import { broadcastRoutes } from './broadcast.ts';
+import { TerminalBroadcast } from '../../terminals/broadcast.ts';
 
 export interface RouteOptions {
   /** The event stream's keep-alive interval (tests shorten it). */
   sseHeartbeatMs?: number;
+  /** The runner's broadcast (which terminal the watch socket mirrors). */
+  broadcast?: TerminalBroadcast;
 }
 
 export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): readonly Route[] {
@@ -19,5 +23,6 @@ export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): re
     ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...labRoutes,
     ...dataplaneRoutes(services.explainLive),
+    ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast()),
   ];
 }

@@ -5,10 +5,11 @@
  * result with a fix, which the page shows differently from a learner's unfinished step.
  */
 import type { Mode } from '../../clusters/modes.ts';
-import { DplabError } from '../../errors.ts';
+import { DplabError, errorToJson } from '../../errors.ts';
 import { runCheck } from '../../labs/engine.ts';
 import { checkLog, logCheck } from '../../labs/check-log.ts';
 import { clearPasses, mergeProgress, readProgress, recordPass } from '../../labs/progress.ts';
+import { gotoStep } from '../../labs/goto.ts';
 import { loadLabs, requireLab, requireMode, requireStep } from '../../labs/registry.ts';
 import { resetLab } from '../../labs/reset.ts';
 import { ensureLabSetup } from '../../labs/setup.ts';
@@ -16,13 +17,18 @@ import { applySolution } from '../../labs/solve.ts';
 import { labDetail, labSummary } from '../../labs/view.ts';
 import { sendJson, type Route, type RouteContext } from '../router.ts';
 import type { Activity } from '../../wire/activity.ts';
+import { sendEvent, startEventStream } from '../sse.ts';
 
 /** `{ mode }` from a POST body; anything else in it is ignored. */
 function modeFrom(body: unknown): unknown {
-  if (body === undefined) return undefined;
+  return bodyObject(body).mode;
+}
+
+function bodyObject(body: unknown): { mode?: unknown; reset?: unknown } {
+  if (body === undefined) return {};
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new DplabError('The request body must be a JSON object such as {"mode":"iptables"}.', { status: 400 });
-  return (body as { mode?: unknown }).mode;
+  return body as { mode?: unknown; reset?: unknown };
 }
 
 /** One solve or reset at a time per lab and mode: two would fight over the same namespace. */
@@ -40,6 +46,9 @@ async function exclusive<T>(lab: string, mode: Mode, work: () => Promise<T>): Pr
 
 /** The lab, step and mode a step route names: ids looked up in the registry, 404 when unknown. */
 function stepTarget(ctx: RouteContext) {
+  // Refused before any work starts, so an exclusive run never begins on bad input.
+  const reset = bodyObject(ctx.body).reset;
+  if (reset !== undefined && typeof reset !== 'boolean') throw new DplabError('"reset" must be true or false.', { status: 400 });
   const lab = requireLab(ctx.params.lab);
   return { lab, step: requireStep(lab, ctx.params.step), mode: requireMode(lab, modeFrom(ctx.body)) };
 }
@@ -95,9 +104,32 @@ export const labRoutes: Route[] = [
     path: '/api/labs/:lab/steps/:step/reset',
     async handler(_req, res, ctx) {
       const { lab, step, mode } = stepTarget(ctx);
-      const result = await exclusive(lab.id, mode, () => resetLab(lab, mode, { toStep: step, signal: ctx.signal }));
-      const progress = await clearPasses(loadLabs(), lab, mode, step.id);
-      sendJson(res, 200, { ...result, progress: progress.labs[lab.id] });
+      const result = await exclusive(lab.id, mode, () => gotoStep(lab, step, mode, { reset: true, signal: ctx.signal }));
+      if (result.status !== 'ready')
+        throw new DplabError(result.message, { fix: result.fix, details: result.details, status: result.status === 'failed' ? 409 : 502 });
+      sendJson(res, 200, { ...result, progress: readProgress(loadLabs()).labs[lab.id] });
+    },
+  },
+  {
+    // Fast-forward (or with {"reset":true} rewind) to the start of a step; progress streams as
+    // Server-Sent Events (`info`, `action`), then one `result` (scripts/wire/goto.ts).
+    method: 'POST',
+    path: '/api/labs/:lab/steps/:step/goto',
+    async handler(_req, res, ctx) {
+      const { lab, step, mode } = stepTarget(ctx);
+      const reset = bodyObject(ctx.body).reset === true;
+      await exclusive(lab.id, mode, async () => {
+        startEventStream(res);
+        try {
+          const result = await gotoStep(lab, step, mode, { reset, signal: ctx.signal, onEvent: (e) => sendEvent(res, e.type, e) });
+          sendEvent(res, 'result', { type: 'result', result });
+        } catch (err) {
+          // Headers are out: the failure travels as an event the page reads like any other answer.
+          sendEvent(res, 'error', { type: 'error', error: errorToJson(err) });
+        } finally {
+          res.end();
+        }
+      });
     },
   },
   {
