@@ -159,6 +159,20 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
       await expect.poll(() => b.page.locator('#dplab-portal-banner').textContent(), { timeout: 10_000 }).toContain('Five minutes left on step 1');
   });
 
+  it('the instructor watches a seat’s terminal read-only, live', async () => {
+    const ada = learners[0].page;
+    await dashboard().click(`tr[data-seat="${seatOf(0)}"] [data-watch]`);
+    const screen = dashboard().locator('#watch-screen');
+    // The replay brings what Ada typed before the viewer opened ...
+    await expect.poll(() => screen.textContent(), { timeout: 15_000 }).toContain(`SEAT=${seatOf(0)}`);
+    // ... and what she types now arrives as she types it.
+    await typeInTerminal(ada, 'echo "WATCHED-$((2+3))"', 'WATCHED-5');
+    await expect.poll(() => screen.textContent(), { timeout: 10_000 }).toContain('WATCHED-5');
+    expect(await screen.textContent()).not.toContain(`SEAT=${seatOf(1)}`);
+    await dashboard().screenshot({ path: join(SHOTS, 'dplab-portal-watch.png'), fullPage: true });
+    await dashboard().click('#watch-close');
+  });
+
   it('seat A reaches nothing of seat B: swapped tokens, guessed ids, direct runner ports, instructor routes', async () => {
     const origin = portal.origin;
     const [a, b] = [0, 1].map(seatOf);

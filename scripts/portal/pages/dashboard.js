@@ -110,7 +110,8 @@ $('end').addEventListener('click', async () => {
   await post('/portal/api/end');
 });
 
-// A read-only view of a seat's terminal: output only, nothing typed here is sent.
+// A read-only view of a seat's terminal (the seat runner's watch socket: its latest shell, with a replay of
+// the screen so far): output only, nothing typed here is sent.
 let socket;
 function stripAnsi(text) {
   return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>]/g, '').replace(/\r\n/g, '\n').replace(/\r/g, '');
@@ -130,6 +131,8 @@ function watch(id) {
     if (typeof m.data === 'string') {
       try {
         const msg = JSON.parse(m.data);
+        // A new screen starts (the seat opened another shell): its replay follows.
+        if (msg.type === 'mirror') screen.textContent = msg.terminal ? '' : '[This seat has no terminal open.]\n';
         if (msg.type === 'error' || msg.type === 'notice') screen.textContent += `\n[${msg.message}]\n`;
       } catch {
         // not a control frame
