@@ -63,8 +63,10 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
       warm: ['iptables'],
       timing: { activityMs: 1_000, clustersMs: 2_000 },
     });
-    await until(() => portal.workshop.state().seats.filter((s) => s.phase === 'ready').length === 3, 90_000, () =>
-      JSON.stringify(portal.workshop.state().seats.map((s) => [s.id, s.phase, s.message])),
+    await until(
+      () => portal.workshop.state().seats.filter((s) => s.phase === 'ready').length === 3,
+      90_000,
+      () => JSON.stringify(portal.workshop.state().seats.map((s) => [s.id, s.phase, s.message])),
     );
     pids = backend.pids();
     expect(pids).toHaveLength(3);
@@ -90,7 +92,9 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
     // The instructor token left the address bar.
     expect(dashboard().url()).not.toContain('#token');
     await expect.poll(() => dashboard().locator('tr[data-seat] .phase[data-phase="ready"]').count(), { timeout: 10_000 }).toBe(3);
-    await expect.poll(() => dashboard().locator('tr[data-seat="s01"] td').nth(3).textContent(), { timeout: 10_000 }).toBe('iptables: ready');
+    await expect
+      .poll(() => dashboard().locator('tr[data-seat="s01"] td').nth(3).textContent(), { timeout: 10_000 })
+      .toBe('iptables: ready');
   });
 
   it('three learners join with the code and a name and land in the lab, each in a seat of their own', async () => {
@@ -106,9 +110,9 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
       await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 30_000 });
     }
     expect(new Set(tokens).size).toBe(3);
-    await expect.poll(() => dashboard().locator('tr[data-seat] td:nth-child(2)').allTextContents()).toEqual(
-      expect.arrayContaining(LEARNERS.map((n) => expect.stringContaining(n))),
-    );
+    await expect
+      .poll(() => dashboard().locator('tr[data-seat] td:nth-child(2)').allTextContents())
+      .toEqual(expect.arrayContaining(LEARNERS.map((n) => expect.stringContaining(n))));
   });
 
   const seatOf = (i: number) => portal.workshop.state().seats.find((s) => s.learner === LEARNERS[i])!.id;
@@ -117,7 +121,9 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
     await page.locator('dplab-terminal:not([node]) .xterm').click();
     await page.keyboard.type(text);
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 15_000 }).toContain(expectInOutput);
+    await expect
+      .poll(() => page.locator('dplab-terminal:not([node]) .xterm-rows').textContent(), { timeout: 15_000 })
+      .toContain(expectInOutput);
   }
 
   it('each works in their own terminal and checks in their own seat; the dashboard follows live', async () => {
@@ -142,7 +148,9 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
     await expect.poll(() => cell(seatOf(2), 'deploy-web').getAttribute('data-status'), { timeout: 5_000 }).toBe('passed');
     // Brian's row: failing with the check's own words, and stuck.
     const brianRow = dashboard().locator(`tr[data-seat="${seatOf(1)}"]`);
-    expect(await brianRow.locator('td[data-step="deploy-web"] .why').textContent()).toContain('There is no Deployment web in namespace lab-first-service yet.');
+    expect(await brianRow.locator('td[data-step="deploy-web"] .why').textContent()).toContain(
+      'There is no Deployment web in namespace lab-first-service yet.',
+    );
     expect(await brianRow.getAttribute('data-stuck')).toBe('');
     expect(await brianRow.locator('td.stuck').textContent()).toMatch(/^3 failing checks in a row on "/);
     // Nobody else's step moved.
@@ -156,7 +164,9 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
     await dashboard().fill('#broadcast input[name="message"]', 'Five minutes left on step 1');
     await dashboard().click('#broadcast button[type="submit"]');
     for (const b of learners)
-      await expect.poll(() => b.page.locator('#dplab-portal-banner').textContent(), { timeout: 10_000 }).toContain('Five minutes left on step 1');
+      await expect
+        .poll(() => b.page.locator('#dplab-portal-banner').textContent(), { timeout: 10_000 })
+        .toContain('Five minutes left on step 1');
   });
 
   it('the instructor watches a seat’s terminal read-only, live', async () => {
@@ -216,10 +226,20 @@ describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chrom
     // Instructor routes with a learner token: 403; with none or a guess: 401.
     expect((await http(origin, '/portal/api/state', { headers: asA })).status).toBe(403);
     expect((await http(origin, '/portal/api/end', { method: 'POST', headers: { ...asA, origin } })).status).toBe(403);
-    expect((await http(origin, '/portal/api/broadcast', { method: 'POST', headers: { ...asA, origin, 'content-type': 'application/json' }, body: '{"message":"x"}' })).status).toBe(403);
+    expect(
+      (
+        await http(origin, '/portal/api/broadcast', {
+          method: 'POST',
+          headers: { ...asA, origin, 'content-type': 'application/json' },
+          body: '{"message":"x"}',
+        })
+      ).status,
+    ).toBe(403);
     const watch = await new Promise<number>((resolve) => {
       void import('ws').then(({ default: WebSocket }) => {
-        const ws = new WebSocket(`ws://127.0.0.1:${portalPort}/portal/api/seats/${b}/watch`, ['dplab.v1', `dplab.token.${aToken}`], { headers: { origin } });
+        const ws = new WebSocket(`ws://127.0.0.1:${portalPort}/portal/api/seats/${b}/watch`, ['dplab.v1', `dplab.token.${aToken}`], {
+          headers: { origin },
+        });
         ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
         ws.on('open', () => resolve(101));
         ws.on('error', () => undefined);

@@ -108,14 +108,17 @@ try {
         method: 'POST',
         headers: { origin, 'content-type': 'application/json' },
         body: JSON.stringify({ code: portal.code, name: `Learner ${i + 1}` }),
+        timeoutMs: 120_000,
       });
       if (r.status !== 200) throw new Error(`join ${i}: ${r.status} ${r.body}`);
       const { token, seat } = JSON.parse(r.body) as { token: string; seat: string };
       for (;;) {
-        const me = JSON.parse((await http(origin, '/portal/api/me', { headers: { authorization: `Bearer ${token}` } })).body);
+        const me = JSON.parse(
+          (await http(origin, '/portal/api/me', { headers: { authorization: `Bearer ${token}` }, timeoutMs: 120_000 })).body,
+        );
         if (me.phase === 'ready') break;
         if (me.phase === 'failed') throw new Error(`seat ${seat} failed: ${me.message}`);
-        await new Promise((res) => setTimeout(res, 100));
+        await new Promise((res) => setTimeout(res, 250));
       }
       joinToReady.push(performance.now() - t0);
       return { token, seat };
@@ -152,6 +155,7 @@ try {
       method: 'POST',
       headers: { authorization: `Bearer ${l.token}`, origin, 'content-type': 'application/json' },
       body: JSON.stringify({ mode: 'iptables' }),
+      timeoutMs: 120_000,
     });
     const answered = performance.now();
     if (JSON.parse(r.body).status !== 'fail') throw new Error(`check in ${l.seat}: ${r.body}`);

@@ -9,7 +9,11 @@ export const doctor: Command = {
   summary: 'Check this machine for Docker, kind, kubectl, kernel settings and memory',
   usage: `dplab doctor [--mode <${MODES.join('|')}>] [--seats N] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). --seats N checks room for a workshop of N seats on this host, each with one cluster of the mode (or of every mode). Exits non-zero when a check fails.`,
   async run(argv) {
-    const { values, positionals } = parseFlags(doctor, argv, { mode: { type: 'string' }, seats: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parseFlags(doctor, argv, {
+      mode: { type: 'string' },
+      seats: { type: 'string' },
+      json: { type: 'boolean' },
+    });
     if (positionals.length) throw usageError(doctor, `unexpected argument "${positionals[0]}".`);
     const modes: Mode[] = values.mode !== undefined ? [parseModeArg(doctor, values.mode)] : [...MODES];
     const seats = values.seats === undefined ? undefined : Number(values.seats);

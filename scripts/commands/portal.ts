@@ -19,7 +19,8 @@ const MAX_SEATS = 200;
 function count(command: Command, name: string, text: string | undefined, fallback: number, min: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min || n > MAX_SEATS) throw usageError(command, `--${name} must be an integer ${min}–${MAX_SEATS}, got "${text}".`);
+  if (!Number.isInteger(n) || n < min || n > MAX_SEATS)
+    throw usageError(command, `--${name} must be an integer ${min}–${MAX_SEATS}, got "${text}".`);
   return n;
 }
 
@@ -55,7 +56,8 @@ export const portal: Command = {
     const lab = values.lab !== undefined ? requireLab(values.lab) : loadLabs()[0];
     if (!lab) throw new DplabError('There is no lab to run a workshop on.');
     const warm: Mode[] = (values.warm ?? []).map((m) => parseModeArg(this, m));
-    for (const m of warm) if (!lab.modes.includes(m)) throw usageError(this, `${lab.id} does not run on ${m}; it runs on ${lab.modes.join(', ')}.`);
+    for (const m of warm)
+      if (!lab.modes.includes(m)) throw usageError(this, `${lab.id} does not run on ${m}; it runs on ${lab.modes.join(', ')}.`);
     if (values.code !== undefined && !/^[A-Za-z0-9-]{4,40}$/.test(values.code))
       throw usageError(this, '--code takes 4–40 letters, digits or dashes.');
     for (const h of values['public-host'] ?? [])
@@ -64,7 +66,9 @@ export const portal: Command = {
     const port = portText === undefined ? 4400 : Number(portText);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(this, `port must be an integer 0–65535, got "${portText}".`);
     if (buildIsStale().stale)
-      process.stderr.write('Note: the built course is missing or older than its sources; run `npm run build` first so learners get the current pages.\n');
+      process.stderr.write(
+        'Note: the built course is missing or older than its sources; run `npm run build` first so learners get the current pages.\n',
+      );
 
     const backend = new LocalSeatBackend({ stateDir: join(stateDir(), 'portal') });
     const running = await startPortal({
@@ -97,7 +101,10 @@ export const portal: Command = {
         void running.workshop
           .end()
           .then(({ failed }) => {
-            if (failed.length) process.stderr.write(`Could not end seats ${failed.join(', ')}; their folders are under ${join(stateDir(), 'portal', 'seats')}.\n`);
+            if (failed.length)
+              process.stderr.write(
+                `Could not end seats ${failed.join(', ')}; their folders are under ${join(stateDir(), 'portal', 'seats')}.\n`,
+              );
           })
           .finally(() => void running.close().finally(resolve));
       };

@@ -13,7 +13,15 @@ export function logCheck(result: Pick<CheckResult, 'lab' | 'step' | 'mode' | 'st
   const key = `${result.lab}/${result.step}/${result.mode}`;
   const before = records.get(key);
   const streak = result.status === 'fail' ? (before?.failStreak ?? 0) + 1 : result.status === 'pass' ? 0 : (before?.failStreak ?? 0);
-  const record: CheckRecord = { lab: result.lab, step: result.step, mode: result.mode, status: result.status, message: result.message, at, failStreak: streak };
+  const record: CheckRecord = {
+    lab: result.lab,
+    step: result.step,
+    mode: result.mode,
+    status: result.status,
+    message: result.message,
+    at,
+    failStreak: streak,
+  };
   records.set(key, record);
   return record;
 }

@@ -54,7 +54,12 @@ describe('the headers a seat gets', () => {
       SEAT_TOKEN,
       { upgrade: true },
     );
-    expect(out).toMatchObject({ connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-key': 'k', 'sec-websocket-protocol': `dplab.v1, dplab.token.${SEAT_TOKEN}` });
+    expect(out).toMatchObject({
+      connection: 'Upgrade',
+      upgrade: 'websocket',
+      'sec-websocket-key': 'k',
+      'sec-websocket-protocol': `dplab.v1, dplab.token.${SEAT_TOKEN}`,
+    });
     expect(out.authorization).toBeUndefined();
   });
 });
@@ -139,7 +144,9 @@ describe('through a forwarding server to a real runner', () => {
     shell.close();
   });
   it('a seat that is gone is a 502 with words, and the forwarder keeps serving', async () => {
-    const dead = createServer((req, res) => forwardHttp(req, res, { endpoint: { url: 'http://127.0.0.1:1', host: '127.0.0.1:1' }, token: SEAT_TOKEN, path: '/api/x' }));
+    const dead = createServer((req, res) =>
+      forwardHttp(req, res, { endpoint: { url: 'http://127.0.0.1:1', host: '127.0.0.1:1' }, token: SEAT_TOKEN, path: '/api/x' }),
+    );
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
     const r = await http(`${via}${(dead.address() as { port: number }).port}`, '/api/x');
     expect(r.status).toBe(502);

@@ -83,7 +83,11 @@ function sendBadGateway(res: ServerResponse, message: string): void {
     return;
   }
   const body = JSON.stringify({ error: { message } });
-  res.writeHead(502, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.writeHead(502, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+  });
   res.end(body);
 }
 
@@ -98,14 +102,18 @@ export function forwardHttp(
   done?: (status: number) => void,
 ): void {
   const url = new URL(target.path, target.endpoint.url);
-  const upstream = request(url, { method: req.method, headers: seatRequestHeaders(req.headers, target.endpoint, target.token) }, (answer) => {
-    const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !RESPONSE_DROPPED.has(k)) headers[k] = v;
-    res.writeHead(answer.statusCode ?? 502, headers);
-    answer.pipe(res);
-    answer.on('end', () => done?.(answer.statusCode ?? 502));
-    answer.on('error', () => res.destroy());
-  });
+  const upstream = request(
+    url,
+    { method: req.method, headers: seatRequestHeaders(req.headers, target.endpoint, target.token) },
+    (answer) => {
+      const headers: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !RESPONSE_DROPPED.has(k)) headers[k] = v;
+      res.writeHead(answer.statusCode ?? 502, headers);
+      answer.pipe(res);
+      answer.on('end', () => done?.(answer.statusCode ?? 502));
+      answer.on('error', () => res.destroy());
+    },
+  );
   upstream.on('error', () => sendBadGateway(res, "The seat's runner is not answering; ask your instructor."));
   // The learner left (a closed tab, an ended event stream): the seat's side goes too.
   res.on('close', () => upstream.destroy());
@@ -142,7 +150,9 @@ export function forwardUpgrade(
   upstream.on('error', () => {
     if (socket.writable && upstream.bytesRead === 0) {
       const body = "The seat's runner is not answering.\n";
-      socket.end(`HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
     } else close();
   });
   upstream.on('close', () => socket.destroy());

@@ -26,9 +26,13 @@ describe('address', () => {
     expect(checkAddress({ method: 'GET', host: '127.0.0.1:4400', isUpgrade: true, origin: 'http://evil.example' }, local).ok).toBe(false);
   });
   it('behind TLS accepts the public name with an https origin, never an http one', () => {
-    expect(checkAddress({ method: 'POST', host: 'lab.example.org', origin: 'https://lab.example.org', isUpgrade: false }, tls).ok).toBe(true);
+    expect(checkAddress({ method: 'POST', host: 'lab.example.org', origin: 'https://lab.example.org', isUpgrade: false }, tls).ok).toBe(
+      true,
+    );
     expect(checkAddress({ method: 'GET', host: 'lab.example.org:443', isUpgrade: false }, tls).ok).toBe(true);
-    expect(checkAddress({ method: 'POST', host: 'lab.example.org', origin: 'http://lab.example.org', isUpgrade: false }, tls).ok).toBe(false);
+    expect(checkAddress({ method: 'POST', host: 'lab.example.org', origin: 'http://lab.example.org', isUpgrade: false }, tls).ok).toBe(
+      false,
+    );
     expect(checkAddress({ method: 'GET', host: 'other.example.org', isUpgrade: false }, tls).ok).toBe(false);
   });
   it('without --behind-tls a public name is not ours', () => {
@@ -48,7 +52,10 @@ describe('tokens', () => {
     expect(book.identify(bearer('s01'))).toMatchObject({ ok: false, status: 401 });
     expect(book.identify({ headers: {} })).toMatchObject({ ok: false, status: 401 });
     // The terminal socket's subprotocol carries it the same way.
-    expect(book.identify({ headers: { 'sec-websocket-protocol': `dplab.v1, dplab.token.${B}` } })).toEqual({ ok: true, who: { kind: 'learner', seat: 's02' } });
+    expect(book.identify({ headers: { 'sec-websocket-protocol': `dplab.v1, dplab.token.${B}` } })).toEqual({
+      ok: true,
+      who: { kind: 'learner', seat: 's02' },
+    });
   });
   it('an ended seat’s tokens stop working', () => {
     const book = new TokenBook(INSTRUCTOR);

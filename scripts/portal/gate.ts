@@ -20,7 +20,10 @@ export interface PortalAddress {
  * Loopback names with our port over http; with `behindTls`, each public name (as the TLS
  * terminator forwards it in Host, with or without a port) over https.
  */
-export function portalAddress(port: number, opts: { publicHosts?: readonly string[]; behindTls?: boolean; bound?: readonly string[] } = {}): PortalAddress {
+export function portalAddress(
+  port: number,
+  opts: { publicHosts?: readonly string[]; behindTls?: boolean; bound?: readonly string[] } = {},
+): PortalAddress {
   const hosts = new Set<string>();
   const origins = new Set<string>();
   for (const name of ['127.0.0.1', 'localhost', '[::1]', ...(opts.bound ?? [])]) {
@@ -43,7 +46,10 @@ export function portalAddress(port: number, opts: { publicHosts?: readonly strin
 export type PortalVerdict = { ok: true } | { ok: false; status: 401 | 403 | 429; message: string; retryAfterSeconds?: number };
 
 /** Host and Origin, before any token is looked at. */
-export function checkAddress(input: { method: string; host?: string; origin?: string; isUpgrade: boolean }, address: PortalAddress): PortalVerdict {
+export function checkAddress(
+  input: { method: string; host?: string; origin?: string; isUpgrade: boolean },
+  address: PortalAddress,
+): PortalVerdict {
   if (!hostAllowed(input.host, address.hosts))
     return { ok: false, status: 403, message: `This portal does not answer to "${(input.host ?? '').slice(0, 100)}".` };
   const safe = input.method === 'GET' || input.method === 'HEAD';
@@ -80,7 +86,9 @@ export class TokenBook {
   }
 
   /** The principal a request's token names; 401 for none or an unknown one, 429 while guessing is on hold. */
-  identify(req: { headers: Record<string, string | string[] | undefined> }): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
+  identify(req: {
+    headers: Record<string, string | string[] | undefined>;
+  }): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
     const given = requestToken(req as Parameters<typeof requestToken>[0]);
     if (given === undefined) return { ok: false, status: 401, message: 'This needs a token: join the workshop from its link first.' };
     const wait = this.guesses.blockedFor();

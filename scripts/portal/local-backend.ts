@@ -74,7 +74,9 @@ export class LocalSeatBackend implements SeatBackend {
 
   /** Process ids of the seat runners alive now. */
   pids(): number[] {
-    return [...this.#seats.values()].flatMap((s) => (s.child?.pid && s.child.exitCode === null && s.child.signalCode === null ? [s.child.pid] : []));
+    return [...this.#seats.values()].flatMap((s) =>
+      s.child?.pid && s.child.exitCode === null && s.child.signalCode === null ? [s.child.pid] : [],
+    );
   }
 
   async create(spec: SeatSpec): Promise<SeatStatus> {
@@ -153,7 +155,8 @@ export class LocalSeatBackend implements SeatBackend {
       });
     });
     if (port === null) {
-      if (seat.status.phase === 'pending') this.#fail(seat, `The seat's runner did not start within ${LOCAL_SEAT_TIMEOUTS.startMs / 1000} s. ${lastLine(seat.log)}`);
+      if (seat.status.phase === 'pending')
+        this.#fail(seat, `The seat's runner did not start within ${LOCAL_SEAT_TIMEOUTS.startMs / 1000} s. ${lastLine(seat.log)}`);
       child.kill('SIGKILL');
       return;
     }
@@ -193,7 +196,10 @@ export class LocalSeatBackend implements SeatBackend {
     let clusterError: unknown;
     if (endpoint && alive) {
       try {
-        await new SeatClient(endpoint, seat.spec.runnerToken).deleteClusters({ signal: opts.signal, timeoutMs: LOCAL_SEAT_TIMEOUTS.deleteMs });
+        await new SeatClient(endpoint, seat.spec.runnerToken).deleteClusters({
+          signal: opts.signal,
+          timeoutMs: LOCAL_SEAT_TIMEOUTS.deleteMs,
+        });
       } catch (err) {
         clusterError = err;
       }
@@ -247,7 +253,8 @@ async function warmUp(client: SeatClient, modes: readonly Mode[], say: (message:
         throw new DplabError(`The ${mode} cluster did not come up: ${status.error?.message ?? status.state}.`);
       const running = status.progress?.actions.find((a) => a.state === 'running');
       say(`${mode} cluster: ${running?.title ?? status.state}…`);
-      if (Date.now() > deadline) throw new DplabError(`The ${mode} cluster was not ready within ${LOCAL_SEAT_TIMEOUTS.warmMs / 60_000} min.`);
+      if (Date.now() > deadline)
+        throw new DplabError(`The ${mode} cluster was not ready within ${LOCAL_SEAT_TIMEOUTS.warmMs / 60_000} min.`);
       await new Promise((r) => setTimeout(r, LOCAL_SEAT_TIMEOUTS.warmPollMs));
     }
   }

@@ -59,14 +59,17 @@ export class SeatClient {
             try {
               json = JSON.parse(text);
             } catch {
-              return reject(new DplabError(`The seat's runner answered ${method} ${path} with something other than JSON (HTTP ${res.statusCode}).`));
+              return reject(
+                new DplabError(`The seat's runner answered ${method} ${path} with something other than JSON (HTTP ${res.statusCode}).`),
+              );
             }
             if ((res.statusCode ?? 500) >= 300) {
               const message = (json as { error?: { message?: string } })?.error?.message ?? `HTTP ${res.statusCode}`;
               return reject(new DplabError(`The seat's runner refused ${method} ${path}: ${message}`, { status: 502 }));
             }
             const parsed = schema.safeParse(json);
-            if (!parsed.success) return reject(new DplabError(`The seat's runner answered ${method} ${path} in an unexpected shape.`, { status: 502 }));
+            if (!parsed.success)
+              return reject(new DplabError(`The seat's runner answered ${method} ${path} in an unexpected shape.`, { status: 502 }));
             resolve(parsed.data);
           });
           res.on('error', reject);

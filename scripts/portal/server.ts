@@ -94,18 +94,25 @@ function refuse(res: ServerResponse, verdict: Extract<PortalVerdict, { ok: false
 }
 
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  const reason = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status] ?? 'Bad Request';
+  const reason =
+    { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status] ??
+    'Bad Request';
   const body = `${message}\n`;
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopback(host) && !opts.behindTls)
-    throw new DplabError(`Refusing to serve the portal over plain HTTP on ${host}: learners' tokens would cross the network in the clear.`, {
-      fix: 'Put a TLS terminator (an Ingress, Caddy, nginx) in front and pass --behind-tls --public-host <its name>, or listen on 127.0.0.1.',
-      status: 400,
-    });
+    throw new DplabError(
+      `Refusing to serve the portal over plain HTTP on ${host}: learners' tokens would cross the network in the clear.`,
+      {
+        fix: 'Put a TLS terminator (an Ingress, Caddy, nginx) in front and pass --behind-tls --public-host <its name>, or listen on 127.0.0.1.',
+        status: 400,
+      },
+    );
   if (opts.behindTls && !opts.publicHosts?.length)
     throw new DplabError('--behind-tls needs the name learners use: --public-host workshop.example.org.', { status: 400 });
   const instructorToken = opts.instructorToken ?? generateToken();
@@ -117,7 +124,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   const pages = new Map(Object.entries(PAGES).map(([path, p]) => [path, { body: readFileSync(join(PAGES_DIR, p.file)), type: p.type }]));
   const streams = new Set<ServerResponse>();
   let address = portalAddress(0);
-  let workshop: Workshop | undefined;
+  let workshop: Workshop | undefined = undefined;
   const ws = () => workshop!;
 
   function identify(req: IncomingMessage, isUpgrade: boolean): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
@@ -141,11 +148,18 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       if (!where.ok) return refuse(res, where);
       for (const limiter of [joins, wrongCodes]) {
         const wait = limiter.blockedFor();
-        if (wait > 0) return refuse(res, { ok: false, status: 429, message: `Too many attempts to join; try again in ${wait} s.`, retryAfterSeconds: wait });
+        if (wait > 0)
+          return refuse(res, {
+            ok: false,
+            status: 429,
+            message: `Too many attempts to join; try again in ${wait} s.`,
+            retryAfterSeconds: wait,
+          });
       }
       joins.wrongGuess();
       const parsed = joinRequestSchema.safeParse(await readJsonBody(req));
-      if (!parsed.success) return sendJson(res, 400, { error: { message: parsed.error.issues[0]?.message ?? 'Enter the code and your name.' } });
+      if (!parsed.success)
+        return sendJson(res, 400, { error: { message: parsed.error.issues[0]?.message ?? 'Enter the code and your name.' } });
       try {
         return sendJson(res, 200, await ws().join(parsed.data.code, parsed.data.name));
       } catch (err) {
@@ -195,7 +209,8 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   function learnerApi(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const who = identify(req, false);
     if (!who.ok) return refuse(res, who);
-    if (who.who.kind !== 'learner') return refuse(res, { ok: false, status: 403, message: 'The instructor has no seat of their own; use the dashboard.' });
+    if (who.who.kind !== 'learner')
+      return refuse(res, { ok: false, status: 403, message: 'The instructor has no seat of their own; use the dashboard.' });
     const seat = who.who.seat;
     const target = ws().target(seat);
     if ('waiting' in target) {
@@ -292,7 +307,10 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new DplabError(`Port ${opts.port} on ${host} is already in use.`, { fix: 'Choose another: dplab portal --port 4500.', status: 400 })
+          ? new DplabError(`Port ${opts.port} on ${host} is already in use.`, {
+              fix: 'Choose another: dplab portal --port 4500.',
+              status: 400,
+            })
           : err,
       ),
     );
@@ -302,7 +320,11 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     });
   });
   const bound = isLoopback(host) ? [] : isWildcard(host) ? interfaceAddresses() : [host];
-  address = portalAddress(port, { publicHosts: opts.publicHosts, behindTls: opts.behindTls, bound: bound.map((b) => (b.includes(':') ? `[${b}]` : b)) });
+  address = portalAddress(port, {
+    publicHosts: opts.publicHosts,
+    behindTls: opts.behindTls,
+    bound: bound.map((b) => (b.includes(':') ? `[${b}]` : b)),
+  });
   const origin = opts.behindTls ? `https://${opts.publicHosts![0]}` : `http://127.0.0.1:${port}`;
   const joinUrl = `${origin}/portal/join`;
   workshop = new Workshop({

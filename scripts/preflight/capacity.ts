@@ -18,10 +18,13 @@ export interface SeatNeed {
 
 /** What `seats` seats need with a cluster of each of `modes` (pure: unit-tested). */
 export function seatNeed(seats: number, modes: readonly Mode[]): SeatNeed {
-  const perSeat = modes.reduce((sum, m) => ({ memoryBytes: sum.memoryBytes + CLUSTER_FOOTPRINT[m].memoryBytes, cpus: sum.cpus + CLUSTER_FOOTPRINT[m].cpus }), {
-    memoryBytes: SEAT_RUNNER_MEMORY_BYTES,
-    cpus: 0,
-  });
+  const perSeat = modes.reduce(
+    (sum, m) => ({ memoryBytes: sum.memoryBytes + CLUSTER_FOOTPRINT[m].memoryBytes, cpus: sum.cpus + CLUSTER_FOOTPRINT[m].cpus }),
+    {
+      memoryBytes: SEAT_RUNNER_MEMORY_BYTES,
+      cpus: 0,
+    },
+  );
   return { memoryBytes: seats * perSeat.memoryBytes, cpus: seats * perSeat.cpus };
 }
 
@@ -39,7 +42,11 @@ export function checkSeatCapacity(system: PreflightSystem, seats: number, modes:
   const haveCpus = system.cpuCount?.() ?? 0;
   const what = `${seats} seat${seats === 1 ? '' : 's'} with ${modes.length === 1 ? `one ${modes[0]} cluster` : `${modes.join(', ')} clusters`} each`;
   if (!haveBytes || !haveCpus)
-    return { ...base, status: 'warn', detail: `Could not tell this host's memory or CPUs; ${what} need about ${fmt(need.memoryBytes)} and ${need.cpus} CPUs.` };
+    return {
+      ...base,
+      status: 'warn',
+      detail: `Could not tell this host's memory or CPUs; ${what} need about ${fmt(need.memoryBytes)} and ${need.cpus} CPUs.`,
+    };
   const detail = `${what} need about ${fmt(need.memoryBytes)} and ${need.cpus} CPUs; ${vm ? 'the Docker VM has' : 'this host has'} ${fmt(haveBytes)} available and ${haveCpus} CPUs.`;
   const fits = seatsThatFit(haveBytes, haveCpus, modes);
   if (fits >= seats) return { ...base, status: 'ok', detail };

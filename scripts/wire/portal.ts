@@ -12,7 +12,7 @@ export const joinRequestSchema = z.object({
     .trim()
     .min(1, 'Enter your name.')
     .max(40, 'A name of at most 40 characters, please.')
-    .refine((n) => !/[\u0000-\u001f\u007f]/.test(n), 'A name without control characters, please.'),
+    .refine((n) => !/\p{Cc}/u.test(n), 'A name without control characters, please.'),
 });
 
 export const joinResponseSchema = z.object({

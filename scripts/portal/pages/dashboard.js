@@ -29,30 +29,59 @@ const LABEL = { passed: 'passed', failing: 'failing', 'not-started': 'not starte
 
 function render() {
   if (!state) return;
-  $('lab').textContent = `${state.lab.title} · ${state.seats.length} seat${state.seats.length === 1 ? '' : 's'}${state.ending ? ' · ending…' : ''}${state.ended ? ' · ended' : ''}`;
+  $('lab').textContent =
+    `${state.lab.title} · ${state.seats.length} seat${state.seats.length === 1 ? '' : 's'}${state.ending ? ' · ending…' : ''}${state.ended ? ' · ended' : ''}`;
   $('code').textContent = state.code;
   $('join-url').textContent = state.joinUrl;
   $('end').disabled = state.ended || state.ending;
   const head = $('grid').tHead;
   head.replaceChildren(
-    el('tr', {}, el('th', {}, 'Seat'), el('th', {}, 'Learner'), el('th', {}, 'Seat state'), el('th', {}, 'Clusters'),
-      ...state.lab.steps.map((s, i) => el('th', { title: s.title }, `${i + 1}. ${s.title}`)), el('th', {}, 'Stuck?'), el('th', {}, '')),
+    el(
+      'tr',
+      {},
+      el('th', {}, 'Seat'),
+      el('th', {}, 'Learner'),
+      el('th', {}, 'Seat state'),
+      el('th', {}, 'Clusters'),
+      ...state.lab.steps.map((s, i) => el('th', { title: s.title }, `${i + 1}. ${s.title}`)),
+      el('th', {}, 'Stuck?'),
+      el('th', {}, ''),
+    ),
   );
   const body = $('grid').tBodies[0];
   body.replaceChildren(
     ...state.seats.map((seat) => {
-      const clusters = seat.clusters.filter((c) => c.state !== 'absent').map((c) => `${c.mode}: ${c.state}`).join(', ') || 'none';
+      const clusters =
+        seat.clusters
+          .filter((c) => c.state !== 'absent')
+          .map((c) => `${c.mode}: ${c.state}`)
+          .join(', ') || 'none';
       const watch = el('button', { type: 'button', class: 'secondary', 'data-watch': seat.id }, 'Watch');
       watch.disabled = seat.phase !== 'ready';
       return el(
         'tr',
         { 'data-seat': seat.id, 'data-stuck': seat.stuck ? '' : undefined },
         el('td', {}, seat.id),
-        el('td', {}, seat.learner ?? el('span', { class: 'muted' }, 'free'), seat.lastActiveAt ? el('span', { class: 'muted', style: 'display:block;font-size:.78rem' }, ago(seat.lastActiveAt)) : undefined),
-        el('td', {}, el('span', { class: 'phase', 'data-phase': seat.phase }, seat.phase), seat.message ? el('span', { class: 'muted', style: 'display:block;font-size:.78rem' }, seat.message) : undefined),
+        el(
+          'td',
+          {},
+          seat.learner ?? el('span', { class: 'muted' }, 'free'),
+          seat.lastActiveAt ? el('span', { class: 'muted', style: 'display:block;font-size:.78rem' }, ago(seat.lastActiveAt)) : undefined,
+        ),
+        el(
+          'td',
+          {},
+          el('span', { class: 'phase', 'data-phase': seat.phase }, seat.phase),
+          seat.message ? el('span', { class: 'muted', style: 'display:block;font-size:.78rem' }, seat.message) : undefined,
+        ),
         el('td', {}, clusters),
         ...seat.steps.map((c) =>
-          el('td', { 'data-step': c.step }, el('span', { class: 'cell', 'data-status': c.status }, LABEL[c.status] + (c.failStreak > 1 ? ` ×${c.failStreak}` : '')), c.message ? el('span', { class: 'why' }, c.message.replace(/`/g, '')) : undefined),
+          el(
+            'td',
+            { 'data-step': c.step },
+            el('span', { class: 'cell', 'data-status': c.status }, LABEL[c.status] + (c.failStreak > 1 ? ` ×${c.failStreak}` : '')),
+            c.message ? el('span', { class: 'why' }, c.message.replace(/`/g, '')) : undefined,
+          ),
         ),
         el('td', { class: 'stuck' }, seat.stuck ?? ''),
         el('td', {}, watch),
@@ -80,7 +109,11 @@ async function listen() {
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           const block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n');
           if (data) {
             state = JSON.parse(data);
             render();
@@ -95,7 +128,12 @@ async function listen() {
 }
 
 async function post(path, body) {
-  const res = await fetch(path, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}), credentials: 'omit' });
+  const res = await fetch(path, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify(body ?? {}),
+    credentials: 'omit',
+  });
   if (!res.ok) $('error').textContent = (await res.json().catch(() => ({})))?.error?.message ?? `The portal answered ${res.status}.`;
   return res;
 }
@@ -113,8 +151,13 @@ $('end').addEventListener('click', async () => {
 // A read-only view of a seat's terminal (the seat runner's watch socket: its latest shell, with a replay of
 // the screen so far): output only, nothing typed here is sent.
 let socket;
+// Escape sequences (CSI, OSC, charset and keypad switches) built from ESC and BEL, so the
+// pattern itself holds no control characters.
+const ESC = String.fromCharCode(27);
+const BEL = String.fromCharCode(7);
+const ANSI = new RegExp(`${ESC}\\[[0-?]*[ -/]*[@-~]|${ESC}\\][^${BEL}${ESC}]*(${BEL}|${ESC}\\\\)|${ESC}[()][A-Za-z0-9]|${ESC}[=>]`, 'g');
 function stripAnsi(text) {
-  return text.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>]/g, '').replace(/\r\n/g, '\n').replace(/\r/g, '');
+  return text.replace(ANSI, '').replace(/\r\n/g, '\n').replace(/\r/g, '');
 }
 function watch(id) {
   socket?.close();
