@@ -19,8 +19,11 @@ import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-bac
 import { SeatClient } from './seat-client.ts';
 
 export const LOCAL_SEAT_TIMEOUTS = {
-  /** A runner prints its link within this long (tsx compiles the CLI on first start). */
-  startMs: 60_000,
+  /**
+   * A runner prints its link within this long. It takes ~2 s on an idle host (tsx compiles the
+   * CLI), far longer on a host busy with a class's clusters starting; this is a deadline, not a pace.
+   */
+  startMs: 180_000,
   /** SIGTERM, then SIGKILL after this long. */
   stopGraceMs: 5_000,
   /** Each warm cluster (kind create, CNI, images) must be ready within this long. */
