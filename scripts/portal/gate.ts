@@ -20,13 +20,10 @@ export interface PortalAddress {
  * Loopback names with our port over http; with `behindTls`, each public name (as the TLS
  * terminator forwards it in Host, with or without a port) over https.
  */
-export function portalAddress(
-  port: number,
-  opts: { publicHosts?: readonly string[]; behindTls?: boolean; bound?: readonly string[] } = {},
-): PortalAddress {
+export function portalAddress(port: number, opts: { publicHosts?: readonly string[]; behindTls?: boolean } = {}): PortalAddress {
   const hosts = new Set<string>();
   const origins = new Set<string>();
-  for (const name of ['127.0.0.1', 'localhost', '[::1]', ...(opts.bound ?? [])]) {
+  for (const name of ['127.0.0.1', 'localhost', '[::1]']) {
     const h = `${name}:${port}`.toLowerCase();
     hosts.add(h);
     origins.add(`http://${h}`);

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { DplabError } from '../errors.ts';
 import { GuessLimiter } from '../server/guess-limit.ts';
-import { HTTP_LIMITS, interfaceAddresses, isLoopback, isWildcard } from '../server/http.ts';
+import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
 import { pageHeaders } from '../server/page-policy.ts';
 import { readJsonBody, sendError, sendJson } from '../server/router.ts';
 import { generateToken } from '../server/security.ts';
@@ -319,12 +319,8 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       resolve(typeof a === 'object' && a ? a.port : 0);
     });
   });
-  const bound = isLoopback(host) ? [] : isWildcard(host) ? interfaceAddresses() : [host];
-  address = portalAddress(port, {
-    publicHosts: opts.publicHosts,
-    behindTls: opts.behindTls,
-    bound: bound.map((b) => (b.includes(':') ? `[${b}]` : b)),
-  });
+  // Behind TLS only the public name counts: this host's own addresses would be plain HTTP.
+  address = portalAddress(port, { publicHosts: opts.publicHosts, behindTls: opts.behindTls });
   const origin = opts.behindTls ? `https://${opts.publicHosts![0]}` : `http://127.0.0.1:${port}`;
   const joinUrl = `${origin}/portal/join`;
   workshop = new Workshop({
