@@ -229,25 +229,24 @@ function lastLine(log: string): string {
   return lines[lines.length - 1]?.slice(0, 400) ?? '';
 }
 
-/** Status reads in a row that may fail (time out) while a cluster warms. */
-const WARM_STATUS_MISSES = 10;
+/** One status read while a cluster warms (it lists kind clusters, which a busy host answers slowly). */
+const WARM_STATUS_TIMEOUT_MS = 30_000;
 
 /** Bring each warm mode's cluster up through the seat's runner, one after the other (each kind create is heavy). */
 async function warmUp(client: SeatClient, modes: readonly Mode[], say: (message: string) => void): Promise<void> {
   await client.waitHealthy(LOCAL_SEAT_TIMEOUTS.startMs);
   for (const mode of modes) {
     say(`Starting the ${mode} cluster…`);
-    await client.clusterUp(mode);
+    await client.clusterUp(mode, { timeoutMs: WARM_STATUS_TIMEOUT_MS });
     const deadline = Date.now() + LOCAL_SEAT_TIMEOUTS.warmMs;
-    let misses = 0;
     for (;;) {
       let status;
       try {
-        status = await client.cluster(mode);
-        misses = 0;
+        status = await client.cluster(mode, { timeoutMs: WARM_STATUS_TIMEOUT_MS });
       } catch (err) {
-        // A busy host (a class's clusters starting at once) answers slowly; only a runner that stays silent is a failure.
-        if (++misses >= WARM_STATUS_MISSES) throw err;
+        // A busy host (a class's clusters starting at once) answers slowly; a runner that died is
+        // reported by its exit, one that stays silent by the deadline.
+        if (Date.now() > deadline) throw err;
         await new Promise((r) => setTimeout(r, LOCAL_SEAT_TIMEOUTS.warmPollMs));
         continue;
       }

@@ -21,8 +21,8 @@ export const WORKSHOP_TIMING = {
   tickMs: 500,
   /** Each seat's progress and checks are read this often (and right after a check passes through us). */
   activityMs: 2_000,
-  /** Each seat's cluster states are read this often (each read lists kind clusters). */
-  clustersMs: 10_000,
+  /** Each seat's cluster states are read this often (each read lists kind clusters and asks each cluster for its nodes). */
+  clustersMs: 15_000,
   /** Seats deleted at once by "End workshop" (each runs `kind delete` per cluster). */
   endConcurrency: 4,
 };
