@@ -13,10 +13,9 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../paths.ts';
 import { DplabError } from '../errors.ts';
-import type { Mode } from '../wire/modes.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-backend.ts';
-import { SeatClient } from './seat-client.ts';
+import { SeatClient, warmUp } from './seat-client.ts';
 
 export const LOCAL_SEAT_TIMEOUTS = {
   /**
@@ -168,7 +167,7 @@ export class LocalSeatBackend implements SeatBackend {
     const endpoint: SeatEndpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
     const client = new SeatClient(endpoint, seat.spec.runnerToken);
     try {
-      await warmUp(client, seat.spec.warm, (message) => {
+      await warmUp(client, seat.spec.warm, LOCAL_SEAT_TIMEOUTS, (message) => {
         if (seat.status.phase === 'pending') seat.status = { id: seat.spec.id, phase: 'pending', endpoint, message };
       });
     } catch (err) {
@@ -227,37 +226,4 @@ export class LocalSeatBackend implements SeatBackend {
 function lastLine(log: string): string {
   const lines = log.trim().split('\n');
   return lines[lines.length - 1]?.slice(0, 400) ?? '';
-}
-
-/** One status read while a cluster warms (it lists kind clusters, which a busy host answers slowly). */
-const WARM_STATUS_TIMEOUT_MS = 30_000;
-
-/** Bring each warm mode's cluster up through the seat's runner, one after the other (each kind create is heavy). */
-async function warmUp(client: SeatClient, modes: readonly Mode[], say: (message: string) => void): Promise<void> {
-  await client.waitHealthy(LOCAL_SEAT_TIMEOUTS.startMs);
-  for (const mode of modes) {
-    say(`Starting the ${mode} cluster…`);
-    await client.clusterUp(mode, { timeoutMs: WARM_STATUS_TIMEOUT_MS });
-    const deadline = Date.now() + LOCAL_SEAT_TIMEOUTS.warmMs;
-    for (;;) {
-      let status;
-      try {
-        status = await client.cluster(mode, { timeoutMs: WARM_STATUS_TIMEOUT_MS });
-      } catch (err) {
-        // A busy host (a class's clusters starting at once) answers slowly; a runner that died is
-        // reported by its exit, one that stays silent by the deadline.
-        if (Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, LOCAL_SEAT_TIMEOUTS.warmPollMs));
-        continue;
-      }
-      if (status.state === 'ready') break;
-      if (status.state === 'broken' || (status.state === 'absent' && status.progress?.endedAt))
-        throw new DplabError(`The ${mode} cluster did not come up: ${status.error?.message ?? status.state}.`);
-      const running = status.progress?.actions.find((a) => a.state === 'running');
-      say(`${mode} cluster: ${running?.title ?? status.state}…`);
-      if (Date.now() > deadline)
-        throw new DplabError(`The ${mode} cluster was not ready within ${LOCAL_SEAT_TIMEOUTS.warmMs / 60_000} min.`);
-      await new Promise((r) => setTimeout(r, LOCAL_SEAT_TIMEOUTS.warmPollMs));
-    }
-  }
 }

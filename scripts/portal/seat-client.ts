@@ -122,3 +122,43 @@ export class SeatClient {
     return deleted;
   }
 }
+
+/** One status read while a cluster warms (it lists kind clusters, which a busy host answers slowly). */
+const WARM_STATUS_TIMEOUT_MS = 30_000;
+
+/**
+ * Bring each warm mode's cluster up through the seat's runner, one after the other (each kind
+ * create is heavy), saying how far it got; both seat backends use it.
+ */
+export async function warmUp(
+  client: SeatClient,
+  modes: readonly Mode[],
+  timeouts: { startMs: number; warmMs: number; warmPollMs: number },
+  say: (message: string) => void,
+): Promise<void> {
+  await client.waitHealthy(timeouts.startMs);
+  for (const mode of modes) {
+    say(`Starting the ${mode} cluster…`);
+    await client.clusterUp(mode, { timeoutMs: WARM_STATUS_TIMEOUT_MS });
+    const deadline = Date.now() + timeouts.warmMs;
+    for (;;) {
+      let status;
+      try {
+        status = await client.cluster(mode, { timeoutMs: WARM_STATUS_TIMEOUT_MS });
+      } catch (err) {
+        // A busy host (a class's clusters starting at once) answers slowly; a runner that died is
+        // reported by its exit, one that stays silent by the deadline.
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, timeouts.warmPollMs));
+        continue;
+      }
+      if (status.state === 'ready') break;
+      if (status.state === 'broken' || (status.state === 'absent' && status.progress?.endedAt))
+        throw new DplabError(`The ${mode} cluster did not come up: ${status.error?.message ?? status.state}.`);
+      const running = status.progress?.actions.find((a) => a.state === 'running');
+      say(`${mode} cluster: ${running?.title ?? status.state}…`);
+      if (Date.now() > deadline) throw new DplabError(`The ${mode} cluster was not ready within ${timeouts.warmMs / 60_000} min.`);
+      await new Promise((r) => setTimeout(r, timeouts.warmPollMs));
+    }
+  }
+}
