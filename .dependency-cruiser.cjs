@@ -21,7 +21,8 @@ const LAYERS = [
   { name: 'dataplane', path: '^scripts/dataplane/' },
   { name: 'labs', path: '^scripts/labs/|^labs/' },
   { name: 'services', path: '^scripts/runner/' },
-  { name: 'server/commands', path: '^scripts/(server|commands|bench)/' },
+  // The workshop portal forwards to seat runners and reuses the server's security pieces.
+  { name: 'server/portal/commands', path: '^scripts/(server|portal|commands|bench)/' },
   { name: 'cli', path: '^scripts/(cli\\.ts|dplab\\.mjs|astro-integration\\.ts)$' },
 ];
 

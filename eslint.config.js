@@ -53,6 +53,29 @@ export default tseslint.config(
     },
   },
   {
+    // The workshop portal's own pages (scripts/portal/pages), served as-is to the browser.
+    files: ['scripts/portal/pages/**/*.js'],
+    languageOptions: {
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        [
+          'document',
+          'location',
+          'history',
+          'localStorage',
+          'sessionStorage',
+          'fetch',
+          'URLSearchParams',
+          'WebSocket',
+          'TextDecoder',
+          'TextDecoderStream',
+          'confirm',
+          'setInterval',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     files: ['**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } },
   },

@@ -4,6 +4,8 @@
  */
 import { join } from 'node:path';
 import { kindConfigDir, stateDir } from '../paths.ts';
+import { DplabError } from '../errors.ts';
+import { isSeatId } from '../wire/seat.ts';
 
 import { isMode, MODES, type Mode } from '../wire/modes.ts';
 
@@ -45,8 +47,24 @@ export const MODE_INFO: Readonly<Record<Mode, ModeInfo>> = {
   },
 };
 
-export function clusterName(mode: Mode): `dplab-${Mode}` {
-  return `dplab-${mode}`;
+/**
+ * The workshop seat this runner serves (`DPLAB_SEAT`, set by the portal's seat backends), or
+ * undefined on a learner's own machine. Seats on one Docker host must not share clusters.
+ */
+export function seatId(): string | undefined {
+  const seat = process.env.DPLAB_SEAT;
+  if (seat === undefined || seat === '') return undefined;
+  if (!isSeatId(seat))
+    throw new DplabError(`DPLAB_SEAT "${String(seat).slice(0, 40)}" is not a seat id.`, {
+      fix: 'Use lower-case letters, digits and inner dashes, at most 20 characters (e.g. DPLAB_SEAT=s01), or leave it unset.',
+    });
+  return seat;
+}
+
+/** `dplab-<mode>`, or `dplab-<seat>-<mode>` inside a workshop seat; kubeconfigs, node names and Cilium's API host follow. */
+export function clusterName(mode: Mode): string {
+  const seat = seatId();
+  return seat ? `dplab-${seat}-${mode}` : `dplab-${mode}`;
 }
 
 export function kindConfigPath(mode: Mode): string {

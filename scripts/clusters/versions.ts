@@ -67,3 +67,29 @@ export function parseKindVersion(text: string): string | null {
 export function nodeImageKubernetesVersion(image: string): string | null {
   return /:v(\d+\.\d+\.\d+)/.exec(image)?.[1] ?? null;
 }
+
+/**
+ * What one lab cluster (kind: a control plane and two workers) asks of its host, per mode:
+ * the figures `dplab doctor` budgets with (one cluster; `--seats N` multiplies them). Estimates,
+ * not measurements from these machines (they have no Docker):
+ * - memory: an idle three-node kind cluster holds roughly 2–2.5 GiB (control plane ~1.2 GiB
+ *   with etcd and the API server, each worker ~0.4 GiB); we ask 3 GiB so lab workloads fit.
+ *   Cilium's agent on every node and its operator add ~0.3 GiB per node, so 4 GiB.
+ * - CPU: kubeadm, which kind runs inside its nodes, documents "2 CPUs or more" for a
+ *   control-plane machine and 2 GB of RAM per machine ("Installing kubeadm", Before you begin);
+ *   kind's nodes share the host's cores and do not enforce it, but a control plane with less
+ *   than that starts slowly. Workers idle near a tenth of a core; Cilium's agents add about
+ *   one more core between them while they compile their BPF programs.
+ */
+export const CLUSTER_FOOTPRINT = {
+  iptables: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
+  ipvs: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
+  nftables: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
+  cilium: { memoryBytes: 4 * 1024 ** 3, cpus: 3 },
+} as const;
+
+/**
+ * A workshop seat's own runner (`dplab serve` on Node, with a shell or two): measured by
+ * `dplab bench portal-seats` at about 120 MiB resident per seat; we budget 200 MiB.
+ */
+export const SEAT_RUNNER_MEMORY_BYTES = 200 * 1024 ** 2;

@@ -7,13 +7,20 @@ import { parseFlags, usageError, type Command } from './command.ts';
 export const doctor: Command = {
   name: 'doctor',
   summary: 'Check this machine for Docker, kind, kubectl, kernel settings and memory',
-  usage: `dplab doctor [--mode <${MODES.join('|')}>] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). Exits non-zero when a check fails.`,
+  usage: `dplab doctor [--mode <${MODES.join('|')}>] [--seats N] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). --seats N checks room for a workshop of N seats on this host, each with one cluster of the mode (or of every mode). Exits non-zero when a check fails.`,
   async run(argv) {
-    const { values, positionals } = parseFlags(doctor, argv, { mode: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parseFlags(doctor, argv, {
+      mode: { type: 'string' },
+      seats: { type: 'string' },
+      json: { type: 'boolean' },
+    });
     if (positionals.length) throw usageError(doctor, `unexpected argument "${positionals[0]}".`);
     const modes: Mode[] = values.mode !== undefined ? [parseModeArg(doctor, values.mode)] : [...MODES];
+    const seats = values.seats === undefined ? undefined : Number(values.seats);
+    if (seats !== undefined && (!Number.isInteger(seats) || seats < 1 || seats > 1000))
+      throw usageError(doctor, `--seats takes a whole number of seats 1–1000, got "${values.seats}".`);
     // Memory is judged for one cluster: labs run one mode at a time unless you start more.
-    const report = await runPreflight({ modes, clusters: 1 });
+    const report = await runPreflight({ modes, clusters: 1, seats });
     const { findings } = report;
     if (values.json) process.stdout.write(`${JSON.stringify({ ok: report.ok, modes, findings }, null, 2)}\n`);
     else process.stdout.write(`${formatFindings(findings)}\n`);

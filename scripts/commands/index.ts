@@ -15,9 +15,11 @@ import { verifyLabsCommand } from './verify-labs.ts';
 import { explain } from './explain.ts';
 import { bench } from './bench.ts';
 import { simBuild } from './sim-build.ts';
+import { portal } from './portal.ts';
 
 export const COMMANDS: readonly Command[] = [
   serve,
+  portal,
   up,
   down,
   status,

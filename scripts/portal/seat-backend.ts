@@ -13,8 +13,8 @@
  */
 import type { Mode } from '../wire/modes.ts';
 
-/** Seat ids name clusters, folders and Kubernetes objects, so they are DNS-label safe. */
-export const SEAT_ID_PATTERN = /^[a-z0-9]([a-z0-9-]{0,18}[a-z0-9])?$/;
+/** Seat ids name clusters, folders and Kubernetes objects, so they are DNS-label safe (defined in wire: the runner reads DPLAB_SEAT too). */
+export { SEAT_ID_PATTERN } from '../wire/seat.ts';
 
 export type SeatPhase = 'pending' | 'ready' | 'failed' | 'deleted';
 

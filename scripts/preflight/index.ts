@@ -7,6 +7,7 @@ import { checkDocker, type DockerInfo } from './docker.ts';
 import { checkKind } from './kind.ts';
 import { checkCgroups, checkIpvsModules, checkInotify, checkKernelVersion } from './kernel.ts';
 import { checkMemory } from './memory.ts';
+import { checkSeatCapacity } from './capacity.ts';
 import { realSystem } from './system.ts';
 import { checkCiliumInstaller, checkKubectl, needsCilium, type CiliumInstaller } from './tools.ts';
 import type { Finding, PreflightOptions } from './types.ts';
@@ -42,6 +43,7 @@ export async function runPreflight(opts: PreflightOptions): Promise<PreflightRep
   if (modes.includes('ipvs')) findings.push(checkIpvsModules(system, docker.info));
   for (const f of [checkKernelVersion(modes, docker.info), checkCgroups(modes, docker.info)]) if (f) findings.push(f);
   findings.push(checkMemory(system, opts.clusters ?? modes.length, docker.info));
+  if (opts.seats) findings.push(checkSeatCapacity(system, opts.seats, modes, docker.info));
   return { findings, ok: findings.every((f) => f.status !== 'fail'), docker: docker.info, ciliumInstaller: cilium?.installer };
 }
 

@@ -2,12 +2,13 @@
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
+import { CLUSTER_FOOTPRINT } from '../clusters/versions.ts';
+
 /**
- * A 3-node kind cluster idles at roughly 2–2.5 GiB (control plane ~1.2 GiB with etcd and the
- * API server, each worker ~0.4 GiB, Cilium ~0.3 GiB more per node); lab workloads add a little.
- * 3 GiB per cluster is the floor we ask for; under half of it, provisioning will thrash or OOM.
+ * The floor we ask per cluster (CLUSTER_FOOTPRINT in scripts/clusters/versions.ts says where
+ * the figures come from); under half of it, provisioning will thrash or OOM.
  */
-export const MEMORY_PER_CLUSTER_BYTES = 3 * 1024 ** 3;
+export const MEMORY_PER_CLUSTER_BYTES = CLUSTER_FOOTPRINT.iptables.memoryBytes;
 const GiB = 1024 ** 3;
 
 const fmt = (bytes: number) => `${(bytes / GiB).toFixed(1)} GiB`;

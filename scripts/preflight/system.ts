@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { freemem } from 'node:os';
+import { availableParallelism, freemem } from 'node:os';
 import type { PreflightSystem } from './types.ts';
 
 function readText(path: string): string | undefined {
@@ -21,4 +21,5 @@ export const realSystem: PreflightSystem = {
   readText,
   exists: existsSync,
   memAvailableBytes,
+  cpuCount: availableParallelism,
 };

@@ -22,6 +22,8 @@ export interface PreflightSystem {
   exists(path: string): boolean;
   /** Memory available for new work, in bytes (Linux: MemAvailable). */
   memAvailableBytes(): number;
+  /** CPUs this process may use (the capacity check for workshop seats); absent in older fakes. */
+  cpuCount?(): number;
 }
 
 export interface PreflightOptions {
@@ -29,6 +31,8 @@ export interface PreflightOptions {
   modes: readonly Mode[];
   /** How many new clusters the memory check budgets for (default: one per mode). */
   clusters?: number;
+  /** Workshop seats about to be made, each with one cluster per mode (`dplab doctor --seats N`). */
+  seats?: number;
   system?: PreflightSystem;
   signal?: AbortSignal;
 }

@@ -70,19 +70,39 @@ export function resolveStatic(root: string, pathname: string): string | null {
   return null;
 }
 
-/** Inline-script hashes per page, read once per version of the file. */
-const pageCache = new Map<string, { mtimeMs: number; size: number; body: Buffer; hashes: string[] }>();
-
-async function readPage(file: string, st: Stats): Promise<{ body: Buffer; hashes: string[] }> {
-  const hit = pageCache.get(file);
-  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit;
-  const body = await readFile(file);
-  const entry = { mtimeMs: st.mtimeMs, size: st.size, body, hashes: inlineScriptHashes(body.toString('utf8')) };
-  pageCache.set(file, entry);
-  return entry;
+interface PageEntry {
+  mtimeMs: number;
+  size: number;
+  body: Buffer;
+  hashes: string[];
 }
 
-export function createStaticHandler(root: string) {
+/** `<script src>` tags put before `</head>` (the workshop portal adds its learner banner this way). */
+function withHeadScripts(html: Buffer, scripts: readonly string[]): Buffer {
+  if (!scripts.length) return html;
+  const text = html.toString('utf8');
+  const at = text.search(/<\/head\s*>/i);
+  if (at < 0) return html;
+  const tags = scripts.map((src) => `<script src="${src.replace(/[^A-Za-z0-9/._-]/g, '')}" defer></script>`).join('');
+  return Buffer.from(text.slice(0, at) + tags + text.slice(at), 'utf8');
+}
+
+export interface StaticOptions {
+  /** Same-origin script paths every HTML page loads (no inline code: the CSP stays hash-only). */
+  headScripts?: readonly string[];
+}
+
+export function createStaticHandler(root: string, opts: StaticOptions = {}) {
+  // Inline-script hashes per page, read once per version of the file.
+  const pageCache = new Map<string, PageEntry>();
+  async function readPage(file: string, st: Stats): Promise<{ body: Buffer; hashes: string[] }> {
+    const hit = pageCache.get(file);
+    if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit;
+    const body = withHeadScripts(await readFile(file), opts.headScripts ?? []);
+    const entry = { mtimeMs: st.mtimeMs, size: st.size, body, hashes: inlineScriptHashes(body.toString('utf8')) };
+    pageCache.set(file, entry);
+    return entry;
+  }
   return async function serveStatic(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') {

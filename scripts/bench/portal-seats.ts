@@ -1,0 +1,219 @@
+/**
+ * A class arriving at once: `dplab bench portal-seats [N]` starts a portal on the local seat
+ * backend over the cluster test doubles (no Docker: `kind create` answers at once, so this
+ * measures the portal and the seat runners, not kind), has N learners (30) join together with
+ * a warm iptables cluster per seat, and measures
+ *   - join → seat ready, per seat (p50, p95), beside one bare `dplab serve` start (the limit);
+ *   - a Check through the portal → the dashboard's event stream showing it (p50, p95), beside
+ *     the dashboard's poll interval (what it would be without the refresh a check triggers);
+ *   - each seat runner's resident memory, beside a bare runner's and the 3 GiB a cluster needs.
+ * Asserts nothing; prints the figures.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { distDir } from '../paths.ts';
+import { requireLab } from '../labs/registry.ts';
+import { LocalSeatBackend } from '../portal/local-backend.ts';
+import { startPortal } from '../portal/server.ts';
+import { WORKSHOP_TIMING } from '../portal/workshop.ts';
+import { MEMORY_PER_CLUSTER_BYTES } from '../preflight/memory.ts';
+import type { DashboardState } from '../wire/portal.ts';
+import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
+import { useDoubles } from '../../test/fixtures/doubles.ts';
+import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
+import { http } from '../../test/fixtures/terminal-client.ts';
+import { startRunnerChild } from '../../test/fixtures/runner-child.ts';
+import { report } from './report.ts';
+
+const SEATS = Number(process.argv[2] ?? 30);
+const CHECKS = Math.min(SEATS, 20);
+const MiB = 1024 * 1024;
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+}
+
+function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+const ids = Array.from({ length: SEATS }, (_, i) => `s${String(i + 1).padStart(2, '0')}`);
+const doubles = useDoubles({ rules: [...ids.flatMap((s) => healthyRules('iptables', s)), ...firstServiceScenario('iptables').rules] });
+const stateFiles = new Map(
+  ids.map((s) => {
+    const f = join(doubles.dir, `state-${s}.json`);
+    writeFileSync(f, JSON.stringify({ seat: s }));
+    return [s, f];
+  }),
+);
+const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
+const backend = new LocalSeatBackend({
+  stateDir: mkdtempSync(join(tmpdir(), 'dplab-bench-portal-')),
+  seatEnv: (id) => ({ ...toolEnv, DPLAB_SHELL_NORC: '1', DPLAB_DOUBLE_STATE: stateFiles.get(id)! }),
+});
+const lab = requireLab('first-service');
+const portal = await startPortal({
+  backend,
+  lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+  siteDir: distDir,
+  port: 0,
+  maxSeats: SEATS,
+  warm: ['iptables'],
+});
+const origin = portal.origin;
+
+/** The dashboard's event stream, as the instructor's page reads it. */
+function dashboardStream(onState: (s: DashboardState) => void): () => void {
+  const req = request(`${origin}/portal/api/events`, { headers: { authorization: `Bearer ${portal.instructorToken}` } }, (res) => {
+    let buffer = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      buffer += chunk;
+      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6))
+          .join('');
+        buffer = buffer.slice(end + 2);
+        if (data) onState(JSON.parse(data) as DashboardState);
+      }
+    });
+  });
+  req.on('error', () => undefined);
+  req.end();
+  return () => req.destroy();
+}
+
+try {
+  const process0 = performance.now();
+  const bare = await startRunnerChild({ siteDir: distDir, env: toolEnv });
+  const bareStartMs = performance.now() - process0;
+  await new Promise((r) => setTimeout(r, 1_000));
+  const bareRss = rssBytes(bare.pid);
+  await bare.stop();
+
+  // Everyone joins at once; each polls their banner route until the seat is ready.
+  const joinToReady: number[] = [];
+  const learners = await Promise.all(
+    ids.map(async (_, i) => {
+      const t0 = performance.now();
+      const r = await http(origin, '/portal/api/join', {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/json' },
+        body: JSON.stringify({ code: portal.code, name: `Learner ${i + 1}` }),
+        timeoutMs: 120_000,
+      });
+      if (r.status !== 200) throw new Error(`join ${i}: ${r.status} ${r.body}`);
+      const { token, seat } = JSON.parse(r.body) as { token: string; seat: string };
+      for (;;) {
+        const me = JSON.parse(
+          (await http(origin, '/portal/api/me', { headers: { authorization: `Bearer ${token}` }, timeoutMs: 120_000 })).body,
+        );
+        if (me.phase === 'ready') break;
+        if (me.phase === 'failed') throw new Error(`seat ${seat} failed: ${me.message}`);
+        await new Promise((res) => setTimeout(res, 250));
+      }
+      joinToReady.push(performance.now() - t0);
+      return { token, seat };
+    }),
+  );
+  await new Promise((r) => setTimeout(r, 2_000));
+  const rss = backend.pids().map(rssBytes);
+
+  // A check through the portal, and the moment the dashboard's stream shows its cell failing.
+  let latest: DashboardState | undefined;
+  const waiters = new Set<() => void>();
+  const stop = dashboardStream((s) => {
+    latest = s;
+    waiters.forEach((w) => w());
+  });
+  const shows = (seat: string, streak: number) =>
+    new Promise<number>((resolve) => {
+      const look = () => {
+        const cell = latest?.seats.find((s) => s.id === seat)?.steps.find((c) => c.step === 'deploy-web');
+        if (cell?.status === 'failing' && cell.failStreak >= streak) {
+          waiters.delete(look);
+          resolve(performance.now());
+        }
+      };
+      waiters.add(look);
+      look();
+    });
+  const afterAnswer: number[] = [];
+  const fromClick: number[] = [];
+  for (const l of learners.slice(0, CHECKS)) {
+    const seen = shows(l.seat, 1);
+    const t0 = performance.now();
+    const r = await http(origin, '/api/labs/first-service/steps/deploy-web/check', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${l.token}`, origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'iptables' }),
+      timeoutMs: 120_000,
+    });
+    const answered = performance.now();
+    if (JSON.parse(r.body).status !== 'fail') throw new Error(`check in ${l.seat}: ${r.body}`);
+    const at = await seen;
+    afterAnswer.push(at - answered);
+    fromClick.push(at - t0);
+  }
+  stop();
+
+  report('portal-seats', [
+    {
+      measure: `join → seat ready (runner + warm cluster on doubles), p50 of ${SEATS} at once`,
+      unit: 'ms',
+      ours: quantile(joinToReady, 0.5),
+      limit: { name: 'one bare dplab serve start', value: bareStartMs },
+    },
+    {
+      measure: `join → seat ready, p95 of ${SEATS} at once`,
+      unit: 'ms',
+      ours: quantile(joinToReady, 0.95),
+      limit: { name: 'one bare dplab serve start', value: bareStartMs },
+      goal: { text: '≤ 120 s for a class of 30 on doubles', met: quantile(joinToReady, 0.95) <= 120_000 },
+    },
+    {
+      measure: `check answered → dashboard shows it, p50 of ${CHECKS}`,
+      unit: 'ms',
+      ours: quantile(afterAnswer, 0.5),
+      peer: { name: 'poll interval alone', value: WORKSHOP_TIMING.activityMs },
+    },
+    {
+      measure: `check answered → dashboard shows it, p95 of ${CHECKS}`,
+      unit: 'ms',
+      ours: quantile(afterAnswer, 0.95),
+      peer: { name: 'poll interval alone', value: WORKSHOP_TIMING.activityMs },
+      goal: { text: '≤ 1 s', met: quantile(afterAnswer, 0.95) <= 1_000 },
+    },
+    {
+      measure: `Check pressed → dashboard shows it (check included), p95 of ${CHECKS}`,
+      unit: 'ms',
+      ours: quantile(fromClick, 0.95),
+    },
+    {
+      measure: `seat runner RSS, p50 of ${rss.length}`,
+      unit: 'MiB',
+      ours: quantile(rss, 0.5) / MiB,
+      peer: { name: 'bare dplab serve', value: bareRss / MiB },
+      limit: { name: 'one cluster (preflight figure)', value: MEMORY_PER_CLUSTER_BYTES / MiB },
+    },
+    {
+      measure: `seat runner RSS, max of ${rss.length}`,
+      unit: 'MiB',
+      ours: Math.max(...rss) / MiB,
+      peer: { name: 'bare dplab serve', value: bareRss / MiB },
+      goal: { text: '≤ 10 % of a cluster (300 MiB)', met: Math.max(...rss) <= MEMORY_PER_CLUSTER_BYTES / 10 },
+    },
+  ]);
+} finally {
+  await portal.workshop.end();
+  await portal.close();
+  doubles.cleanup();
+}

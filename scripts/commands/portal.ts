@@ -1,0 +1,116 @@
+/**
+ * `dplab portal`: run a workshop. Learners open one link, enter the code and a name, and get
+ * a seat of their own; the instructor's dashboard shows every seat's progress.
+ */
+import { join } from 'node:path';
+import type { Command } from './command.ts';
+import { parseFlags, usageError } from './command.ts';
+import { parseModeArg } from '../clusters/mode-arg.ts';
+import type { Mode } from '../clusters/modes.ts';
+import { loadLabs, requireLab } from '../labs/registry.ts';
+import { distDir, stateDir } from '../paths.ts';
+import { buildIsStale } from '../site-build.ts';
+import { DplabError } from '../errors.ts';
+import { LocalSeatBackend } from '../portal/local-backend.ts';
+import { startPortal } from '../portal/server.ts';
+
+const MAX_SEATS = 200;
+
+function count(command: Command, name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > MAX_SEATS)
+    throw usageError(command, `--${name} must be an integer ${min}–${MAX_SEATS}, got "${text}".`);
+  return n;
+}
+
+export const portal: Command = {
+  name: 'portal',
+  summary: 'Run a workshop: a join page for learners, a seat each, and the instructor dashboard.',
+  usage: `dplab portal [--lab ID] [--seats N] [--max-seats M] [--warm MODE]… [--code CODE] [--port P] [--idle-minutes N]
+             [--host ADDR --behind-tls --public-host NAME]
+
+  --seats N       make N seats before anyone joins (with --warm, their clusters too); more are made on demand up to --max-seats (default 30)
+  --warm MODE     bring each seat's MODE cluster up ahead (a hot start); check the host first with \`dplab doctor --seats N --mode MODE\`
+  --lab ID        the lab learners start on and the dashboard tracks (default: the first lab)
+  --behind-tls    TLS is terminated in front of the portal (an Ingress, Caddy, nginx): allows a non-loopback --host and https://<public host> origins
+  (env: DPLAB_PORTAL_TOKEN sets the instructor token)`,
+  async run(argv) {
+    const { values, positionals } = parseFlags(this, argv, {
+      lab: { type: 'string' },
+      seats: { type: 'string' },
+      'max-seats': { type: 'string' },
+      warm: { type: 'string', multiple: true },
+      code: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'behind-tls': { type: 'boolean' },
+      'public-host': { type: 'string', multiple: true },
+      'idle-minutes': { type: 'string' },
+    });
+    if (positionals.length) throw usageError(this, `unexpected argument "${positionals[0]}".`);
+    const seats = count(this, 'seats', values.seats, 0, 0);
+    const maxSeats = count(this, 'max-seats', values['max-seats'], Math.max(seats, 30), 1);
+    if (maxSeats < seats) throw usageError(this, `--max-seats (${maxSeats}) is below --seats (${seats}).`);
+    const idleMinutes = count(this, 'idle-minutes', values['idle-minutes'], 10, 1);
+    const lab = values.lab !== undefined ? requireLab(values.lab) : loadLabs()[0];
+    if (!lab) throw new DplabError('There is no lab to run a workshop on.');
+    const warm: Mode[] = (values.warm ?? []).map((m) => parseModeArg(this, m));
+    for (const m of warm)
+      if (!lab.modes.includes(m)) throw usageError(this, `${lab.id} does not run on ${m}; it runs on ${lab.modes.join(', ')}.`);
+    if (values.code !== undefined && !/^[A-Za-z0-9-]{4,40}$/.test(values.code))
+      throw usageError(this, '--code takes 4–40 letters, digits or dashes.');
+    for (const h of values['public-host'] ?? [])
+      if (!/^[A-Za-z0-9.-]+(:\d+)?$/.test(h)) throw usageError(this, `--public-host takes a host name (and port), no scheme, got "${h}".`);
+    const portText = values.port ?? process.env.PORT;
+    const port = portText === undefined ? 4400 : Number(portText);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(this, `port must be an integer 0–65535, got "${portText}".`);
+    if (buildIsStale().stale)
+      process.stderr.write(
+        'Note: the built course is missing or older than its sources; run `npm run build` first so learners get the current pages.\n',
+      );
+
+    const backend = new LocalSeatBackend({ stateDir: join(stateDir(), 'portal') });
+    const running = await startPortal({
+      backend,
+      lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+      siteDir: distDir,
+      host: values.host,
+      port,
+      behindTls: values['behind-tls'],
+      publicHosts: values['public-host'],
+      code: values.code,
+      instructorToken: process.env.DPLAB_PORTAL_TOKEN || undefined,
+      warm,
+      seats,
+      maxSeats,
+      idleMs: idleMinutes * 60_000,
+    });
+    process.stdout.write(
+      [
+        `Workshop "${lab.title}": up to ${maxSeats} seats${seats ? `, ${seats} being made now${warm.length ? ` with ${warm.join(', ')} clusters` : ''}` : ''}.`,
+        `Learners: ${running.joinUrl}   code ${running.code}`,
+        `Instructor (keep this link to yourself): ${running.dashboardUrl}`,
+        '',
+      ].join('\n'),
+    );
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.stdout.write('\nEnding the workshop: deleting every seat’s clusters and stopping the seats (Ctrl-C again leaves them).\n');
+        process.once('SIGINT', () => process.exit(130));
+        void running.workshop
+          .end()
+          .then(({ failed }) => {
+            if (failed.length)
+              process.stderr.write(
+                `Could not end seats ${failed.join(', ')}; their folders are under ${join(stateDir(), 'portal', 'seats')}.\n`,
+              );
+          })
+          .finally(() => void running.close().finally(resolve));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    return 0;
+  },
+};

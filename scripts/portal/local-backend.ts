@@ -1,0 +1,229 @@
+/**
+ * The `local` seat backend: each seat is its own `dplab serve` process on this host, on a
+ * loopback port of its own, with its own state folder (`<portal state>/seats/<id>`), its own
+ * runner token (from the portal, passed in the child's environment only) and clusters named
+ * per seat (`DPLAB_SEAT=<id>` → `dplab-<id>-<mode>`).
+ *
+ * What it does not do: separate Unix users. A learner's terminal is a shell on this host as
+ * the portal's user, so it could read another seat's folder; the portal keeps learners apart
+ * (tokens, routing), the host does not. For a room of strangers use the kubernetes backend.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../paths.ts';
+import { DplabError } from '../errors.ts';
+import { isSeatId } from '../wire/seat.ts';
+import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-backend.ts';
+import { SeatClient, warmUp } from './seat-client.ts';
+
+export const LOCAL_SEAT_TIMEOUTS = {
+  /**
+   * A runner prints its link within this long. It takes ~2 s on an idle host (tsx compiles the
+   * CLI), far longer on a host busy with a class's clusters starting; this is a deadline, not a pace.
+   */
+  startMs: 180_000,
+  /** SIGTERM, then SIGKILL after this long. */
+  stopGraceMs: 5_000,
+  /** Each warm cluster (kind create, CNI, images) must be ready within this long. */
+  warmMs: 15 * 60_000,
+  /** Cluster status is read this often while warming. */
+  warmPollMs: 1_000,
+  /** Deleting one cluster through the runner. */
+  deleteMs: 5 * 60_000,
+} as const;
+
+/** Variables of the portal's own environment that must not reach a seat's runner. */
+const NOT_INHERITED = ['DPLAB_TOKEN', 'HOST', 'PORT', 'DPLAB_ALLOW_HOSTS', 'DPLAB_SEAT', 'DPLAB_STATE_DIR'];
+
+export interface LocalBackendOptions {
+  /** The portal's state folder; seats live in `<stateDir>/seats/<id>`. */
+  stateDir: string;
+  /** Extra environment for one seat's runner (tests give each seat its own test-double state). */
+  seatEnv?: (id: string) => Record<string, string>;
+  /** Terminals per seat (`dplab serve --max-terminals`). */
+  maxTerminals?: number;
+  /** Seats started (runner and warm clusters) at once; the rest wait their turn (LOCAL_SEAT_START_CONCURRENCY). */
+  startConcurrency?: number;
+}
+
+/** Each warm seat runs `kind create` and a CNI rollout; more at once than this thrashes a host's disk and CPU. */
+export const LOCAL_SEAT_START_CONCURRENCY = 3;
+
+interface LocalSeat {
+  spec: SeatSpec;
+  dir: string;
+  child?: ChildProcess;
+  status: SeatStatus;
+  exited: Promise<void>;
+  log: string;
+}
+
+const LINK = /Dataplane Lab: http:\/\/127\.0\.0\.1:(\d+)\//;
+
+export class LocalSeatBackend implements SeatBackend {
+  readonly kind = 'local' as const;
+  readonly #seats = new Map<string, LocalSeat>();
+  readonly #waiting: (() => void)[] = [];
+  #starting = 0;
+
+  constructor(private readonly opts: LocalBackendOptions) {}
+
+  /** The folder of a seat (for tests and the operator's guide). */
+  seatDir(id: string): string {
+    return join(this.opts.stateDir, 'seats', id);
+  }
+
+  /** Process ids of the seat runners alive now. */
+  pids(): number[] {
+    return [...this.#seats.values()].flatMap((s) =>
+      s.child?.pid && s.child.exitCode === null && s.child.signalCode === null ? [s.child.pid] : [],
+    );
+  }
+
+  async create(spec: SeatSpec): Promise<SeatStatus> {
+    if (!isSeatId(spec.id)) throw new DplabError(`"${String(spec.id).slice(0, 40)}" is not a seat id.`, { status: 400 });
+    const known = this.#seats.get(spec.id);
+    if (known && known.status.phase !== 'deleted') return { ...known.status };
+    const seat: LocalSeat = {
+      spec,
+      dir: this.seatDir(spec.id),
+      status: { id: spec.id, phase: 'pending', message: 'Waiting for a turn to start…' },
+      exited: Promise.resolve(),
+      log: '',
+    };
+    this.#seats.set(spec.id, seat);
+    void this.#inTurn(() => this.#bringUp(seat));
+    return { ...seat.status };
+  }
+
+  /** Run `work` when fewer than startConcurrency seats are starting. */
+  async #inTurn(work: () => Promise<void>): Promise<void> {
+    const limit = this.opts.startConcurrency ?? LOCAL_SEAT_START_CONCURRENCY;
+    if (this.#starting >= limit) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#starting++;
+    try {
+      await work();
+    } finally {
+      this.#starting--;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  #spawn(seat: LocalSeat): ChildProcess {
+    const { spec, dir } = seat;
+    mkdirSync(dir, { recursive: true });
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
+    Object.assign(env, this.opts.seatEnv?.(spec.id), { DPLAB_TOKEN: spec.runnerToken, DPLAB_STATE_DIR: dir, DPLAB_SEAT: spec.id });
+    const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
+    if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
+    const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    seat.child = child;
+    seat.status = { id: spec.id, phase: 'pending', message: 'Starting the runner…' };
+    seat.exited = new Promise((resolve) => child.once('close', () => resolve()));
+    const keep = (d: Buffer) => {
+      // The last few KiB are enough to say why a runner died.
+      seat.log = (seat.log + d.toString('utf8')).slice(-8_000);
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    child.once('error', (err) => this.#fail(seat, `The seat's runner could not start: ${err.message}`));
+    void seat.exited.then(() => {
+      if (seat.status.phase === 'pending' || seat.status.phase === 'ready')
+        this.#fail(seat, `The seat's runner stopped (exit ${child.exitCode ?? child.signalCode}). ${lastLine(seat.log)}`);
+    });
+    return child;
+  }
+
+  async #bringUp(seat: LocalSeat): Promise<void> {
+    // Deleted while it waited for its turn.
+    if (seat.status.phase !== 'pending') return;
+    const child = this.#spawn(seat);
+    const port = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), LOCAL_SEAT_TIMEOUTS.startMs);
+      const look = () => {
+        const m = LINK.exec(seat.log);
+        if (m) {
+          clearTimeout(timer);
+          child.stdout!.off('data', look);
+          resolve(Number(m[1]));
+        }
+      };
+      child.stdout!.on('data', look);
+      void seat.exited.then(() => {
+        clearTimeout(timer);
+        resolve(null);
+      });
+    });
+    if (port === null) {
+      if (seat.status.phase === 'pending')
+        this.#fail(seat, `The seat's runner did not start within ${LOCAL_SEAT_TIMEOUTS.startMs / 1000} s. ${lastLine(seat.log)}`);
+      child.kill('SIGKILL');
+      return;
+    }
+    // The link line carries the token: keep nothing of the runner's output from here on but errors.
+    seat.log = '';
+    const endpoint: SeatEndpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
+    const client = new SeatClient(endpoint, seat.spec.runnerToken);
+    try {
+      await warmUp(client, seat.spec.warm, LOCAL_SEAT_TIMEOUTS, (message) => {
+        if (seat.status.phase === 'pending') seat.status = { id: seat.spec.id, phase: 'pending', endpoint, message };
+      });
+    } catch (err) {
+      this.#fail(seat, err instanceof Error ? err.message : String(err), endpoint);
+      return;
+    }
+    if (seat.status.phase === 'pending') seat.status = { id: seat.spec.id, phase: 'ready', endpoint };
+  }
+
+  #fail(seat: LocalSeat, message: string, endpoint?: SeatEndpoint): void {
+    if (seat.status.phase === 'deleted') return;
+    seat.status = { id: seat.spec.id, phase: 'failed', message, ...(endpoint ? { endpoint } : {}) };
+  }
+
+  async status(id: string): Promise<SeatStatus> {
+    return { ...(this.#seats.get(id)?.status ?? { id, phase: 'deleted' }) };
+  }
+
+  async list(): Promise<SeatStatus[]> {
+    return [...this.#seats.values()].filter((s) => s.status.phase !== 'deleted').map((s) => ({ ...s.status }));
+  }
+
+  async delete(id: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+    const seat = this.#seats.get(id);
+    if (!seat || seat.status.phase === 'deleted') return;
+    const endpoint = seat.status.endpoint;
+    const alive = seat.child && seat.child.exitCode === null && seat.child.signalCode === null;
+    let clusterError: unknown;
+    if (endpoint && alive) {
+      try {
+        await new SeatClient(endpoint, seat.spec.runnerToken).deleteClusters({
+          signal: opts.signal,
+          timeoutMs: LOCAL_SEAT_TIMEOUTS.deleteMs,
+        });
+      } catch (err) {
+        clusterError = err;
+      }
+    }
+    if (clusterError) {
+      // Keep the runner and its files: its clusters are still there, and it is the only one who knows their kubeconfigs.
+      seat.status = { ...seat.status, phase: 'failed', message: `Deleting the seat's clusters failed: ${(clusterError as Error).message}` };
+      throw clusterError;
+    }
+    seat.status = { id, phase: 'deleted' };
+    if (seat.child && alive) {
+      seat.child.kill('SIGTERM');
+      const timer = setTimeout(() => seat.child!.kill('SIGKILL'), LOCAL_SEAT_TIMEOUTS.stopGraceMs);
+      await seat.exited;
+      clearTimeout(timer);
+    }
+    rmSync(seat.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    this.#seats.delete(id);
+  }
+}
+
+function lastLine(log: string): string {
+  const lines = log.trim().split('\n');
+  return lines[lines.length - 1]?.slice(0, 400) ?? '';
+}

@@ -1,0 +1,126 @@
+/**
+ * The portal's listening rules and routes over a fake seat backend (no processes): plain HTTP
+ * only on loopback unless TLS is terminated in front, then the public name with its https
+ * origin; pages and the learner banner; a seat that is not ready yet.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { http } from '../../test/fixtures/terminal-client.ts';
+import { interfaceAddresses } from '../server/http.ts';
+import type { SeatBackend, SeatSpec, SeatStatus } from './seat-backend.ts';
+import { startPortal, type RunningPortal } from './server.ts';
+
+/** Seats that stay pending: enough to join, nothing to forward to. */
+class PendingBackend implements SeatBackend {
+  readonly kind = 'local' as const;
+  readonly made: SeatSpec[] = [];
+  async create(spec: SeatSpec): Promise<SeatStatus> {
+    this.made.push(spec);
+    return { id: spec.id, phase: 'pending', message: 'Starting the runner…' };
+  }
+  async status(id: string): Promise<SeatStatus> {
+    return this.made.some((s) => s.id === id) ? { id, phase: 'pending', message: 'Starting the runner…' } : { id, phase: 'deleted' };
+  }
+  async list(): Promise<SeatStatus[]> {
+    return Promise.all(this.made.map((s) => this.status(s.id)));
+  }
+  async delete(): Promise<void> {}
+}
+
+const lab = { id: 'first-service', title: 'First', steps: [{ id: 'a', title: 'A' }] };
+const site = mkdtempSync(join(tmpdir(), 'dplab-portal-site-'));
+writeFileSync(join(site, 'index.html'), '<!doctype html><html><head><title>c</title></head><body>course</body></html>');
+let running: RunningPortal | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+describe('where the portal listens', () => {
+  it('refuses a non-loopback address over plain HTTP, with the way out', async () => {
+    await expect(startPortal({ backend: new PendingBackend(), lab, siteDir: site, host: '0.0.0.0', port: 0 })).rejects.toThrow(
+      /plain HTTP on 0\.0\.0\.0/,
+    );
+  });
+  it('--behind-tls needs the public name', async () => {
+    await expect(
+      startPortal({ backend: new PendingBackend(), lab, siteDir: site, host: '0.0.0.0', port: 0, behindTls: true }),
+    ).rejects.toThrow(/--public-host/);
+  });
+  it('behind TLS: the public name with its https origin joins; its http origin and other names do not', async () => {
+    running = await startPortal({
+      backend: new PendingBackend(),
+      lab,
+      siteDir: site,
+      host: '0.0.0.0',
+      port: 0,
+      behindTls: true,
+      publicHosts: ['lab.example.org'],
+      code: 'ABCD12',
+    });
+    expect(running.joinUrl).toBe('https://lab.example.org/portal/join');
+    const loop = `http://127.0.0.1:${running.port}`;
+    const join = (headers: Record<string, string>) =>
+      http(loop, '/portal/api/join', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ code: 'abcd12', name: 'Ada' }),
+      });
+    expect((await join({ host: 'lab.example.org', origin: 'https://lab.example.org' })).status).toBe(200);
+    expect((await join({ host: 'lab.example.org', origin: 'http://lab.example.org' })).status).toBe(403);
+    expect((await join({ host: 'evil.example', origin: 'https://evil.example' })).status).toBe(403);
+    expect((await http(loop, '/portal/join', { headers: { host: 'lab.example.org' } })).status).toBe(200);
+    expect((await http(loop, '/portal/join', { headers: { host: 'evil.example' } })).status).toBe(403);
+    // This host's own address over plain HTTP is not the public name.
+    for (const address of interfaceAddresses().filter((a) => !a.includes(':')))
+      expect((await http(loop, '/portal/join', { headers: { host: `${address}:${running.port}` } })).status).toBe(403);
+  });
+});
+
+describe('routes', () => {
+  it('course pages load the learner banner script; the bare link goes to the join page', async () => {
+    running = await startPortal({ backend: new PendingBackend(), lab, siteDir: site, port: 0 });
+    const page = await http(running.origin, '/');
+    expect(page.status).toBe(302);
+    expect(page.headers.location).toBe('/portal/join');
+    const course = await http(running.origin, '/index.html');
+    expect(course.body).toContain('<script src="/portal/assets/learner.js" defer></script></head>');
+    expect(String(course.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
+    const join = await http(running.origin, '/portal/join');
+    expect(join.body).toContain('Join the workshop');
+  });
+  it('a learner whose seat is still starting gets 503 with the reason, and a banner that says so', async () => {
+    const backend = new PendingBackend();
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, code: 'ABCD12' });
+    const r = await http(running.origin, '/portal/api/join', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: running.origin },
+      body: JSON.stringify({ code: 'ABCD12', name: '  Ada  ' }),
+    });
+    const { token, seat, start } = JSON.parse(r.body);
+    expect([seat, start]).toEqual(['s01', '/labs/first-service/']);
+    // The learner's token is not the seat runner's.
+    expect(backend.made[0].runnerToken).not.toBe(token);
+    const api = await http(running.origin, '/api/labs', { headers: { authorization: `Bearer ${token}` } });
+    expect(api.status).toBe(503);
+    expect(JSON.parse(api.body).error.message).toBe('Starting the runner…');
+    const me = JSON.parse((await http(running.origin, '/portal/api/me', { headers: { authorization: `Bearer ${token}` } })).body);
+    expect(me).toMatchObject({ seat: 's01', name: 'Ada', phase: 'pending', ended: false });
+    // The instructor is not a learner, and has no seat to forward to.
+    expect((await http(running.origin, '/api/labs', { headers: { authorization: `Bearer ${running.instructorToken}` } })).status).toBe(403);
+  });
+  it('a name that is empty or carries control characters is refused with words', async () => {
+    running = await startPortal({ backend: new PendingBackend(), lab, siteDir: site, port: 0, code: 'ABCD12' });
+    for (const name of ['   ', 'Ada\u0007', 'x'.repeat(41)]) {
+      const r = await http(running.origin, '/portal/api/join', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: running.origin },
+        body: JSON.stringify({ code: 'ABCD12', name }),
+      });
+      expect(r.status, name).toBe(400);
+      expect(JSON.parse(r.body).error.message).toMatch(/name/i);
+    }
+  });
+});

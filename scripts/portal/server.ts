@@ -1,0 +1,354 @@
+/**
+ * `dplab portal`'s HTTP server: the built course, the learners' join page, the instructor's
+ * dashboard, and every learner's `/api/*` call and terminal socket forwarded to their own
+ * seat. The gate (gate.ts) runs first on everything but pages; the seat is chosen by the
+ * learner's token alone.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { DplabError } from '../errors.ts';
+import { GuessLimiter } from '../server/guess-limit.ts';
+import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
+import { pageHeaders } from '../server/page-policy.ts';
+import { readJsonBody, sendError, sendJson } from '../server/router.ts';
+import { generateToken } from '../server/security.ts';
+import { createStaticHandler } from '../server/static.ts';
+import { broadcastRequestSchema, joinRequestSchema } from '../wire/portal.ts';
+import { isSeatId } from '../wire/seat.ts';
+import type { Mode } from '../wire/modes.ts';
+import type { LabOutline } from './dashboard.ts';
+import { forwardHttp, forwardUpgrade } from './forward.ts';
+import { checkAddress, portalAddress, TokenBook, type Principal, type PortalVerdict } from './gate.ts';
+import type { SeatBackend } from './seat-backend.ts';
+import { Workshop, type WorkshopOptions } from './workshop.ts';
+
+const PAGES_DIR = fileURLToPath(new URL('./pages/', import.meta.url));
+export const LEARNER_SCRIPT = '/portal/assets/learner.js';
+
+/** The portal's own pages and their scripts; nothing else under /portal/ is a file. */
+const PAGES: Record<string, { file: string; type: string }> = {
+  '/portal/join': { file: 'join.html', type: 'text/html; charset=utf-8' },
+  '/portal/dashboard': { file: 'dashboard.html', type: 'text/html; charset=utf-8' },
+  '/portal/assets/portal.css': { file: 'portal.css', type: 'text/css; charset=utf-8' },
+  '/portal/assets/join.js': { file: 'join.js', type: 'text/javascript; charset=utf-8' },
+  '/portal/assets/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
+  [LEARNER_SCRIPT]: { file: 'learner.js', type: 'text/javascript; charset=utf-8' },
+};
+
+/** Joins: a class arriving at once is fine, a script making seats is not. */
+export const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
+/** Dashboard event streams keep alive with a comment line this often. */
+const SSE_HEARTBEAT_MS = 15_000;
+/** The runner paths a learner may reach: its API and its terminal socket. */
+const TERMINAL_PATH = '/api/terminal';
+/** The presenter's read-only terminal socket on each runner. */
+const WATCH_PATH = '/api/terminal/watch';
+
+export interface PortalOptions {
+  backend: SeatBackend;
+  lab: LabOutline;
+  siteDir: string;
+  host?: string;
+  port?: number;
+  /** TLS is terminated in front of us: listen beyond loopback over plain HTTP, accept https origins of `publicHosts`. */
+  behindTls?: boolean;
+  publicHosts?: readonly string[];
+  code?: string;
+  instructorToken?: string;
+  warm?: readonly Mode[];
+  seats?: number;
+  maxSeats?: number;
+  idleMs?: number;
+  timing?: WorkshopOptions['timing'];
+}
+
+export interface RunningPortal {
+  server: Server;
+  workshop: Workshop;
+  port: number;
+  /** `http://127.0.0.1:<port>` (or the public https origin behind TLS). */
+  origin: string;
+  joinUrl: string;
+  /** The instructor's link, token in the fragment. */
+  dashboardUrl: string;
+  code: string;
+  instructorToken: string;
+  close(): Promise<void>;
+}
+
+/** Workshop codes people type: no 0/O, 1/I/L. */
+const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
+export function workshopCode(): string {
+  const bytes = generateToken();
+  let out = '';
+  for (let i = 0; out.length < 6; i++) out += CODE_ALPHABET[bytes.charCodeAt(i) % CODE_ALPHABET.length];
+  return out;
+}
+
+function refuse(res: ServerResponse, verdict: Extract<PortalVerdict, { ok: false }>): void {
+  if (verdict.retryAfterSeconds) res.setHeader('retry-after', String(verdict.retryAfterSeconds));
+  sendJson(res, verdict.status, { error: { message: verdict.message } });
+}
+
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  const reason =
+    { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status] ??
+    'Bad Request';
+  const body = `${message}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
+  const host = opts.host ?? '127.0.0.1';
+  if (!isLoopback(host) && !opts.behindTls)
+    throw new DplabError(
+      `Refusing to serve the portal over plain HTTP on ${host}: learners' tokens would cross the network in the clear.`,
+      {
+        fix: 'Put a TLS terminator (an Ingress, Caddy, nginx) in front and pass --behind-tls --public-host <its name>, or listen on 127.0.0.1.',
+        status: 400,
+      },
+    );
+  if (opts.behindTls && !opts.publicHosts?.length)
+    throw new DplabError('--behind-tls needs the name learners use: --public-host workshop.example.org.', { status: 400 });
+  const instructorToken = opts.instructorToken ?? generateToken();
+  const code = (opts.code ?? workshopCode()).toUpperCase();
+  const tokens = new TokenBook(instructorToken);
+  const joins = new GuessLimiter(JOIN_LIMIT.burst, JOIN_LIMIT.leakMs);
+  const wrongCodes = new GuessLimiter();
+  const serveSite = createStaticHandler(opts.siteDir, { headScripts: [LEARNER_SCRIPT] });
+  const pages = new Map(Object.entries(PAGES).map(([path, p]) => [path, { body: readFileSync(join(PAGES_DIR, p.file)), type: p.type }]));
+  const streams = new Set<ServerResponse>();
+  let address = portalAddress(0);
+  let workshop: Workshop | undefined = undefined;
+  const ws = () => workshop!;
+
+  function identify(req: IncomingMessage, isUpgrade: boolean): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
+    const where = checkAddress({ method: req.method ?? 'GET', host: req.headers.host, origin: req.headers.origin, isUpgrade }, address);
+    if (!where.ok) return where;
+    return tokens.identify(req);
+  }
+
+  function instructorOnly(req: IncomingMessage): PortalVerdict {
+    const who = identify(req, false);
+    if (!who.ok) return who;
+    return who.who.kind === 'instructor' ? { ok: true } : { ok: false, status: 403, message: 'Only the instructor may do this.' };
+  }
+
+  async function portalApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    const path = url.pathname;
+    if (path === '/portal/api/join') {
+      if (method !== 'POST') return sendJson(res, 405, { error: { message: 'Use POST.' } });
+      const where = checkAddress({ method, host: req.headers.host, origin: req.headers.origin, isUpgrade: false }, address);
+      if (!where.ok) return refuse(res, where);
+      for (const limiter of [joins, wrongCodes]) {
+        const wait = limiter.blockedFor();
+        if (wait > 0)
+          return refuse(res, {
+            ok: false,
+            status: 429,
+            message: `Too many attempts to join; try again in ${wait} s.`,
+            retryAfterSeconds: wait,
+          });
+      }
+      joins.wrongGuess();
+      const parsed = joinRequestSchema.safeParse(await readJsonBody(req));
+      if (!parsed.success)
+        return sendJson(res, 400, { error: { message: parsed.error.issues[0]?.message ?? 'Enter the code and your name.' } });
+      try {
+        return sendJson(res, 200, await ws().join(parsed.data.code, parsed.data.name));
+      } catch (err) {
+        if (err instanceof DplabError && err.status === 401) wrongCodes.wrongGuess();
+        return sendError(res, err);
+      }
+    }
+    if (path === '/portal/api/me') {
+      const who = identify(req, false);
+      if (!who.ok) return refuse(res, who);
+      if (who.who.kind !== 'learner') return sendJson(res, 404, { error: { message: 'The instructor has no seat.' } });
+      const view = ws().learnerView(who.who.seat);
+      if (!view) return sendJson(res, 401, { error: { message: 'This seat is gone.' } });
+      return sendJson(res, 200, view);
+    }
+    const verdict = instructorOnly(req);
+    if (!verdict.ok) return refuse(res, verdict);
+    if (path === '/portal/api/state' && method === 'GET') return sendJson(res, 200, ws().state());
+    if (path === '/portal/api/events' && method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
+      const send = () => res.write(`event: state\ndata: ${JSON.stringify(ws().state())}\n\n`);
+      const off = ws().changes.on(send);
+      const beat = setInterval(() => res.write(': heartbeat\n\n'), SSE_HEARTBEAT_MS);
+      streams.add(res);
+      res.on('close', () => {
+        off();
+        clearInterval(beat);
+        streams.delete(res);
+      });
+      send();
+      return;
+    }
+    if (path === '/portal/api/broadcast' && method === 'POST') {
+      const parsed = broadcastRequestSchema.safeParse(await readJsonBody(req));
+      if (!parsed.success) return sendJson(res, 400, { error: { message: 'A message of at most 500 characters.' } });
+      ws().setBroadcast(parsed.data.message);
+      return sendJson(res, 200, { ok: true });
+    }
+    if (path === '/portal/api/end' && method === 'POST') {
+      const result = await ws().end();
+      return sendJson(res, result.failed.length ? 500 : 200, result);
+    }
+    return sendJson(res, 404, { error: { message: `No portal route ${method} ${path}.` } });
+  }
+
+  /** A learner's runner call, to their seat and nowhere else. */
+  function learnerApi(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const who = identify(req, false);
+    if (!who.ok) return refuse(res, who);
+    if (who.who.kind !== 'learner')
+      return refuse(res, { ok: false, status: 403, message: 'The instructor has no seat of their own; use the dashboard.' });
+    const seat = who.who.seat;
+    const target = ws().target(seat);
+    if ('waiting' in target) {
+      res.setHeader('retry-after', '2');
+      return sendJson(res, 503, { error: { message: target.waiting } });
+    }
+    const method = req.method ?? 'GET';
+    if (method !== 'GET' && method !== 'HEAD') ws().touch(seat);
+    const checks = /^\/api\/labs\/[^/]+\/(steps\/[^/]+\/(check|solve|reset)|reset)$/.test(url.pathname) || url.pathname === '/api/progress';
+    const clusters = url.pathname.startsWith('/api/clusters/') && method !== 'GET';
+    forwardHttp(req, res, { ...target, path: `${url.pathname}${url.search}` }, () => {
+      if ((checks && method !== 'GET') || clusters) ws().refresh(seat, { clusters });
+    });
+  }
+
+  function onRequest(req: IncomingMessage, res: ServerResponse): void {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://portal.invalid');
+    } catch {
+      return sendJson(res, 400, { error: { message: 'Malformed request URL.' } });
+    }
+    const path = url.pathname;
+    if (path === '/api/health') return sendJson(res, 200, { ok: true, name: 'dataplane-lab-portal' });
+    if (path.startsWith('/portal/api/')) {
+      portalApi(req, res, url).catch((err) => sendError(res, err));
+      return;
+    }
+    if (path === '/api' || path.startsWith('/api/')) return learnerApi(req, res, url);
+    // Pages: our own name only (DNS rebinding).
+    const where = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, address);
+    if (!where.ok) {
+      res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
+      res.end(`${where.message}\n`);
+      return;
+    }
+    if (path === '/' || path === '/portal' || path === '/portal/') {
+      // Learners open the portal's bare link; the course itself starts after joining.
+      res.writeHead(302, { location: '/portal/join', 'cache-control': 'no-store' });
+      res.end();
+      return;
+    }
+    const page = pages.get(path);
+    if (page) {
+      res.writeHead(200, { 'content-type': page.type, 'content-length': page.body.length, 'cache-control': 'no-cache', ...pageHeaders() });
+      res.end(req.method === 'HEAD' ? undefined : page.body);
+      return;
+    }
+    void serveSite(req, res);
+  }
+
+  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://portal.invalid');
+    } catch {
+      return refuseUpgrade(socket, 400, 'Malformed request URL.');
+    }
+    const who = identify(req, true);
+    if (!who.ok) return refuseUpgrade(socket, who.status, who.message);
+    const watch = /^\/portal\/api\/seats\/([^/]+)\/watch$/.exec(url.pathname);
+    if (watch) {
+      if (who.who.kind !== 'instructor') return refuseUpgrade(socket, 403, 'Only the instructor may watch a seat.');
+      const id = watch[1];
+      if (!isSeatId(id) || !ws().has(id)) return refuseUpgrade(socket, 404, 'No such seat.');
+      const target = ws().target(id);
+      if ('waiting' in target) return refuseUpgrade(socket, 503, target.waiting);
+      return forwardUpgrade(req, socket, head, { ...target, path: `${WATCH_PATH}${url.search}` });
+    }
+    if (url.pathname !== TERMINAL_PATH) return refuseUpgrade(socket, 404, 'No such socket.');
+    if (who.who.kind !== 'learner') return refuseUpgrade(socket, 403, 'The instructor has no seat of their own.');
+    const seat = who.who.seat;
+    const target = ws().target(seat);
+    if ('waiting' in target) return refuseUpgrade(socket, 503, target.waiting);
+    forwardUpgrade(req, socket, head, { ...target, path: `${url.pathname}${url.search}` }, () => ws().touch(seat));
+  }
+
+  const server = createServer(
+    {
+      headersTimeout: HTTP_LIMITS.headersMs,
+      requestTimeout: HTTP_LIMITS.requestMs,
+      keepAliveTimeout: HTTP_LIMITS.keepAliveMs,
+      connectionsCheckingInterval: HTTP_LIMITS.checkEveryMs,
+    },
+    onRequest,
+  );
+  // A class of 30 with a few tabs each, their event streams and terminals, through one server.
+  server.maxConnections = HTTP_LIMITS.maxConnections * 8;
+  server.on('upgrade', onUpgrade);
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new DplabError(`Port ${opts.port} on ${host} is already in use.`, {
+              fix: 'Choose another: dplab portal --port 4500.',
+              status: 400,
+            })
+          : err,
+      ),
+    );
+    server.listen(opts.port ?? 4400, host, () => {
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : 0);
+    });
+  });
+  // Behind TLS only the public name counts: this host's own addresses would be plain HTTP.
+  address = portalAddress(port, { publicHosts: opts.publicHosts, behindTls: opts.behindTls });
+  const origin = opts.behindTls ? `https://${opts.publicHosts![0]}` : `http://127.0.0.1:${port}`;
+  const joinUrl = `${origin}/portal/join`;
+  workshop = new Workshop({
+    backend: opts.backend,
+    tokens,
+    lab: opts.lab,
+    code,
+    warm: opts.warm ?? [],
+    maxSeats: opts.maxSeats ?? Math.max(opts.seats ?? 0, 30),
+    idleMs: opts.idleMs ?? 10 * 60_000,
+    joinUrl,
+    timing: opts.timing,
+  });
+  await workshop.prepare(opts.seats ?? 0);
+  return {
+    server,
+    workshop,
+    port,
+    origin,
+    joinUrl,
+    dashboardUrl: `${origin}/portal/dashboard#token=${instructorToken}`,
+    code,
+    instructorToken,
+    async close() {
+      workshop!.close();
+      for (const s of streams) s.end();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,312 @@
+/**
+ * One workshop: its seats (made through a seat backend), who sits in which, what each seat's
+ * runner reports, the broadcast message and the end of it all. The portal's HTTP side asks
+ * here which seat a learner token names; the dashboard reads `state()` and listens to
+ * `changes`.
+ */
+import { DplabError } from '../errors.ts';
+import { Emitter } from '../clusters/events.ts';
+import { generateToken, tokensEqual } from '../server/security.ts';
+import type { Activity } from '../wire/activity.ts';
+import type { ClusterState } from '../wire/clusters.ts';
+import type { Mode } from '../wire/modes.ts';
+import type { DashboardState, JoinResponse, LearnerView, SeatRow } from '../wire/portal.ts';
+import { stepCells, stuckReason, type LabOutline } from './dashboard.ts';
+import type { TokenBook } from './gate.ts';
+import type { SeatBackend, SeatEndpoint, SeatStatus } from './seat-backend.ts';
+import { SeatClient } from './seat-client.ts';
+
+export const WORKSHOP_TIMING = {
+  /** The watcher wakes this often. */
+  tickMs: 500,
+  /** Each seat's progress and checks are read this often (and right after a check passes through us). */
+  activityMs: 2_000,
+  /** Each seat's cluster states are read this often (each read lists kind clusters and asks each cluster for its nodes). */
+  clustersMs: 15_000,
+  /** Seats deleted at once by "End workshop" (each runs `kind delete` per cluster). */
+  endConcurrency: 4,
+};
+export type WorkshopTiming = typeof WORKSHOP_TIMING;
+
+export interface WorkshopOptions {
+  backend: SeatBackend;
+  tokens: TokenBook;
+  lab: LabOutline;
+  code: string;
+  /** Modes each seat's clusters are brought up in before a learner arrives. */
+  warm: readonly Mode[];
+  maxSeats: number;
+  /** No keystroke or action for this long counts as stuck. */
+  idleMs: number;
+  /** The learners' link, shown on the dashboard. */
+  joinUrl: string;
+  now?: () => number;
+  timing?: Partial<WorkshopTiming>;
+}
+
+interface Seat {
+  id: string;
+  runnerToken: string;
+  status: SeatStatus;
+  learner?: { name: string; joinedAt: number };
+  lastActiveAt?: number;
+  activity?: Activity;
+  clusters: { mode: Mode; state: ClusterState }[];
+  readAt?: number;
+  nextActivity: number;
+  nextClusters: number;
+  busy: boolean;
+  error?: string;
+}
+
+export class Workshop {
+  readonly changes = new Emitter<void>();
+  readonly #seats = new Map<string, Seat>();
+  readonly #timer: NodeJS.Timeout;
+  readonly #timing: WorkshopTiming;
+  readonly #now: () => number;
+  #broadcast: string | undefined;
+  #ended = false;
+  #ending = false;
+  #serial = 0;
+  #changePending = false;
+
+  constructor(private readonly opts: WorkshopOptions) {
+    this.#timing = { ...WORKSHOP_TIMING, ...opts.timing };
+    this.#now = opts.now ?? Date.now;
+    this.#timer = setInterval(() => this.#tick(), this.#timing.tickMs);
+    this.#timer.unref();
+  }
+
+  get lab(): LabOutline {
+    return this.opts.lab;
+  }
+
+  /** Make `count` seats ahead of the learners (a hot start); returns once each was accepted by the backend. */
+  async prepare(count: number): Promise<void> {
+    const room = Math.max(0, Math.min(count, this.opts.maxSeats - this.#seats.size));
+    await Promise.all(Array.from({ length: room }, () => this.#newSeat()));
+  }
+
+  async #newSeat(): Promise<Seat> {
+    if (this.#ended || this.#ending) throw new DplabError('This workshop has ended.', { status: 410 });
+    let id: string;
+    do id = `s${String(++this.#serial).padStart(2, '0')}`;
+    while (this.#seats.has(id));
+    const seat: Seat = {
+      id,
+      runnerToken: generateToken(),
+      status: { id, phase: 'pending', message: 'Asking for a seat…' },
+      clusters: [],
+      nextActivity: 0,
+      nextClusters: 0,
+      busy: false,
+    };
+    this.#seats.set(id, seat);
+    this.#changed();
+    try {
+      seat.status = await this.opts.backend.create({ id, runnerToken: seat.runnerToken, warm: this.opts.warm });
+    } catch (err) {
+      seat.status = { id, phase: 'failed', message: err instanceof Error ? err.message : String(err) };
+    }
+    this.#changed();
+    return seat;
+  }
+
+  /** A learner arrives with the workshop code and a name: a free seat (ready first), or a new one while there is room. */
+  async join(code: string, name: string): Promise<JoinResponse> {
+    if (this.#ended || this.#ending) throw new DplabError('This workshop has ended.', { status: 410 });
+    if (!tokensEqual(code.trim().toUpperCase(), this.opts.code)) throw new DplabError('That is not this workshop’s code.', { status: 401 });
+    const free = [...this.#seats.values()].filter((s) => !s.learner && (s.status.phase === 'ready' || s.status.phase === 'pending'));
+    let seat = free.find((s) => s.status.phase === 'ready') ?? free[0];
+    if (!seat) {
+      if (this.#seats.size >= this.opts.maxSeats)
+        throw new DplabError(`The workshop is full (${this.opts.maxSeats} seats). Ask your instructor.`, { status: 503 });
+      seat = await this.#newSeat();
+    }
+    seat.learner = { name, joinedAt: this.#now() };
+    seat.lastActiveAt = this.#now();
+    const token = generateToken();
+    this.opts.tokens.addLearner(token, seat.id);
+    this.#changed();
+    return { token, seat: seat.id, start: `/labs/${this.opts.lab.id}/` };
+  }
+
+  /** Where a seat's runner is and the token it wants, once it is ready. */
+  target(id: string): { endpoint: SeatEndpoint; token: string } | { waiting: string } {
+    const seat = this.#seats.get(id);
+    if (!seat || seat.status.phase === 'deleted') return { waiting: 'This seat is gone: the workshop has ended.' };
+    // A seat whose warm clusters are still coming up already has a runner that answers.
+    if (seat.status.endpoint && seat.status.phase !== 'failed') return { endpoint: seat.status.endpoint, token: seat.runnerToken };
+    return { waiting: seat.status.message ?? 'Your seat is being prepared.' };
+  }
+
+  has(id: string): boolean {
+    return this.#seats.has(id);
+  }
+
+  /** The learner typed or acted. */
+  touch(id: string): void {
+    const seat = this.#seats.get(id);
+    if (seat) seat.lastActiveAt = this.#now();
+  }
+
+  /** Read this seat's progress now (a check just went through): the dashboard shows it without waiting for the next round. */
+  refresh(id: string, what: { clusters?: boolean } = {}): void {
+    const seat = this.#seats.get(id);
+    if (!seat) return;
+    seat.nextActivity = 0;
+    if (what.clusters) seat.nextClusters = 0;
+    this.#tick();
+  }
+
+  setBroadcast(message: string): void {
+    this.#broadcast = message.trim() || undefined;
+    this.#changed();
+  }
+
+  learnerView(id: string): LearnerView | undefined {
+    const seat = this.#seats.get(id);
+    if (!seat?.learner) return undefined;
+    return {
+      seat: id,
+      name: seat.learner.name,
+      phase: seat.status.phase,
+      message: seat.status.message,
+      broadcast: this.#broadcast,
+      ended: this.#ended,
+    };
+  }
+
+  state(): DashboardState {
+    const now = this.#now();
+    const seats: SeatRow[] = [...this.#seats.values()].map((s) => {
+      const steps = stepCells(this.opts.lab, s.activity);
+      return {
+        id: s.id,
+        learner: s.learner?.name,
+        phase: s.status.phase,
+        message: s.error ?? s.status.message,
+        clusters: s.clusters,
+        steps,
+        stuck: s.learner ? stuckReason(this.opts.lab, steps, { lastActiveAt: s.lastActiveAt, now, idleMs: this.opts.idleMs }) : undefined,
+        lastActiveAt: s.lastActiveAt,
+        readAt: s.readAt,
+      };
+    });
+    return {
+      lab: { id: this.opts.lab.id, title: this.opts.lab.title, steps: this.opts.lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+      code: this.opts.code,
+      joinUrl: this.opts.joinUrl,
+      broadcast: this.#broadcast,
+      ended: this.#ended,
+      ending: this.#ending,
+      seats,
+    };
+  }
+
+  /** End the workshop: every seat's clusters deleted through its runner, then the runners and their files. */
+  async end(): Promise<{ failed: string[] }> {
+    if (this.#ended) return { failed: [] };
+    this.#ending = true;
+    this.#changed();
+    const queue = [...this.#seats.values()];
+    const failed: string[] = [];
+    const worker = async () => {
+      for (let seat = queue.shift(); seat; seat = queue.shift()) {
+        seat.status = { ...seat.status, message: 'Deleting clusters…' };
+        this.#changed();
+        try {
+          await this.opts.backend.delete(seat.id);
+          this.opts.tokens.removeSeat(seat.id);
+          this.#seats.delete(seat.id);
+        } catch (err) {
+          failed.push(seat.id);
+          seat.error = `Ending failed: ${err instanceof Error ? err.message : String(err)}`;
+        }
+        this.#changed();
+      }
+    };
+    await Promise.all(Array.from({ length: this.#timing.endConcurrency }, worker));
+    this.#ending = false;
+    this.#ended = failed.length === 0;
+    this.#changed();
+    return { failed };
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+
+  #changed(): void {
+    // Many changes in one turn make one event.
+    if (this.#changePending) return;
+    this.#changePending = true;
+    queueMicrotask(() => {
+      this.#changePending = false;
+      this.changes.emit();
+    });
+  }
+
+  #tick(): void {
+    const now = this.#now();
+    for (const seat of this.#seats.values()) {
+      if (seat.busy || this.#ending) continue;
+      if (seat.status.phase === 'pending' || (seat.status.phase === 'failed' && !seat.status.endpoint)) {
+        seat.busy = true;
+        void this.opts.backend
+          .status(seat.id)
+          .then((st) => {
+            if (JSON.stringify(st) !== JSON.stringify(seat.status)) {
+              seat.status = st;
+              this.#changed();
+            }
+            if (st.endpoint) seat.nextClusters = 0;
+          })
+          .catch(() => undefined)
+          .finally(() => (seat.busy = false));
+        continue;
+      }
+      const endpoint = seat.status.endpoint;
+      if (!endpoint) continue;
+      const wantActivity = now >= seat.nextActivity;
+      const wantClusters = now >= seat.nextClusters;
+      if (!wantActivity && !wantClusters) continue;
+      seat.busy = true;
+      const client = new SeatClient(endpoint, seat.runnerToken);
+      void (async () => {
+        try {
+          if (wantActivity) {
+            seat.nextActivity = now + this.#timing.activityMs;
+            const activity = await client.activity();
+            if (JSON.stringify(activity) !== JSON.stringify(seat.activity)) {
+              seat.activity = activity;
+              this.#changed();
+            }
+          }
+          if (wantClusters) {
+            seat.nextClusters = now + this.#timing.clustersMs;
+            const clusters = (await client.clusters()).map((c) => ({ mode: c.mode, state: c.state }));
+            if (JSON.stringify(clusters) !== JSON.stringify(seat.clusters)) {
+              seat.clusters = clusters;
+              this.#changed();
+            }
+          }
+          seat.readAt = this.#now();
+          if (seat.error) {
+            seat.error = undefined;
+            this.#changed();
+          }
+        } catch (err) {
+          const message = `Could not read this seat: ${err instanceof Error ? err.message : String(err)}`;
+          if (seat.error !== message) {
+            seat.error = message;
+            this.#changed();
+          }
+        } finally {
+          seat.busy = false;
+        }
+      })();
+    }
+  }
+}

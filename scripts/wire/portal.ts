@@ -1,0 +1,79 @@
+/** The workshop portal's own API (`/portal/api/…`): joining, the learner's banner, the instructor's dashboard. */
+import { z } from 'zod';
+import { clusterStateSchema } from './clusters.ts';
+import { modeSchema } from './modes.ts';
+
+/** POST /portal/api/join */
+export const joinRequestSchema = z.object({
+  code: z.string().min(1).max(40),
+  /** Shown on the instructor's dashboard only. */
+  name: z
+    .string()
+    .trim()
+    .min(1, 'Enter your name.')
+    .max(40, 'A name of at most 40 characters, please.')
+    .refine((n) => !/\p{Cc}/u.test(n), 'A name without control characters, please.'),
+});
+
+export const joinResponseSchema = z.object({
+  /** The learner's own token: the page stores it as its runner token; the portal swaps it for the seat's. */
+  token: z.string(),
+  seat: z.string(),
+  /** Where the learner's course starts (the workshop's lab). */
+  start: z.string(),
+});
+export type JoinResponse = z.infer<typeof joinResponseSchema>;
+
+export const seatPhaseSchema = z.enum(['pending', 'ready', 'failed', 'deleted']);
+
+/** GET /portal/api/me: what a learner's page shows in its banner. */
+export const learnerViewSchema = z.object({
+  seat: z.string(),
+  name: z.string(),
+  phase: seatPhaseSchema,
+  message: z.string().optional(),
+  broadcast: z.string().optional(),
+  ended: z.boolean(),
+});
+export type LearnerView = z.infer<typeof learnerViewSchema>;
+
+export const stepCellSchema = z.object({
+  step: z.string(),
+  status: z.enum(['passed', 'failing', 'not-started']),
+  /** The last failing check's message. */
+  message: z.string().optional(),
+  failStreak: z.number().int().min(0),
+});
+export type StepCell = z.infer<typeof stepCellSchema>;
+
+export const seatRowSchema = z.object({
+  id: z.string(),
+  learner: z.string().optional(),
+  phase: seatPhaseSchema,
+  message: z.string().optional(),
+  clusters: z.array(z.object({ mode: modeSchema, state: clusterStateSchema })),
+  steps: z.array(stepCellSchema),
+  /** Why this learner looks stuck, or absent. */
+  stuck: z.string().optional(),
+  /** Epoch ms of the learner's last keystroke or action. */
+  lastActiveAt: z.number().optional(),
+  /** Epoch ms the dashboard's figures for this seat were read. */
+  readAt: z.number().optional(),
+});
+export type SeatRow = z.infer<typeof seatRowSchema>;
+
+/** GET /portal/api/state, and each `state` event of GET /portal/api/events. */
+export const dashboardStateSchema = z.object({
+  lab: z.object({ id: z.string(), title: z.string(), steps: z.array(z.object({ id: z.string(), title: z.string() })) }),
+  code: z.string(),
+  joinUrl: z.string(),
+  broadcast: z.string().optional(),
+  ended: z.boolean(),
+  /** Seats being deleted by "End workshop". */
+  ending: z.boolean(),
+  seats: z.array(seatRowSchema),
+});
+export type DashboardState = z.infer<typeof dashboardStateSchema>;
+
+/** POST /portal/api/broadcast */
+export const broadcastRequestSchema = z.object({ message: z.string().max(500) });
