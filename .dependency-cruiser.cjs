@@ -21,7 +21,7 @@ const LAYERS = [
   { name: 'dataplane', path: '^scripts/dataplane/' },
   { name: 'labs', path: '^scripts/labs/|^labs/' },
   { name: 'services', path: '^scripts/runner/' },
-  { name: 'server/commands', path: '^scripts/(server|commands|bench)/' },
+  { name: 'server/commands', path: '^scripts/(server|commands|bench|portal)/' },
   { name: 'cli', path: '^scripts/(cli\\.ts|dplab\\.mjs|astro-integration\\.ts)$' },
 ];
 
