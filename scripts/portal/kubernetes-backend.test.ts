@@ -310,8 +310,14 @@ describe('settings from the portal’s environment', () => {
       DPLAB_SEAT_IMAGE: 'r.example/dplab:1',
       DPLAB_SEAT_CLUSTERS: '2',
       DPLAB_SEAT_NODE_SELECTOR: 'dplab.io/seats=true',
+      DPLAB_SEAT_TOLERATE: 'dplab.io/seats',
     });
-    expect(c).toMatchObject({ namespace: 'dplab-workshop', runnerImage: 'r.example/dplab:1', nodeSelector: { 'dplab.io/seats': 'true' } });
+    expect(c).toMatchObject({
+      namespace: 'dplab-workshop',
+      runnerImage: 'r.example/dplab:1',
+      nodeSelector: { 'dplab.io/seats': 'true' },
+      tolerations: [{ key: 'dplab.io/seats', operator: 'Exists', effect: 'NoSchedule' }],
+    });
     expect(c.sizing!.dind.requests.memory).toBe('6144Mi');
     expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'Bad_NS', DPLAB_SEAT_IMAGE: 'x' })).toThrow(/DPLAB_SEAT_NAMESPACE="Bad_NS"/);
     expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: '' })).toThrow(/DPLAB_SEAT_IMAGE/);

@@ -16,6 +16,8 @@ export const SEAT_ENV = {
   clusters: 'DPLAB_SEAT_CLUSTERS',
   nodeSelector: 'DPLAB_SEAT_NODE_SELECTOR',
   pullSecrets: 'DPLAB_SEAT_PULL_SECRETS',
+  /** Taint keys the seats tolerate (NoSchedule), for nodes kept for seats. */
+  tolerate: 'DPLAB_SEAT_TOLERATE',
 } as const;
 
 const bad = (name: string, value: string, want: string) =>
@@ -37,11 +39,14 @@ export function kubernetesSeatConfigFromEnv(env: Record<string, string | undefin
   }
   const pullSecrets = (env[SEAT_ENV.pullSecrets] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
   for (const s of pullSecrets) if (!DNS_LABEL.test(s)) throw bad(SEAT_ENV.pullSecrets, s, 'a Secret name');
+  const tolerate = (env[SEAT_ENV.tolerate] ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  for (const k of tolerate) if (!/^[a-z0-9A-Z._/-]{1,253}$/.test(k)) throw bad(SEAT_ENV.tolerate, k, 'a taint key');
   return {
     namespace,
     runnerImage,
     sizing: seatSizing(clusters),
     ...(Object.keys(nodeSelector).length ? { nodeSelector } : {}),
     ...(pullSecrets.length ? { imagePullSecrets: pullSecrets } : {}),
+    ...(tolerate.length ? { tolerations: tolerate.map((key) => ({ key, operator: 'Exists', effect: 'NoSchedule' })) } : {}),
   };
 }

@@ -42,3 +42,18 @@ export function seatSizing(clusters = 1): SeatSizing {
     shm: '1Gi',
   };
 }
+
+const milli = (cpu: string) => (cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000);
+const mebi = (mem: string) => (mem.endsWith('Gi') ? Number(mem.slice(0, -2)) * 1024 : Number(mem.replace(/Mi$/, '')));
+
+/** One seat pod's whole ask (both containers; /dev/shm counts inside the sidecar's memory): what a node must have free. */
+export function seatTotals(s: SeatSizing): { cpuRequestMilli: number; cpuLimitMilli: number; memoryRequestMi: number; memoryLimitMi: number } {
+  const both = [s.runner, s.dind];
+  const sum = (f: (c: ContainerResources) => number) => both.reduce((n, c) => n + f(c), 0);
+  return {
+    cpuRequestMilli: sum((c) => milli(c.requests.cpu)),
+    cpuLimitMilli: sum((c) => milli(c.limits.cpu)),
+    memoryRequestMi: sum((c) => mebi(c.requests.memory)),
+    memoryLimitMi: sum((c) => mebi(c.limits.memory)),
+  };
+}
