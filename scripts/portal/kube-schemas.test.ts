@@ -17,7 +17,6 @@ import { shippedManifests, type ManifestObject } from '../../test/fixtures/porta
 import { ownedByPod, seatPod, seatSecret, seatService, type KubernetesSeatConfig } from './seat-objects.ts';
 import { seatSizing } from './seat-sizing.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 const MODELS: Record<string, new (data: any) => { validate(): void }> = {
   'v1/Namespace': Namespace,
   'v1/ServiceAccount': ServiceAccount,
@@ -82,7 +81,15 @@ describe('shipped manifests (scripts/portal/manifests/) against the Kubernetes s
   const all = shippedManifests();
 
   it('ship every object the operator needs, each valid', () => {
-    expect(all.map(({ obj }) => obj.kind).sort()).toEqual(['Deployment', 'Ingress', 'Namespace', 'Role', 'RoleBinding', 'Service', 'ServiceAccount']);
+    expect(all.map(({ obj }) => obj.kind).sort()).toEqual([
+      'Deployment',
+      'Ingress',
+      'Namespace',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'ServiceAccount',
+    ]);
     for (const { file, obj } of all) expect(() => validate(obj), `${file}: ${obj.kind}`).not.toThrow();
   });
 

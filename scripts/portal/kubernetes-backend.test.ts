@@ -124,7 +124,9 @@ describe('KubernetesSeatBackend with a recording API', () => {
     ]);
     const podUid = api.get('Pod', 'dplab-seat-a1')!.metadata!.uid;
     for (const kind of ['Secret', 'Service'] as const) {
-      expect(api.get(kind, 'dplab-seat-a1')!.metadata!.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name: 'dplab-seat-a1', uid: podUid }]);
+      expect(api.get(kind, 'dplab-seat-a1')!.metadata!.ownerReferences).toEqual([
+        { apiVersion: 'v1', kind: 'Pod', name: 'dplab-seat-a1', uid: podUid },
+      ]);
     }
     const secret = api.get('Secret', 'dplab-seat-a1') as V1Secret;
     expect(Buffer.from(secret.data!.token, 'base64').toString()).toBe(t);
@@ -163,7 +165,11 @@ describe('KubernetesSeatBackend with a recording API', () => {
   it('walks pending → ready: Ready pod, then the runner answers /api/health on the Service name, then warm clusters are asked for', async () => {
     let healthy = false;
     const { api, backend, runner } = setup((r) =>
-      r.path === '/api/health' ? (healthy ? { status: 200, body: '{"ok":true,"name":"dataplane-lab"}' } : new Error('ECONNREFUSED')) : { status: 202, body: '{}' },
+      r.path === '/api/health'
+        ? healthy
+          ? { status: 200, body: '{"ok":true,"name":"dataplane-lab"}' }
+          : new Error('ECONNREFUSED')
+        : { status: 202, body: '{}' },
     );
     const t = token();
     await backend.create({ id: 'b2', runnerToken: t, warm: ['iptables', 'nftables'] });
@@ -192,7 +198,14 @@ describe('KubernetesSeatBackend with a recording API', () => {
       phase: 'Pending',
       conditions: [{ type: 'PodScheduled', status: 'True' }],
       containerStatuses: [
-        { name: 'runner', image: config.runnerImage, imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'manifest unknown' } } },
+        {
+          name: 'runner',
+          image: config.runnerImage,
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ImagePullBackOff', message: 'manifest unknown' } },
+        },
       ],
     };
     const s = await backend.status('c3');
@@ -205,7 +218,9 @@ describe('KubernetesSeatBackend with a recording API', () => {
     await backend.create({ id: 'd4', runnerToken: token(), warm: [] });
     (api.get('Pod', 'dplab-seat-d4') as V1Pod).status = {
       phase: 'Pending',
-      conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient memory.' }],
+      conditions: [
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient memory.' },
+      ],
     };
     expect(await backend.status('d4')).toEqual({
       id: 'd4',
@@ -219,7 +234,10 @@ describe('KubernetesSeatBackend with a recording API', () => {
     await backend.create({ id: 'e1', runnerToken: token(), warm: [] });
     await backend.create({ id: 'e2', runnerToken: token(), warm: [] });
     api.put('Pod', { metadata: { name: 'dplab-seat-x9', labels: { 'dplab.io/seat': 'x9' } }, spec: { containers: [] } });
-    api.put('Pod', { metadata: { name: 'other', labels: { 'app.kubernetes.io/managed-by': 'dplab-portal', 'dplab.io/seat': 'e3' } }, spec: { containers: [] } });
+    api.put('Pod', {
+      metadata: { name: 'other', labels: { 'app.kubernetes.io/managed-by': 'dplab-portal', 'dplab.io/seat': 'e3' } },
+      spec: { containers: [] },
+    });
     expect((await backend.list()).map((s) => s.id).sort()).toEqual(['e1', 'e2']);
   });
 
@@ -247,7 +265,9 @@ describe('KubernetesSeatBackend with a recording API', () => {
   });
 
   it('still deletes the seat when its runner does not answer, and says so in the log', async () => {
-    const { api, backend, log } = setup((r) => (r.method === 'DELETE' ? new Error('socket hang up') : { status: 200, body: '{"ok":true}' }));
+    const { api, backend, log } = setup((r) =>
+      r.method === 'DELETE' ? new Error('socket hang up') : { status: 200, body: '{"ok":true}' },
+    );
     await backend.create({ id: 'g6', runnerToken: token(), warm: [] });
     api.markReady('dplab-seat-g6');
     await backend.delete('g6');
@@ -278,7 +298,9 @@ describe('the seat runner transport', () => {
       const endpoint = { url: 'http://dplab-seat-a1.class-7.svc:4321', host: 'dplab-seat-a1.class-7.svc:4321' };
       const transport = httpTransport(() => ({ hostname: '127.0.0.1', port }));
       expect((await transport(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 2_000 })).status).toBe(200);
-      expect((await transport(endpoint, { method: 'POST', path: '/api/clusters/ipvs/up', token: 'tok', body: {}, timeoutMs: 2_000 })).status).toBe(202);
+      expect(
+        (await transport(endpoint, { method: 'POST', path: '/api/clusters/ipvs/up', token: 'tok', body: {}, timeoutMs: 2_000 })).status,
+      ).toBe(202);
       expect(seen[0].headers.host).toBe(endpoint.host);
       expect(seen[0].headers.authorization).toBeUndefined();
       expect(seen[0].headers.origin).toBeUndefined();
@@ -295,7 +317,9 @@ describe('the seat runner transport', () => {
     const port = (server.address() as AddressInfo).port;
     try {
       const endpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
-      await expect(httpTransport()(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 200 })).rejects.toThrow(/did not answer within 200 ms/);
+      await expect(httpTransport()(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 200 })).rejects.toThrow(
+        /did not answer within 200 ms/,
+      );
     } finally {
       server.closeAllConnections();
       server.close();
@@ -319,8 +343,12 @@ describe('settings from the portal’s environment', () => {
       tolerations: [{ key: 'dplab.io/seats', operator: 'Exists', effect: 'NoSchedule' }],
     });
     expect(c.sizing!.dind.requests.memory).toBe('6144Mi');
-    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'Bad_NS', DPLAB_SEAT_IMAGE: 'x' })).toThrow(/DPLAB_SEAT_NAMESPACE="Bad_NS"/);
+    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'Bad_NS', DPLAB_SEAT_IMAGE: 'x' })).toThrow(
+      /DPLAB_SEAT_NAMESPACE="Bad_NS"/,
+    );
     expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: '' })).toThrow(/DPLAB_SEAT_IMAGE/);
-    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_CLUSTERS: '9' })).toThrow(/1–4/);
+    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_CLUSTERS: '9' })).toThrow(
+      /1–4/,
+    );
   });
 });

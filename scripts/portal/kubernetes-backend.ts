@@ -61,7 +61,9 @@ export class KubernetesSeatBackend implements SeatBackend {
 
   async create(spec: SeatSpec): Promise<SeatStatus> {
     if (!SEAT_ID_PATTERN.test(spec.id)) {
-      throw new DplabError(`Seat id "${spec.id.slice(0, 40)}" is not a DNS label of 1–20 lower-case letters, digits and dashes.`, { status: 400 });
+      throw new DplabError(`Seat id "${spec.id.slice(0, 40)}" is not a DNS label of 1–20 lower-case letters, digits and dashes.`, {
+        status: 400,
+      });
     }
     const weak = weakTokenReason(spec.runnerToken);
     if (weak) throw new DplabError(`The seat's runner token is unusable: ${weak}`, { status: 400 });
@@ -152,10 +154,13 @@ export class KubernetesSeatBackend implements SeatBackend {
     const ns = this.config.namespace;
     const name = body.metadata!.name!;
     const refuse = () =>
-      new DplabError(`${kind} ${name} in namespace ${ns} exists and was not made by the portal for seat ${id}; the portal will not touch it.`, {
-        status: 409,
-        fix: `Pick another seat id, or remove that ${kind} yourself if it is left over: kubectl -n ${ns} delete ${kind.toLowerCase()} ${name}`,
-      });
+      new DplabError(
+        `${kind} ${name} in namespace ${ns} exists and was not made by the portal for seat ${id}; the portal will not touch it.`,
+        {
+          status: 409,
+          fix: `Pick another seat id, or remove that ${kind} yourself if it is left over: kubectl -n ${ns} delete ${kind.toLowerCase()} ${name}`,
+        },
+      );
     const existing = await this.api.read(kind, ns, name);
     if (existing) {
       if (!isManaged(existing.metadata?.labels, id)) throw refuse();

@@ -74,7 +74,8 @@ export function clientNodeSeatApi(kc: KubeConfig, opts: ClientNodeOptions = {}):
       const what = `create ${kind} ${body.metadata?.name ?? ''} in ${namespace}`;
       try {
         if (kind === 'Pod') return (await core.createNamespacedPod({ namespace, body: body as V1Pod, ...write })) as typeof body;
-        if (kind === 'Service') return (await core.createNamespacedService({ namespace, body: body as V1Service, ...write })) as typeof body;
+        if (kind === 'Service')
+          return (await core.createNamespacedService({ namespace, body: body as V1Service, ...write })) as typeof body;
         return (await core.createNamespacedSecret({ namespace, body: body as V1Secret, ...write })) as typeof body;
       } catch (err) {
         return wrap(err, what);

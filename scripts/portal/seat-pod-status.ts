@@ -8,8 +8,10 @@ export type PodVerdict = { phase: 'pending' | 'failed' | 'deleted'; message: str
 
 /** Waiting reasons that do not clear by waiting: the operator must change something. */
 const STUCK: Record<string, (image: string, detail: string) => string> = {
-  ErrImagePull: (img, d) => `The node cannot pull the image ${img}${d}. Check the image name and the registry's credentials (imagePullSecrets).`,
-  ImagePullBackOff: (img, d) => `The node cannot pull the image ${img}${d}. Check the image name and the registry's credentials (imagePullSecrets).`,
+  ErrImagePull: (img, d) =>
+    `The node cannot pull the image ${img}${d}. Check the image name and the registry's credentials (imagePullSecrets).`,
+  ImagePullBackOff: (img, d) =>
+    `The node cannot pull the image ${img}${d}. Check the image name and the registry's credentials (imagePullSecrets).`,
   InvalidImageName: (img, d) => `The image name ${img} is not valid${d}.`,
   CrashLoopBackOff: (img, d) => `The container of ${img} keeps exiting${d}. Read its log: kubectl logs <pod> -c <container> --previous.`,
   CreateContainerError: (img, d) => `The container of ${img} cannot be created${d}.`,
@@ -32,7 +34,10 @@ export function podVerdict(pod: V1Pod): PodVerdict {
   const status = pod.status ?? {};
   if (status.phase === 'Failed' || status.phase === 'Succeeded') {
     const why = [status.reason, status.message].filter(Boolean).join(': ');
-    return { phase: 'failed', message: `The seat's pod has stopped (${status.phase}${why ? `: ${why}` : ''}). Delete the seat and make it again.` };
+    return {
+      phase: 'failed',
+      message: `The seat's pod has stopped (${status.phase}${why ? `: ${why}` : ''}). Delete the seat and make it again.`,
+    };
   }
   const stuck = stuckContainer([...(status.initContainerStatuses ?? []), ...(status.containerStatuses ?? [])]);
   if (stuck) return { phase: 'failed', message: stuck };

@@ -74,10 +74,22 @@ export async function runnerHealthy(transport: SeatRunnerTransport, endpoint: Se
 }
 
 /** Ask the runner to bring the warm modes' clusters up (it answers 202 and provisions on its own). */
-export async function warmClusters(transport: SeatRunnerTransport, endpoint: SeatEndpoint, token: string, modes: readonly Mode[]): Promise<void> {
+export async function warmClusters(
+  transport: SeatRunnerTransport,
+  endpoint: SeatEndpoint,
+  token: string,
+  modes: readonly Mode[],
+): Promise<void> {
   for (const mode of modes) {
-    const res = await transport(endpoint, { method: 'POST', path: `/api/clusters/${mode}/up`, token, body: {}, timeoutMs: WARM_TIMEOUT_MS });
-    if (res.status !== 202 && res.status !== 200) throw new Error(`the seat's runner refused to bring ${mode} up: HTTP ${res.status} ${res.body.slice(0, 200)}`);
+    const res = await transport(endpoint, {
+      method: 'POST',
+      path: `/api/clusters/${mode}/up`,
+      token,
+      body: {},
+      timeoutMs: WARM_TIMEOUT_MS,
+    });
+    if (res.status !== 202 && res.status !== 200)
+      throw new Error(`the seat's runner refused to bring ${mode} up: HTTP ${res.status} ${res.body.slice(0, 200)}`);
   }
 }
 
@@ -96,7 +108,13 @@ export async function deleteSeatClusters(
   const problems: string[] = [];
   for (const mode of MODES) {
     try {
-      const res = await transport(endpoint, { method: 'DELETE', path: `/api/clusters/${mode}`, token, timeoutMs: DELETE_CLUSTERS_TIMEOUT_MS, signal: both });
+      const res = await transport(endpoint, {
+        method: 'DELETE',
+        path: `/api/clusters/${mode}`,
+        token,
+        timeoutMs: DELETE_CLUSTERS_TIMEOUT_MS,
+        signal: both,
+      });
       if (res.status >= 400) problems.push(`${mode}: HTTP ${res.status}`);
     } catch (err) {
       problems.push(`${mode}: ${(err as Error).message}`);

@@ -23,6 +23,8 @@ describe('seat sizing', () => {
       expect(readme).toContain(row);
     }
     const one = seatTotals(seatSizing(1));
-    expect(readme).toContain(`A class of 30 with one cluster each asks for ${(30 * one.cpuRequestMilli) / 1000} CPUs and ${(30 * one.memoryRequestMi) / 1024} GiB`);
+    expect(readme).toContain(
+      `A class of 30 with one cluster each asks for ${(30 * one.cpuRequestMilli) / 1000} CPUs and ${(30 * one.memoryRequestMi) / 1024} GiB`,
+    );
   });
 });

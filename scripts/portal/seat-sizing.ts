@@ -47,7 +47,12 @@ const milli = (cpu: string) => (cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : N
 const mebi = (mem: string) => (mem.endsWith('Gi') ? Number(mem.slice(0, -2)) * 1024 : Number(mem.replace(/Mi$/, '')));
 
 /** One seat pod's whole ask (both containers; /dev/shm counts inside the sidecar's memory): what a node must have free. */
-export function seatTotals(s: SeatSizing): { cpuRequestMilli: number; cpuLimitMilli: number; memoryRequestMi: number; memoryLimitMi: number } {
+export function seatTotals(s: SeatSizing): {
+  cpuRequestMilli: number;
+  cpuLimitMilli: number;
+  memoryRequestMi: number;
+  memoryLimitMi: number;
+} {
   const both = [s.runner, s.dind];
   const sum = (f: (c: ContainerResources) => number) => both.reduce((n, c) => n + f(c), 0);
   return {

@@ -30,7 +30,7 @@ import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../scripts/paths.ts';
 import { KubernetesSeatBackend } from '../../scripts/portal/kubernetes-backend.ts';
-import { clientNodeSeatApi, KubeApiError } from '../../scripts/portal/seat-kube-api.ts';
+import { clientNodeSeatApi } from '../../scripts/portal/seat-kube-api.ts';
 import { seatHostName, seatPod, seatSecret, seatService, type KubernetesSeatConfig } from '../../scripts/portal/seat-objects.ts';
 import { httpTransport } from '../../scripts/portal/seat-runner-client.ts';
 import { simBinDir } from '../../scripts/sim/build.ts';
@@ -90,8 +90,21 @@ async function startSeatRunner(id: string, token: string, env: Record<string, st
   writeFileSync(join(site, 'index.html'), '<h1>seat</h1>');
   const child = spawn(
     process.execPath,
-    [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', RUNNER_ADDRESS, '--port', String(RUNNER_PORT), '--allow-host', seatHostName(id, NS)],
-    { cwd: projectRoot, env: { ...process.env, ...env, DPLAB_TOKEN: token, DPLAB_DIST: site, DPLAB_SHELL_NORC: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [
+      join(projectRoot, 'scripts', 'dplab.mjs'),
+      'serve',
+      '--host',
+      RUNNER_ADDRESS,
+      '--port',
+      String(RUNNER_PORT),
+      '--allow-host',
+      seatHostName(id, NS),
+    ],
+    {
+      cwd: projectRoot,
+      env: { ...process.env, ...env, DPLAB_TOKEN: token, DPLAB_DIST: site, DPLAB_SHELL_NORC: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   runners.push(child);
   let log = '';
@@ -160,7 +173,11 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
     const rest = shippedManifests().filter(({ file }) => file !== 'namespace.yaml');
     for (const file of new Set(rest.map((m) => m.file))) kubectl(['create', '--validate=strict', '-f', join(MANIFEST_DIR, file)]);
     // The ServiceAccount admission plugin needs the namespace's `default` account (the controller makes it).
-    await until('the default ServiceAccount', 60_000, async () => (await admin.readNamespacedServiceAccount({ name: 'default', namespace: NS })).metadata?.uid);
+    await until(
+      'the default ServiceAccount',
+      60_000,
+      async () => (await admin.readNamespacedServiceAccount({ name: 'default', namespace: NS })).metadata?.uid,
+    );
 
     // The portal's identity: a token of its ServiceAccount, nothing of the admin's.
     const token = kubectl(['create', 'token', SA, '-n', NS, '--duration', '1h']).trim();
@@ -185,7 +202,16 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
   it('creates every shipped manifest (strict validation), and the Role lets the portal’s ServiceAccount do what the backend needs', () => {
     for (const { obj } of shippedManifests()) {
       const ns = obj.kind === 'Namespace' ? [] : ['-n', obj.metadata.namespace!];
-      const stored = JSON.parse(kubectl(['get', obj.kind.toLowerCase() + (obj.apiVersion.includes('/') ? `.${obj.apiVersion.split('/')[0]}` : ''), obj.metadata.name, ...ns, '-o', 'json']));
+      const stored = JSON.parse(
+        kubectl([
+          'get',
+          obj.kind.toLowerCase() + (obj.apiVersion.includes('/') ? `.${obj.apiVersion.split('/')[0]}` : ''),
+          obj.metadata.name,
+          ...ns,
+          '-o',
+          'json',
+        ]),
+      );
       expect(stored.metadata.labels, `${obj.kind}`).toMatchObject(obj.metadata.labels ?? {});
     }
     expect(kubectl(['auth', 'can-i', 'create', 'pods', '-n', NS, '--as', `system:serviceaccount:${NS}:${SA}`]).trim()).toBe('yes');
@@ -206,11 +232,17 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
     const spec = { id: 'dry1', runnerToken: 'x'.repeat(32), warm: ['iptables' as const] };
     const owner = { apiVersion: 'v1', kind: 'Pod', name: 'dplab-seat-dry1', uid: '6f1c3a52-4a8e-4c55-9d43-2f2c9a0f6a11' };
     for (const obj of [seatPod(spec, config()), seatSecret(spec, config(), owner), seatService(spec, config(), owner)]) {
-      expect(kubectlIn(['create', '--dry-run=server', '--validate=strict', '-o', 'name', '-f', '-'], JSON.stringify(obj))).toMatch(/created|dplab-seat-dry1/);
+      expect(kubectlIn(['create', '--dry-run=server', '--validate=strict', '-o', 'name', '-f', '-'], JSON.stringify(obj))).toMatch(
+        /created|dplab-seat-dry1/,
+      );
     }
-    const typo = seatPod({ id: 'bad1', runnerToken: 'x'.repeat(32), warm: [] }, config()) as V1Pod & { spec: { containers: Record<string, unknown>[] } };
+    const typo = seatPod({ id: 'bad1', runnerToken: 'x'.repeat(32), warm: [] }, config()) as V1Pod & {
+      spec: { containers: Record<string, unknown>[] };
+    };
     typo.spec.containers[0].imagePulPolicy = 'Always';
-    expect(() => kubectlIn(['create', '--validate=strict', '-f', '-'], JSON.stringify(typo))).toThrow(/unknown field "spec.containers\[0\].imagePulPolicy"/);
+    expect(() => kubectlIn(['create', '--validate=strict', '-f', '-'], JSON.stringify(typo))).toThrow(
+      /unknown field "spec.containers\[0\].imagePulPolicy"/,
+    );
     const api = clientNodeSeatApi(portalKc);
     const quantity = seatPod({ id: 'bad2', runnerToken: 'x'.repeat(32), warm: [] }, config());
     quantity.spec!.containers[1].resources!.limits!.memory = 'three gigs';
@@ -220,7 +252,9 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
     kubectl(['create', 'namespace', 'restricted']);
     kubectl(['label', 'namespace', 'restricted', 'pod-security.kubernetes.io/enforce=baseline']);
     privileged.metadata!.namespace = 'restricted';
-    expect(() => kubectlIn(['create', '-f', '-'], JSON.stringify(privileged))).toThrow(/violates PodSecurity "baseline:latest".*privileged/);
+    expect(() => kubectlIn(['create', '-f', '-'], JSON.stringify(privileged))).toThrow(
+      /violates PodSecurity "baseline:latest".*privileged/,
+    );
     expect((await admin.listNamespacedPod({ namespace: NS, labelSelector: 'dplab.io/seat' })).items).toEqual([]);
   });
 
@@ -250,7 +284,8 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
     expect(pod.spec!.containers[1].securityContext?.privileged).toBe(true);
     expect(svc.spec!.clusterIP).toMatch(/^10\.250\./);
     expect(Buffer.from(secret.data!.token, 'base64').toString()).toBe(runnerToken);
-    for (const o of [svc, secret]) expect(o.metadata!.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata!.uid }]);
+    for (const o of [svc, secret])
+      expect(o.metadata!.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Pod', name, uid: pod.metadata!.uid }]);
     expect(await backend.create({ id, runnerToken, warm: [] })).toMatchObject({ phase: 'pending' });
 
     // Pending, in the real scheduler's words: there is no node yet.
@@ -268,18 +303,28 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
     node.status = {
       capacity: { cpu: '16', memory: '64Gi', pods: '110' },
       allocatable: { cpu: '16', memory: '64Gi', pods: '110' },
-      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() }],
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'KubeletReady', lastHeartbeatTime: new Date(), lastTransitionTime: new Date() },
+      ],
       addresses: [{ type: 'InternalIP', address: '10.0.0.11' }],
     };
     await admin.replaceNodeStatus({ name: NODE, body: node });
-    await until('the scheduler to bind the seat pod', 90_000, async () => (await admin.readNamespacedPod({ name, namespace: NS })).spec?.nodeName === NODE);
+    await until(
+      'the scheduler to bind the seat pod',
+      90_000,
+      async () => (await admin.readNamespacedPod({ name, namespace: NS })).spec?.nodeName === NODE,
+    );
     const starting = await backend.status(id);
     expect(starting.phase).toBe('pending');
     expect(starting.message).toMatch(/^Starting the seat/);
 
     // The kubelet's part: containers running, Ready. The runner is not answering yet.
     await reportRunningAndReady(name);
-    expect(await backend.status(id)).toEqual({ id, phase: 'pending', message: 'The seat pod is Ready, but its runner does not answer /api/health yet.' });
+    expect(await backend.status(id)).toEqual({
+      id,
+      phase: 'pending',
+      message: 'The seat pod is Ready, but its runner does not answer /api/health yet.',
+    });
 
     // The seat's runner comes up, answering only to the Service's name.
     await startSeatRunner(id, runnerToken, doubles.env);
@@ -307,12 +352,20 @@ describe.skipIf(reason !== null)(`Kubernetes seats on the real kube-apiserver 1.
   it('lets the garbage collector take a seat’s Service and Secret when its pod goes', async () => {
     const backend = new KubernetesSeatBackend({ config: config(), api: clientNodeSeatApi(portalKc) });
     await backend.create({ id: 'gc1', runnerToken: randomBytes(24).toString('base64url'), warm: [] });
-    expect((await admin.readNamespacedService({ name: 'dplab-seat-gc1', namespace: NS })).metadata!.ownerReferences![0].name).toBe('dplab-seat-gc1');
-    expect((await admin.readNamespacedSecret({ name: 'dplab-seat-gc1', namespace: NS })).metadata!.ownerReferences![0].name).toBe('dplab-seat-gc1');
+    expect((await admin.readNamespacedService({ name: 'dplab-seat-gc1', namespace: NS })).metadata!.ownerReferences![0].name).toBe(
+      'dplab-seat-gc1',
+    );
+    expect((await admin.readNamespacedSecret({ name: 'dplab-seat-gc1', namespace: NS })).metadata!.ownerReferences![0].name).toBe(
+      'dplab-seat-gc1',
+    );
     await admin.deleteNamespacedPod({ name: 'dplab-seat-gc1', namespace: NS, gracePeriodSeconds: 0 });
     await until('the garbage collector to delete the Service and the Secret', 90_000, async () => {
-      const svc = await admin.readNamespacedService({ name: 'dplab-seat-gc1', namespace: NS }).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
-      const sec = await admin.readNamespacedSecret({ name: 'dplab-seat-gc1', namespace: NS }).catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
+      const svc = await admin
+        .readNamespacedService({ name: 'dplab-seat-gc1', namespace: NS })
+        .catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
+      const sec = await admin
+        .readNamespacedSecret({ name: 'dplab-seat-gc1', namespace: NS })
+        .catch((e: { code?: number }) => (e.code === 404 ? null : Promise.reject(e)));
       return !svc && !sec;
     });
     expect(await backend.list()).toEqual([]);

@@ -33,7 +33,10 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
     const known = new Set(['ARG', 'FROM', 'WORKDIR', 'COPY', 'RUN', 'ENV', 'USER', 'EXPOSE', 'ENTRYPOINT', 'CMD']);
     expect(instructions.filter((i) => !known.has(i.op))).toEqual([]);
     expect(args.NODE_IMAGE).toMatch(/^node:20\.\d+\.\d+-bookworm-slim$/);
-    const stages = instructions.filter((i) => i.op === 'FROM').map((i) => / AS (\S+)$/i.exec(i.args)?.[1]).filter(Boolean);
+    const stages = instructions
+      .filter((i) => i.op === 'FROM')
+      .map((i) => / AS (\S+)$/i.exec(i.args)?.[1])
+      .filter(Boolean);
     expect(stages).toEqual(['build', 'docker-cli']);
     for (const from of instructions.filter((i) => i.op === 'COPY' && i.args.includes('--from='))) {
       expect(stages).toContain(/--from=(\S+)/.exec(from.args)![1]);
@@ -48,7 +51,10 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
   });
 
   it('checks every download against its published checksum before installing it', () => {
-    const run = instructions.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n');
+    const run = instructions
+      .filter((i) => i.op === 'RUN')
+      .map((i) => i.args)
+      .join('\n');
     const downloads = [...run.matchAll(/curl -fsSLO "([^"]+)"/g)].map((m) => m[1]);
     const binaries = downloads.filter((u) => !/\.sha256(sum)?$/.test(u));
     expect(binaries).toHaveLength(2);
@@ -61,7 +67,13 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
     expect(instructions.find((i) => i.op === 'USER')!.args).toBe(`${RUNNER_UID}:${RUNNER_UID}`);
     expect(instructions.find((i) => i.op === 'EXPOSE')!.args).toBe(String(SEAT_RUNNER_PORT));
     expect(JSON.parse(instructions.find((i) => i.op === 'ENTRYPOINT')!.args)).toEqual(['node', '/opt/dplab/scripts/dplab.mjs']);
-    expect(JSON.parse(instructions.find((i) => i.op === 'CMD')!.args)).toEqual(['serve', '--host', '0.0.0.0', '--port', String(SEAT_RUNNER_PORT)]);
+    expect(JSON.parse(instructions.find((i) => i.op === 'CMD')!.args)).toEqual([
+      'serve',
+      '--host',
+      '0.0.0.0',
+      '--port',
+      String(SEAT_RUNNER_PORT),
+    ]);
     expect(existsSync(join(projectRoot, 'scripts', 'dplab.mjs'))).toBe(true);
   });
 
@@ -71,7 +83,9 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
       .flatMap((i) => i.args.split(/\s+/).slice(0, -1));
     expect(sources).toEqual(['package.json', 'package-lock.json', '.']);
     for (const s of sources) expect(existsSync(join(projectRoot, s)), s).toBe(true);
-    const ignored = readFileSync(join(dir, 'Dockerfile.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+    const ignored = readFileSync(join(dir, 'Dockerfile.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim());
     expect(ignored).toEqual(expect.arrayContaining(['node_modules', 'dist', '.git']));
   });
 });
