@@ -126,7 +126,6 @@ describe('shipped manifests (scripts/portal/manifests/) against the Kubernetes s
         '/pods:create',
         '/pods:get',
         '/pods:list',
-        '/pods:watch',
         '/pods:delete',
         '/pods/status:get',
         '/services:create',

@@ -225,7 +225,7 @@ describe('KubernetesSeatBackend with a recording API', () => {
     expect(await backend.status('d4')).toEqual({
       id: 'd4',
       phase: 'pending',
-      message: 'Waiting for a node with room for the seat: 0/3 nodes are available: 3 Insufficient memory..',
+      message: 'Waiting for a node with room for the seat: 0/3 nodes are available: 3 Insufficient memory.',
     });
   });
 

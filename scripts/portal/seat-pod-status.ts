@@ -46,7 +46,7 @@ export function podVerdict(pod: V1Pod): PodVerdict {
   if (scheduled?.status === 'False') {
     return {
       phase: 'pending',
-      message: `Waiting for a node with room for the seat${scheduled.message ? `: ${scheduled.message}` : ''}.`,
+      message: `Waiting for a node with room for the seat${scheduled.message ? `: ${scheduled.message.trim().replace(/\.+$/, '')}` : ''}.`,
     };
   }
   if (!pod.spec?.nodeName && !scheduled) return { phase: 'pending', message: 'Waiting for the scheduler to place the seat on a node.' };
