@@ -1,0 +1,354 @@
+/**
+ * The Kubernetes seat backend against a fake API server that records every call and keeps the
+ * objects in memory (names unique per kind, uids, delete preconditions), and a fake seat runner
+ * that records every request. The real API server plays this in test/sim/kubernetes-seats.test.ts.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { MODES } from '../wire/modes.ts';
+import { KubernetesSeatBackend } from './kubernetes-backend.ts';
+import { kubernetesSeatConfigFromEnv } from './kubernetes-config.ts';
+import { KubeApiError, type SeatKind, type SeatKubeApi, type SeatObject } from './seat-kube-api.ts';
+import type { KubernetesSeatConfig } from './seat-objects.ts';
+import { httpTransport, type SeatRunnerRequest, type SeatRunnerResponse, type SeatRunnerTransport } from './seat-runner-client.ts';
+import type { SeatEndpoint } from './seat-backend.ts';
+
+const NS = 'class-7';
+const config: KubernetesSeatConfig = { namespace: NS, runnerImage: 'registry.example.com/dplab/runner:0.1.0' };
+const token = () => randomBytes(24).toString('base64url');
+
+type Call = { op: 'create' | 'read' | 'delete' | 'list'; kind: SeatKind; name: string; uid?: string };
+
+/** An API server in memory: what the backend may rely on, and nothing more. */
+class FakeApi implements SeatKubeApi {
+  objects = new Map<string, SeatObject>();
+  calls: Call[] = [];
+  private key = (kind: SeatKind, name: string) => `${kind}/${name}`;
+  writes = () => this.calls.filter((c) => c.op === 'create' || c.op === 'delete');
+
+  put(kind: SeatKind, obj: SeatObject) {
+    obj.metadata = { ...obj.metadata, uid: obj.metadata?.uid ?? randomUUID(), namespace: NS };
+    this.objects.set(this.key(kind, obj.metadata.name!), structuredClone(obj));
+  }
+  get(kind: SeatKind, name: string) {
+    return this.objects.get(this.key(kind, name));
+  }
+  async create<T extends SeatObject>(kind: SeatKind, namespace: string, body: T): Promise<T> {
+    expect(namespace).toBe(NS);
+    this.calls.push({ op: 'create', kind, name: body.metadata!.name! });
+    if (this.get(kind, body.metadata!.name!)) throw new KubeApiError(409, `${kind} exists`);
+    const stored = structuredClone(body);
+    if (kind === 'Secret') {
+      // The API server stores stringData as base64 data, as a real one does.
+      const s = stored as V1Secret;
+      s.data = Object.fromEntries(Object.entries(s.stringData ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+      delete s.stringData;
+    }
+    if (kind === 'Pod') (stored as V1Pod).status = { phase: 'Pending' };
+    this.put(kind, stored);
+    return structuredClone(this.get(kind, body.metadata!.name!)) as T;
+  }
+  async read(kind: SeatKind, namespace: string, name: string) {
+    expect(namespace).toBe(NS);
+    this.calls.push({ op: 'read', kind, name });
+    const o = this.get(kind, name);
+    return o ? structuredClone(o) : null;
+  }
+  async delete(kind: SeatKind, namespace: string, name: string, uid: string) {
+    expect(namespace).toBe(NS);
+    this.calls.push({ op: 'delete', kind, name, uid });
+    const o = this.get(kind, name);
+    if (!o) return false;
+    if (o.metadata!.uid !== uid) throw new KubeApiError(409, 'uid precondition failed');
+    this.objects.delete(this.key(kind, name));
+    return true;
+  }
+  async listPods(namespace: string, selector: string) {
+    expect(namespace).toBe(NS);
+    this.calls.push({ op: 'list', kind: 'Pod', name: selector });
+    const terms = selector.split(',').map((t) => t.split('='));
+    return [...this.objects.entries()]
+      .filter(([k]) => k.startsWith('Pod/'))
+      .map(([, o]) => o as V1Pod)
+      .filter((p) => terms.every(([k, v]) => (v === undefined ? k in (p.metadata?.labels ?? {}) : p.metadata?.labels?.[k] === v)))
+      .map((p) => structuredClone(p));
+  }
+  /** What the kubelet would write: scheduled, running, every container ready. */
+  markReady(name: string) {
+    const pod = this.get('Pod', name) as V1Pod;
+    pod.spec!.nodeName = 'worker-1';
+    pod.status = {
+      phase: 'Running',
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Ready', status: 'True' },
+      ],
+    };
+  }
+}
+
+/** A seat runner that records every request and answers from a table. */
+function fakeRunner(answer: (r: SeatRunnerRequest) => SeatRunnerResponse | Error = () => ({ status: 200, body: '{"ok":true}' })) {
+  const seen: (SeatRunnerRequest & { endpoint: SeatEndpoint })[] = [];
+  const transport: SeatRunnerTransport = async (endpoint, r) => {
+    seen.push({ ...r, endpoint });
+    const a = answer(r);
+    if (a instanceof Error) throw a;
+    return a;
+  };
+  return { seen, transport };
+}
+
+function setup(answer?: Parameters<typeof fakeRunner>[0]) {
+  const api = new FakeApi();
+  const runner = fakeRunner(answer);
+  const log: string[] = [];
+  const backend = new KubernetesSeatBackend({ config, api, transport: runner.transport, log: (l) => log.push(l) });
+  return { api, runner, backend, log };
+}
+
+describe('KubernetesSeatBackend with a recording API', () => {
+  it('creates the Pod, then its Secret and Service owned by the Pod, and reports pending', async () => {
+    const { api, backend } = setup();
+    const t = token();
+    const s = await backend.create({ id: 'a1', runnerToken: t, warm: ['iptables'] });
+    expect(s).toMatchObject({ id: 'a1', phase: 'pending' });
+    expect(s.message).toMatch(/scheduler|node/);
+    expect(api.writes().map((c) => `${c.op} ${c.kind} ${c.name}`)).toEqual([
+      'create Pod dplab-seat-a1',
+      'create Secret dplab-seat-a1',
+      'create Service dplab-seat-a1',
+    ]);
+    const podUid = api.get('Pod', 'dplab-seat-a1')!.metadata!.uid;
+    for (const kind of ['Secret', 'Service'] as const) {
+      expect(api.get(kind, 'dplab-seat-a1')!.metadata!.ownerReferences).toEqual([
+        { apiVersion: 'v1', kind: 'Pod', name: 'dplab-seat-a1', uid: podUid },
+      ]);
+    }
+    const secret = api.get('Secret', 'dplab-seat-a1') as V1Secret;
+    expect(Buffer.from(secret.data!.token, 'base64').toString()).toBe(t);
+    // The token is in the Secret only: never in the pod's spec.
+    expect(JSON.stringify(api.get('Pod', 'dplab-seat-a1'))).not.toContain(t);
+  });
+
+  it('is idempotent per id: a second create makes nothing new', async () => {
+    const { api, backend } = setup();
+    const spec = { id: 'a1', runnerToken: token(), warm: [] };
+    await backend.create(spec);
+    const before = api.writes().length;
+    expect((await backend.create(spec)).phase).toBe('pending');
+    expect(api.writes().length).toBe(before);
+  });
+
+  it('refuses a name taken by an object the portal did not make, and touches nothing', async () => {
+    const { api, backend } = setup();
+    api.put('Pod', { metadata: { name: 'dplab-seat-a1', labels: { [`dplab.io/seat`]: 'a1' } }, spec: { containers: [] } });
+    await expect(backend.create({ id: 'a1', runnerToken: token(), warm: [] })).rejects.toThrow(/not made by the portal/);
+    expect(api.writes()).toEqual([]);
+    await backend.delete('a1');
+    expect(api.writes()).toEqual([]);
+    expect(api.get('Pod', 'dplab-seat-a1')).toBeDefined();
+    expect((await backend.status('a1')).phase).toBe('deleted');
+  });
+
+  it('rejects an id that is not a DNS label and a weak token before calling the API', async () => {
+    const { api, backend } = setup();
+    await expect(backend.create({ id: 'A_1', runnerToken: token(), warm: [] })).rejects.toThrow(/DNS label/);
+    await expect(backend.create({ id: 'a1', runnerToken: 'short', warm: [] })).rejects.toThrow(/too short/);
+    expect(api.calls).toEqual([]);
+    expect(await backend.status('../etc')).toEqual({ id: '../etc', phase: 'deleted' });
+  });
+
+  it('walks pending → ready: Ready pod, then the runner answers /api/health on the Service name, then warm clusters are asked for', async () => {
+    let healthy = false;
+    const { api, backend, runner } = setup((r) =>
+      r.path === '/api/health'
+        ? healthy
+          ? { status: 200, body: '{"ok":true,"name":"dataplane-lab"}' }
+          : new Error('ECONNREFUSED')
+        : { status: 202, body: '{}' },
+    );
+    const t = token();
+    await backend.create({ id: 'b2', runnerToken: t, warm: ['iptables', 'nftables'] });
+    api.markReady('dplab-seat-b2');
+    const notYet = await backend.status('b2');
+    expect(notYet.phase).toBe('pending');
+    expect(notYet.message).toMatch(/does not answer \/api\/health/);
+    healthy = true;
+    const ready = await backend.status('b2');
+    const host = `dplab-seat-b2.${NS}.svc:4321`;
+    expect(ready).toMatchObject({ id: 'b2', phase: 'ready', endpoint: { url: `http://${host}`, host } });
+    const warm = runner.seen.filter((r) => r.method === 'POST');
+    expect(warm.map((r) => r.path)).toEqual(['/api/clusters/iptables/up', '/api/clusters/nftables/up']);
+    expect(warm.every((r) => r.token === t && r.endpoint.host === host)).toBe(true);
+    // Asked once per seat, not on every poll.
+    await backend.status('b2');
+    expect(runner.seen.filter((r) => r.method === 'POST')).toHaveLength(2);
+  });
+
+  it('says failed, with the reason in words, when the runner image cannot be pulled', async () => {
+    const { api, backend } = setup();
+    await backend.create({ id: 'c3', runnerToken: token(), warm: [] });
+    const pod = api.get('Pod', 'dplab-seat-c3') as V1Pod;
+    pod.spec!.nodeName = 'worker-1';
+    pod.status = {
+      phase: 'Pending',
+      conditions: [{ type: 'PodScheduled', status: 'True' }],
+      containerStatuses: [
+        {
+          name: 'runner',
+          image: config.runnerImage,
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { waiting: { reason: 'ImagePullBackOff', message: 'manifest unknown' } },
+        },
+      ],
+    };
+    const s = await backend.status('c3');
+    expect(s.phase).toBe('failed');
+    expect(s.message).toContain(`cannot pull the image ${config.runnerImage} (manifest unknown)`);
+  });
+
+  it('says pending with the scheduler’s words when no node has room', async () => {
+    const { api, backend } = setup();
+    await backend.create({ id: 'd4', runnerToken: token(), warm: [] });
+    (api.get('Pod', 'dplab-seat-d4') as V1Pod).status = {
+      phase: 'Pending',
+      conditions: [
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient memory.' },
+      ],
+    };
+    expect(await backend.status('d4')).toEqual({
+      id: 'd4',
+      phase: 'pending',
+      message: 'Waiting for a node with room for the seat: 0/3 nodes are available: 3 Insufficient memory.',
+    });
+  });
+
+  it('lists only the seats it made', async () => {
+    const { api, backend } = setup();
+    await backend.create({ id: 'e1', runnerToken: token(), warm: [] });
+    await backend.create({ id: 'e2', runnerToken: token(), warm: [] });
+    api.put('Pod', { metadata: { name: 'dplab-seat-x9', labels: { 'dplab.io/seat': 'x9' } }, spec: { containers: [] } });
+    api.put('Pod', {
+      metadata: { name: 'other', labels: { 'app.kubernetes.io/managed-by': 'dplab-portal', 'dplab.io/seat': 'e3' } },
+      spec: { containers: [] },
+    });
+    expect((await backend.list()).map((s) => s.id).sort()).toEqual(['e1', 'e2']);
+  });
+
+  it('deletes the clusters through the runner first, then Pod, Service and Secret by uid; twice is harmless', async () => {
+    const { api, backend, runner } = setup();
+    const t = token();
+    await backend.create({ id: 'f5', runnerToken: t, warm: [] });
+    api.markReady('dplab-seat-f5');
+    const uids = (['Pod', 'Service', 'Secret'] as const).map((k) => api.get(k, 'dplab-seat-f5')!.metadata!.uid);
+    api.calls = [];
+    await backend.delete('f5');
+    const deletes = runner.seen.filter((r) => r.method === 'DELETE');
+    expect(deletes.map((r) => r.path)).toEqual(MODES.map((m) => `/api/clusters/${m}`));
+    expect(deletes.every((r) => r.token === t)).toBe(true);
+    expect(api.writes()).toEqual([
+      { op: 'delete', kind: 'Pod', name: 'dplab-seat-f5', uid: uids[0] },
+      { op: 'delete', kind: 'Service', name: 'dplab-seat-f5', uid: uids[1] },
+      { op: 'delete', kind: 'Secret', name: 'dplab-seat-f5', uid: uids[2] },
+    ]);
+    expect(api.objects.size).toBe(0);
+    api.calls = [];
+    await backend.delete('f5');
+    expect(api.writes()).toEqual([]);
+    expect((await backend.status('f5')).phase).toBe('deleted');
+  });
+
+  it('still deletes the seat when its runner does not answer, and says so in the log', async () => {
+    const { api, backend, log } = setup((r) =>
+      r.method === 'DELETE' ? new Error('socket hang up') : { status: 200, body: '{"ok":true}' },
+    );
+    await backend.create({ id: 'g6', runnerToken: token(), warm: [] });
+    api.markReady('dplab-seat-g6');
+    await backend.delete('g6');
+    expect(api.objects.size).toBe(0);
+    expect(log.join('\n')).toMatch(/clusters may outlive it.*socket hang up/);
+  });
+
+  it('leaves an unlabelled Service of the same name alone when it deletes a seat', async () => {
+    const { api, backend } = setup();
+    await backend.create({ id: 'h7', runnerToken: token(), warm: [] });
+    api.objects.delete('Service/dplab-seat-h7');
+    api.put('Service', { metadata: { name: 'dplab-seat-h7' }, spec: {} });
+    await backend.delete('h7');
+    expect([...api.objects.keys()]).toEqual(['Service/dplab-seat-h7']);
+  });
+});
+
+describe('the seat runner transport', () => {
+  it('sends the seat’s own Host, the matching Origin on writes and the bearer token, whatever address it connects to', async () => {
+    const seen: { method?: string; url?: string; headers: IncomingHttpHeaders }[] = [];
+    const server = createServer((req, res) => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers });
+      res.writeHead(req.method === 'POST' ? 202 : 200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const endpoint = { url: 'http://dplab-seat-a1.class-7.svc:4321', host: 'dplab-seat-a1.class-7.svc:4321' };
+      const transport = httpTransport(() => ({ hostname: '127.0.0.1', port }));
+      expect((await transport(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 2_000 })).status).toBe(200);
+      expect(
+        (await transport(endpoint, { method: 'POST', path: '/api/clusters/ipvs/up', token: 'tok', body: {}, timeoutMs: 2_000 })).status,
+      ).toBe(202);
+      expect(seen[0].headers.host).toBe(endpoint.host);
+      expect(seen[0].headers.authorization).toBeUndefined();
+      expect(seen[0].headers.origin).toBeUndefined();
+      expect(seen[1]).toMatchObject({ method: 'POST', url: '/api/clusters/ipvs/up' });
+      expect(seen[1].headers).toMatchObject({ host: endpoint.host, origin: `http://${endpoint.host}`, authorization: 'Bearer tok' });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('gives up on a runner that never answers', async () => {
+    const server = createServer(() => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const endpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
+      await expect(httpTransport()(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 200 })).rejects.toThrow(
+        /did not answer within 200 ms/,
+      );
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
+
+describe('settings from the portal’s environment', () => {
+  it('reads namespace, image, clusters per seat and node selector, and refuses nonsense clearly', () => {
+    const c = kubernetesSeatConfigFromEnv({
+      DPLAB_SEAT_NAMESPACE: 'dplab-workshop',
+      DPLAB_SEAT_IMAGE: 'r.example/dplab:1',
+      DPLAB_SEAT_CLUSTERS: '2',
+      DPLAB_SEAT_NODE_SELECTOR: 'dplab.io/seats=true',
+      DPLAB_SEAT_TOLERATE: 'dplab.io/seats',
+    });
+    expect(c).toMatchObject({
+      namespace: 'dplab-workshop',
+      runnerImage: 'r.example/dplab:1',
+      nodeSelector: { 'dplab.io/seats': 'true' },
+      tolerations: [{ key: 'dplab.io/seats', operator: 'Exists', effect: 'NoSchedule' }],
+    });
+    expect(c.sizing!.dind.requests.memory).toBe('6144Mi');
+    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'Bad_NS', DPLAB_SEAT_IMAGE: 'x' })).toThrow(
+      /DPLAB_SEAT_NAMESPACE="Bad_NS"/,
+    );
+    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: '' })).toThrow(/DPLAB_SEAT_IMAGE/);
+    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_CLUSTERS: '9' })).toThrow(
+      /1–4/,
+    );
+  });
+});

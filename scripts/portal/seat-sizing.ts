@@ -1,0 +1,64 @@
+/**
+ * What one Kubernetes seat asks of its node: the one sizing table the seat pod, the operator's
+ * guide and the capacity arithmetic read. A seat runs one kind cluster at a time by default (a
+ * learner works in one mode); each warm mode adds a cluster's worth to the Docker-in-Docker
+ * sidecar, where the kind nodes live.
+ */
+import { MEMORY_PER_CLUSTER_BYTES } from '../preflight/memory.ts';
+
+export interface ContainerResources {
+  requests: { cpu: string; memory: string };
+  limits: { cpu: string; memory: string };
+}
+
+export interface SeatSizing {
+  /** `dplab serve`: the HTTP API, terminals (node-pty shells), checks. */
+  runner: ContainerResources;
+  /** dockerd and every kind node container of the seat's clusters. */
+  dind: ContainerResources;
+  /** emptyDir for /var/lib/docker: the node image (~1 GiB unpacked) and each cluster's layers. */
+  dockerStorage: string;
+  /** Memory-backed /dev/shm of the sidecar (Docker's default 64 MiB is too small for etcd in kind). */
+  shm: string;
+}
+
+const MiB = 1024 ** 2;
+const mi = (bytes: number) => `${Math.ceil(bytes / MiB)}Mi`;
+
+/**
+ * `clusters`: how many kind clusters the seat may run at once (≥ 1). Memory follows
+ * `dplab doctor`'s 3 GiB per cluster (scripts/preflight/memory.ts): the request is that floor,
+ * the limit one and a half times it, so a busy lab step is not OOM-killed at the floor.
+ */
+export function seatSizing(clusters = 1): SeatSizing {
+  const n = Math.max(1, Math.floor(clusters));
+  return {
+    runner: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
+    dind: {
+      requests: { cpu: `${n}`, memory: mi(n * MEMORY_PER_CLUSTER_BYTES) },
+      limits: { cpu: `${2 * n}`, memory: mi(n * MEMORY_PER_CLUSTER_BYTES * 1.5) },
+    },
+    dockerStorage: `${10 * n}Gi`,
+    shm: '1Gi',
+  };
+}
+
+const milli = (cpu: string) => (cpu.endsWith('m') ? Number(cpu.slice(0, -1)) : Number(cpu) * 1000);
+const mebi = (mem: string) => (mem.endsWith('Gi') ? Number(mem.slice(0, -2)) * 1024 : Number(mem.replace(/Mi$/, '')));
+
+/** One seat pod's whole ask (both containers; /dev/shm counts inside the sidecar's memory): what a node must have free. */
+export function seatTotals(s: SeatSizing): {
+  cpuRequestMilli: number;
+  cpuLimitMilli: number;
+  memoryRequestMi: number;
+  memoryLimitMi: number;
+} {
+  const both = [s.runner, s.dind];
+  const sum = (f: (c: ContainerResources) => number) => both.reduce((n, c) => n + f(c), 0);
+  return {
+    cpuRequestMilli: sum((c) => milli(c.requests.cpu)),
+    cpuLimitMilli: sum((c) => milli(c.limits.cpu)),
+    memoryRequestMi: sum((c) => mebi(c.requests.memory)),
+    memoryLimitMi: sum((c) => mebi(c.limits.memory)),
+  };
+}
