@@ -16,7 +16,7 @@ export interface ProgressPrinter {
   dispose(): void;
 }
 
-export function progressPrinter(out: NodeJS.WriteStream = process.stderr): ProgressPrinter {
+export function progressPrinter(out: { write(text: string): unknown; isTTY?: boolean } = process.stderr): ProgressPrinter {
   const tty = !!out.isTTY;
   let timer: NodeJS.Timeout | undefined;
   let current: { title: string; startedAt: number } | undefined;

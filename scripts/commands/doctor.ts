@@ -8,15 +8,15 @@ export const doctor: Command = {
   name: 'doctor',
   summary: 'Check this machine for Docker, kind, kubectl, kernel settings and memory',
   usage: `dplab doctor [--mode <${MODES.join('|')}>] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). Exits non-zero when a check fails.`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(doctor, argv, { mode: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length) throw usageError(doctor, `unexpected argument "${positionals[0]}".`);
     const modes: Mode[] = values.mode !== undefined ? [parseModeArg(doctor, values.mode)] : [...MODES];
     // Memory is judged for one cluster: labs run one mode at a time unless you start more.
     const report = await runPreflight({ modes, clusters: 1 });
     const { findings } = report;
-    if (values.json) process.stdout.write(`${JSON.stringify({ ok: report.ok, modes, findings }, null, 2)}\n`);
-    else process.stdout.write(`${formatFindings(findings)}\n`);
+    if (values.json) ctx.stdout.write(`${JSON.stringify({ ok: report.ok, modes, findings }, null, 2)}\n`);
+    else ctx.stdout.write(`${formatFindings(findings)}\n`);
     return report.ok ? 0 : 1;
   },
 };
