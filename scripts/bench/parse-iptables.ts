@@ -72,7 +72,9 @@ try {
 
 const oursMs = median(ours);
 const limitMs = median(limit);
-console.log(`input: ${SERVICES} Services × ${ENDPOINTS_PER_SERVICE} endpoints, ${rules} rules, ${(text.length / 1e6).toFixed(1)} MB; ${rounds} rounds, medians`);
+console.log(
+  `input: ${SERVICES} Services × ${ENDPOINTS_PER_SERVICE} endpoints, ${rules} rules, ${(text.length / 1e6).toFixed(1)} MB; ${rounds} rounds, medians`,
+);
 report('parse-iptables', [
   {
     measure: `iptables-save, ${rules.toLocaleString('en')} rules`,
