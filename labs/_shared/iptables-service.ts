@@ -10,11 +10,11 @@
 /** What to print: the number of endpoint chains, the KUBE-SVC chain with its KUBE-SEP chains, or the KUBE-SEP chains alone. */
 export type ServiceRulesView = 'endpoint-count' | 'chains' | 'endpoint-chains';
 
-/** awk: buffer the dump, and find the Service's KUBE-SVC chain from its "cluster IP" rule in KUBE-SERVICES. */
+/** awk: buffer the dump, and find the Service's KUBE-SVC (or, with internalTrafficPolicy Local, KUBE-SVL) chain from its "cluster IP" rule in KUBE-SERVICES. */
 const FIND_CHAIN = [
   String.raw`{ l[NR] = $0 }`,
   String.raw`$1 == "-A" && $2 == "KUBE-SERVICES" && (index($0, "\"" svc " cluster IP\"") || index($0, "\"" svc ":")) && index($0, " cluster IP\"")`,
-  String.raw`{ for (i = 1; i < NF; i++) if ($i == "-j" && $(i + 1) ~ /^KUBE-SVC-/) chain = $(i + 1) }`,
+  String.raw`{ for (i = 1; i < NF; i++) if ($i == "-j" && $(i + 1) ~ /^KUBE-SV[CL]-/) chain = $(i + 1) }`,
 ].join(' ');
 
 /** awk END: mark the KUBE-SEP chains the Service's chain jumps to (sep[name]); n counts them (each once: affinity rules jump to them too). */

@@ -17,6 +17,8 @@ import { iptablesServiceRules } from './iptables-service.ts';
 import { waitForWebRules } from './workload.ts';
 
 const LEFTOVERS = { services: 1000, endpointsEach: 3 };
+/** ns1/itp-local in upstream-gen/dplab_iptables_dump_test.go: the endpoints on the test node. */
+const LOCAL_ITP_ENDPOINTS = 1;
 const dir = mkdtempSync(join(tmpdir(), 'dplab-leftovers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -86,6 +88,16 @@ describe('leftover Services in the real iptables-save shape', () => {
     const count = `iptables-save -t nat | ${iptablesServiceRules(ns, 'web', 'endpoint-count')}`;
     expect(sh([count], plain).out.trim()).toBe(String(n));
     expect(sh([count], crowded).out.trim()).toBe(String(n));
+  });
+
+  it("follows a KUBE-SVL chain too (internalTrafficPolicy Local), in kube-proxy v1.35's own output", () => {
+    const upstream = readFileSync(
+      join(import.meta.dirname, '../../scripts/dataplane/fixtures/iptables-save/upstream-v1.35-internal-traffic-policy.txt'),
+      'utf8',
+    );
+    expect(sh([`iptables-save -t nat | ${iptablesServiceRules('ns1', 'itp-local', 'endpoint-count')}`], upstream).out.trim()).toBe(
+      String(LOCAL_ITP_ENDPOINTS),
+    );
   });
 
   it("waitForWebRules stops at the first look when web's rules are there, leftovers or not", () => {
