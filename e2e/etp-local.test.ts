@@ -6,11 +6,10 @@
  * with the unsolved message, the learner's change (Apply solution, or the doubles' state where
  * the solution would reach real node addresses) makes Check pass.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
 import { resetProbeRoute } from '../scripts/clusters/probe.ts';
-import { findObservationFile } from '../scripts/labs/observations.ts';
+import { recordedObservations } from '../test/fixtures/recorded.ts';
 import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const LAB = 'etp-local';
@@ -21,9 +20,7 @@ const NODES = ['dplab-iptables-control-plane', 'dplab-iptables-worker', 'dplab-i
 const EMPTY = JSON.stringify({ apiVersion: 'v1', items: [], kind: 'List', metadata: { resourceVersion: '' } });
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
-function observed(stepId: string, state: 'solved' | 'unsolved'): any {
-  return JSON.parse(readFileSync(findObservationFile(LAB, stepId, state, MODE)!, 'utf8')).observations;
-}
+const observed = (stepId: string, state: 'solved' | 'unsolved') => recordedObservations(LAB, stepId, state, MODE);
 
 /** The cluster as the lab's observations describe it; flags s1…s3 say which steps the learner has done. */
 function etpScenario(): Scenario {

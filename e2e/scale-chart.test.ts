@@ -5,10 +5,9 @@
  * its figures as a new series that survives the next reload.
  * `DPLAB_SCREENSHOT=/tmp/chart.png` saves a picture of the chart section.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
-import { findObservationFile } from '../scripts/labs/observations.ts';
+import { recordedObservations } from '../test/fixtures/recorded.ts';
 import { scaleFigures } from '../scripts/labs/checks/scale.ts';
 import type { Measurement } from '../site/client/lab/measurements.ts';
 import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
@@ -29,9 +28,7 @@ const SEEDED: Measurement[] = [
   { mode: 'cilium', services: 1000, entries: 1004, entriesLabel: 'frontends in `cilium-dbg service list`' },
 ];
 
-function observed(stepId: string): any {
-  return JSON.parse(readFileSync(findObservationFile(LAB, stepId, 'solved', MODE)!, 'utf8')).observations;
-}
+const observed = (stepId: string) => recordedObservations(LAB, stepId, 'solved', MODE);
 
 /** The iptables cluster as the solved observations describe it; state n=100 once the learner made 100 Services. */
 function scaleScenario(): Scenario {

@@ -54,14 +54,14 @@ export async function main(argv: string[], io: Partial<Omit<CommandContext, 'ver
   const verbose = argv.includes('--verbose');
   const taken = takeProviderFlag(argv.filter((a) => a !== '--verbose'));
   const args = taken.args;
+  const ctx = commandContext({ ...io, verbose });
   if (taken.provider !== undefined) {
     if (!isProviderId(taken.provider)) {
-      process.stderr.write(`Error: --provider must be one of ${PROVIDERS.join(', ')} (got "${taken.provider}").\n`);
+      ctx.stderr.write(`Error: --provider must be one of ${PROVIDERS.join(', ')} (got "${taken.provider}").\n`);
       return 2;
     }
     process.env.DPLAB_PROVIDER = taken.provider;
   }
-  const ctx = commandContext({ ...io, verbose });
   const [name, ...rest] = args;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     const target = COMMANDS.find((c) => c.name === rest[0]);

@@ -11,29 +11,22 @@ import {
   fail,
   firstItem,
   gatherConfigMap,
-  gatherPodCommand,
   gatherProxyMode,
-  listBySelector,
   pass,
   podNotUsable,
   podReady,
   seenProxyMode,
 } from '../../scripts/labs/checks/index.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
+import { clientAndWebObservations, gatherClientAndWeb } from '../_shared/client-and-web.ts';
 
 /** Enough requests that three equally likely pods almost surely do not all look the same. */
 export const REQUESTS = 8;
 const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://web/hostname; echo; done`;
 
 export const reachWebCheck = defineCheck({
-  observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
-  async gather(ctx) {
-    const [client, web] = await Promise.all([
-      gatherPodCommand(ctx, 'client', ['sh', '-c', CURL_LOOP]),
-      listBySelector(ctx, 'pods', 'app=web'),
-    ]);
-    return { client, web };
-  },
+  observations: clientAndWebObservations,
+  gather: (ctx) => gatherClientAndWeb(ctx, ['sh', '-c', CURL_LOOP]),
   evaluate(obs, ctx) {
     const notUsable = podNotUsable(
       'client',

@@ -1,10 +1,10 @@
 /** Lab 1: a Deployment, a ClusterIP Service, its EndpointSlices, and who forwards the traffic. */
-import { MODES } from '../../scripts/clusters/modes.ts';
+import { MODES, type Mode } from '../../scripts/clusters/modes.ts';
 import { allOf, deploymentReady, readyEndpoints, serviceSpec } from '../../scripts/labs/checks/index.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { proxyModeCheck, reachWebCheck } from './checks.ts';
-import { AGNHOST, WEB_AND_CLIENT_TO_APPLY } from '../_shared/workload.ts';
+import { AGNHOST, clientNode, WEB_AND_CLIENT_TO_APPLY, waitForWebRules } from '../_shared/workload.ts';
 export { AGNHOST };
 
 const ID = 'first-service';
@@ -15,6 +15,14 @@ const CILIUM_KPR = 'kubectl -n kube-system exec ds/cilium -c cilium-agent -- cil
 const record = (value: string) => [
   `kubectl -n ${NS} delete configmap proxy-mode --ignore-not-found`,
   `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode="${value}"`,
+];
+
+/** Start the client, wait until the client's node has web's rules, then ask six times. */
+const reachWeb = (mode: Mode) => [
+  `kubectl -n ${NS} apply -f first-service/client.yaml`,
+  `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
+  waitForWebRules(NS, mode, { node: clientNode(NS) }),
+  `for i in 1 2 3 4 5 6; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
 ];
 
 export default defineLab({
@@ -100,14 +108,10 @@ export default defineLab({
         'If curl cannot resolve `web`, check that the client runs in the same namespace as the Service.',
       ],
       solution: {
-        commands: [
-          `kubectl -n ${NS} apply -f first-service/client.yaml`,
-          `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
-          // kube-proxy writes the new Service's rules a moment after it exists (seen on the real
-          // kube-proxy of the sim provider: the first curl was refused), so wait for one answer.
-          `for i in $(seq 1 60); do kubectl -n ${NS} exec client -- curl -s --max-time 2 -o /dev/null http://web/hostname && break; sleep 1; done`,
-          `for i in 1 2 3 4 5 6; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
-        ],
+        // kube-proxy writes the new Service's rules a moment after it exists (seen on the real
+        // kube-proxy of the sim provider: the first curl was refused), so wait for them.
+        commands: reachWeb('ipvs'),
+        byMode: { iptables: reachWeb('iptables'), nftables: reachWeb('nftables') },
       },
       check: reachWebCheck,
     },

@@ -1,15 +1,6 @@
 /** headless's own check: the client pod's DNS answer for web-headless lists exactly the ready web pods. */
-import {
-  defineCheck,
-  fact,
-  fail,
-  gatherPodCommand,
-  listBySelector,
-  pass,
-  podNotUsable,
-  podReady,
-} from '../../scripts/labs/checks/index.ts';
-import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
+import { defineCheck, fact, fail, pass, podNotUsable, podReady } from '../../scripts/labs/checks/index.ts';
+import { clientAndWebObservations, gatherClientAndWeb } from '../_shared/client-and-web.ts';
 
 export const HEADLESS_FQDN = (ns: string) => `web-headless.${ns}.svc.cluster.local`;
 
@@ -26,14 +17,8 @@ export function nslookupAddresses(stdout: string): string[] {
 }
 
 export const dnsCheck = defineCheck({
-  observations: observationsOf({ client: schemas.podCommand, web: schemas.kubeList }),
-  async gather(ctx) {
-    const [client, web] = await Promise.all([
-      gatherPodCommand(ctx, 'client', ['nslookup', HEADLESS_FQDN(ctx.namespace)]),
-      listBySelector(ctx, 'pods', 'app=web'),
-    ]);
-    return { client, web };
-  },
+  observations: clientAndWebObservations,
+  gather: (ctx) => gatherClientAndWeb(ctx, ['nslookup', HEADLESS_FQDN(ctx.namespace)]),
   evaluate(obs, ctx) {
     const notUsable = podNotUsable(
       'client',

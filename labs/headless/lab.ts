@@ -8,18 +8,22 @@ import { allOf, readyEndpoints, serviceRules, serviceSpec } from '../../scripts/
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { dnsCheck, HEADLESS_FQDN } from './checks.ts';
-import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD } from '../_shared/workload.ts';
+import { AGNHOST, WEB_DEPLOYMENT, WEB_SERVICE, CLIENT_POD, waitForWebRules, type RuleMode } from '../_shared/workload.ts';
 
 const ID = 'headless';
 const NS = 'lab-headless';
 const FQDN = HEADLESS_FQDN(NS);
 const CP = '"$DPLAB_CLUSTER-control-plane"';
 /**
- * Run a node command once it finds something: kube-proxy writes a new Service's rules a moment
- * after the Service exists (on the real kube-proxy of the sim provider the first read was empty).
+ * Add web's ClusterIP Service, wait until kube-proxy on the control-plane node has its rules (they
+ * follow the Service a moment later: on the real kube-proxy of the sim provider the first read was
+ * empty), then show the node's rules that name the lab's Services.
  */
-const waitThenShow = (cmd: string) =>
-  `for i in $(seq 1 30); do docker exec ${CP} sh -c '${cmd}' >/dev/null && break; sleep 1; done; docker exec ${CP} sh -c '${cmd}'`;
+const addAndShow = (mode: RuleMode, show: string) => [
+  `kubectl -n ${NS} apply -f headless/web-service.yaml`,
+  waitForWebRules(NS, mode, { node: CP }),
+  `docker exec ${CP} sh -c '${show}'`,
+];
 const AGENT = 'kubectl -n kube-system exec ds/cilium -c cilium-agent --';
 
 export default defineLab({
@@ -132,12 +136,9 @@ export default defineLab({
         'Only `lab-headless/web` shows up. `web-headless` has no virtual IP, so there is nothing to translate.',
       ],
       solution: {
-        commands: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, waitThenShow(`iptables-save | grep "${NS}/web"`)],
+        commands: addAndShow('iptables', `iptables-save | grep "${NS}/web"`),
         byMode: {
-          nftables: [
-            `kubectl -n ${NS} apply -f headless/web-service.yaml`,
-            waitThenShow(`nft list table ip kube-proxy | grep "${NS}/web"`),
-          ],
+          nftables: addAndShow('nftables', `nft list table ip kube-proxy | grep "${NS}/web"`),
           ipvs: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `docker exec ${CP} cat /proc/net/ip_vs`],
           cilium: [`kubectl -n ${NS} apply -f headless/web-service.yaml`, `${AGENT} cilium-dbg service list`],
         },

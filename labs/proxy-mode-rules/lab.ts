@@ -7,6 +7,7 @@ import { labText } from '../../scripts/labs/text.ts';
 import { recordCommand } from '../../scripts/labs/checks/answer.ts';
 import { findChainCheck, followEndpointsCheck, readModeCheck } from './checks.ts';
 import { WEB_AND_CLIENT, waitForWebRules } from '../_shared/workload.ts';
+import { iptablesServiceRules } from '../_shared/iptables-service.ts';
 
 const ID = 'proxy-mode-rules';
 const NS = 'lab-proxy-mode-rules';
@@ -15,6 +16,8 @@ const PROXY_MODE = `docker exec ${NODE} curl -s http://127.0.0.1:10249/proxyMode
 const NAT = `docker exec ${NODE} iptables-save -t nat`;
 const NFT = `docker exec ${NODE} nft list table ip kube-proxy`;
 const SVC_CHAIN_IPT = `$(${NAT} | awk '/^-A KUBE-SERVICES .*"${NS}\\/web cluster IP"/ {print $NF}')`;
+/** web's KUBE-SEP chains, found from its KUBE-SVC chain (their own comments go in large cluster mode). */
+const WEB_ENDPOINT_CHAINS = iptablesServiceRules(NS, 'web', 'endpoint-chains');
 const SVC_CHAIN_NFT = `$(docker exec ${NODE} nft list map ip kube-proxy service-ips | grep -o 'service-[A-Z0-9]*-${NS}/web/tcp/')`;
 
 export default defineLab({
@@ -97,7 +100,7 @@ export default defineLab({
       concepts: ['I1', 'N1'],
       snippets: [
         { label: 'The Service chain', command: `${NAT} | grep "^-A ${SVC_CHAIN_IPT} "`, modes: ['iptables'] },
-        { label: 'The endpoint chains and their DNAT', command: `${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web'`, modes: ['iptables'] },
+        { label: 'The endpoint chains and their DNAT', command: `${NAT} | ${WEB_ENDPOINT_CHAINS}`, modes: ['iptables'] },
         { label: 'The Service chain', command: `docker exec ${NODE} nft list chain ip kube-proxy ${SVC_CHAIN_NFT}`, modes: ['nftables'] },
         { label: 'The endpoint chains and their DNAT', command: `${NFT} | grep -A3 'chain endpoint-.*${NS}/web/'`, modes: ['nftables'] },
         {
@@ -113,9 +116,9 @@ export default defineLab({
       ],
       solution: {
         commands: [
-          `${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web' | grep -o 'to-destination [0-9.:]*'`,
+          `${NAT} | ${WEB_ENDPOINT_CHAINS} | grep -o 'to-destination [0-9.:]*'`,
           recordCommand(NS, 'web-endpoints', {
-            endpoints: `$(${NAT} | grep '^-A KUBE-SEP' | grep '${NS}/web' | grep -o 'to-destination [0-9.:]*' | cut -d' ' -f2 | sort | xargs)`,
+            endpoints: `$(${NAT} | ${WEB_ENDPOINT_CHAINS} | grep -o 'to-destination [0-9.:]*' | cut -d' ' -f2 | sort | xargs)`,
           }),
         ],
         byMode: {

@@ -7,6 +7,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { affinityRulesCheck, CURL_LOOP, onePodCheck, setAffinityCheck } from './checks.ts';
 import { WEB_AND_CLIENT, clientNode } from '../_shared/workload.ts';
+import { iptablesServiceRules } from '../_shared/iptables-service.ts';
 
 const ID = 'session-affinity';
 const NS = 'lab-session-affinity';
@@ -16,7 +17,8 @@ const CLIENT_NODE = clientNode(NS);
 const PATCH = `kubectl -n ${NS} patch service web -p '{"spec":{"sessionAffinity":"ClientIP"}}'`;
 const LOOP = `kubectl -n ${NS} exec client -- sh -c '${CURL_LOOP}'`;
 const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
-const IPT_RECENT = `docker exec ${NODE} iptables-save -t nat | grep '${NS}/web' | grep recent`;
+/** The recent-module rules of web's chains (found from its KUBE-SVC chain: their comments go in large cluster mode). */
+const IPT_RECENT = `docker exec ${NODE} iptables-save -t nat | ${iptablesServiceRules(NS, 'web', 'chains')} | grep recent`;
 const IPVS_PROC = `docker exec ${NODE} cat /proc/net/ip_vs`;
 const SECONDS_IPT = `$(${IPT_RECENT} | grep -o 'seconds [0-9]*' | head -1 | cut -d' ' -f2)`;
 

@@ -24,15 +24,7 @@ export class ActionStatus {
   start(): void {
     this.entry.state = 'running';
     this.entry.startedAt = Date.now();
-    this.emit({
-      type: 'action',
-      mode: this.mode,
-      runId: this.runId,
-      id: this.entry.id,
-      title: this.entry.title,
-      phase: 'start',
-      at: this.entry.startedAt,
-    });
+    this.#emitPhase('start', this.entry.startedAt);
   }
 
   end(ok: boolean, error?: ErrorJson): void {
@@ -40,16 +32,13 @@ export class ActionStatus {
     this.#ended = true;
     this.entry.state = ok ? 'done' : 'failed';
     this.entry.endedAt = Date.now();
-    this.emit({
-      type: 'action',
-      mode: this.mode,
-      runId: this.runId,
-      id: this.entry.id,
-      title: this.entry.title,
-      phase: ok ? 'end' : 'fail',
-      at: this.entry.endedAt,
+    this.#emitPhase(ok ? 'end' : 'fail', this.entry.endedAt, {
       elapsedMs: this.entry.endedAt - (this.entry.startedAt ?? this.entry.endedAt),
       error,
     });
+  }
+
+  #emitPhase(phase: 'start' | 'end' | 'fail', at: number, extra: { elapsedMs?: number; error?: ErrorJson } = {}): void {
+    this.emit({ type: 'action', mode: this.mode, runId: this.runId, id: this.entry.id, title: this.entry.title, phase, at, ...extra });
   }
 }

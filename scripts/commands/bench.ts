@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Command } from './command.ts';
+import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { projectRoot } from '../paths.ts';
 import { writeJoinedReport } from '../bench/report.ts';
@@ -16,13 +16,15 @@ export function benchNames(): string[] {
     .sort();
 }
 
-/** Each benchmark runs as its own Node process (under tsx), so one cannot skew the next. */
-function runBench(name: string, args: string[]): Promise<number> {
+/** Each benchmark runs as its own Node process (under tsx), so one cannot skew the next; its output goes to the command's streams. */
+function runBench(name: string, args: string[], ctx: CommandContext): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, `${name}.ts`), ...args], {
       cwd: projectRoot,
-      stdio: 'inherit',
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    child.stdout.on('data', (b: Buffer) => ctx.stdout.write(b.toString()));
+    child.stderr.on('data', (b: Buffer) => ctx.stderr.write(b.toString()));
     child.on('exit', (code) => resolve(code ?? 1));
     child.on('error', () => resolve(1));
   });
@@ -32,18 +34,18 @@ export const bench: Command = {
   name: 'bench',
   summary: 'Run the benchmarks (all, or the one named); they print figures beside a peer and a limit',
   usage: 'dplab bench [<name> [args…]]   (names: the files in scripts/bench/)',
-  async run(argv) {
+  async run(argv, ctx) {
     const { positionals } = parseFlags(this, argv, {}, true);
     const names = benchNames();
     const [name, ...args] = positionals;
     if (name !== undefined && !names.includes(name)) throw usageError(this, `no benchmark "${name}"; there are: ${names.join(', ')}.`);
     let worst = 0;
     for (const n of name ? [name] : names) {
-      process.stdout.write(`\n== ${n} ==\n`);
-      worst = Math.max(worst, await runBench(n, name ? args : []));
+      ctx.stdout.write(`\n== ${n} ==\n`);
+      worst = Math.max(worst, await runBench(n, name ? args : [], ctx));
     }
     // Every benchmark that reported (this run's and earlier ones) in one table a person opens.
-    process.stdout.write(`\nReport: ${writeJoinedReport()}\n`);
+    ctx.stdout.write(`\nReport: ${writeJoinedReport()}\n`);
     return worst;
   },
 };

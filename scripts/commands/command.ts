@@ -1,10 +1,16 @@
+/** A stream a command writes to; `isTTY` where it is a terminal (progress lines are redrawn in place). */
+export interface OutputStream {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
 /** What the CLI hands every command, instead of the command re-reading process-wide state. */
 export interface CommandContext {
   /** `--verbose` (a global flag: the CLI takes it off argv): show command output and stack traces. */
   verbose: boolean;
   /** Where the command's output goes (process.stdout in the CLI, a buffer in tests). */
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+  stdout: OutputStream;
+  stderr: OutputStream;
   /** Cancels the command's work (the CLI's caller may stop it). */
   signal: AbortSignal;
 }

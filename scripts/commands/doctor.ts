@@ -8,7 +8,7 @@ export const doctor: Command = {
   name: 'doctor',
   summary: 'Check this machine for Docker, kind, kubectl, kernel settings and memory',
   usage: `dplab doctor [--mode <${MODES.join('|')}>] [--seats N] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). --seats N checks room for a workshop of N seats on this host, each with one cluster of the mode (or of every mode). Exits non-zero when a check fails.`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(doctor, argv, {
       mode: { type: 'string' },
       seats: { type: 'string' },
@@ -22,8 +22,8 @@ export const doctor: Command = {
     // Memory is judged for one cluster: labs run one mode at a time unless you start more.
     const report = await runPreflight({ modes, clusters: 1, seats });
     const { findings } = report;
-    if (values.json) process.stdout.write(`${JSON.stringify({ ok: report.ok, modes, findings }, null, 2)}\n`);
-    else process.stdout.write(`${formatFindings(findings)}\n`);
+    if (values.json) ctx.stdout.write(`${JSON.stringify({ ok: report.ok, modes, findings }, null, 2)}\n`);
+    else ctx.stdout.write(`${formatFindings(findings)}\n`);
     return report.ok ? 0 : 1;
   },
 };

@@ -7,7 +7,7 @@ export const down: Command = {
   name: 'down',
   summary: 'Delete the kind cluster of a mode (or of all modes)',
   usage: `dplab down <${MODES.join('|')}> | --all`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(down, argv, { all: { type: 'boolean' } });
     if (values.all && positionals.length) throw usageError(down, 'give a mode or --all, not both.');
     let modes: Mode[];
@@ -15,7 +15,7 @@ export const down: Command = {
       // Only clusters that exist: deleting absent ones would just be noise.
       modes = (await sharedClusterManager().statusAll()).filter((s) => s.state !== 'absent').map((s) => s.mode);
       if (modes.length === 0) {
-        process.stdout.write('No lab clusters are running.\n');
+        ctx.stdout.write('No lab clusters are running.\n');
         return 0;
       }
     } else {
@@ -24,7 +24,7 @@ export const down: Command = {
     }
     for (const mode of modes) {
       await sharedClusterManager().delete(mode);
-      process.stdout.write(`Deleted the ${mode} cluster.\n`);
+      ctx.stdout.write(`Deleted the ${mode} cluster.\n`);
     }
     return 0;
   },

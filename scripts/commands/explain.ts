@@ -14,7 +14,7 @@ import {
   type Format,
   type ParseOptions,
 } from '../dataplane/index.ts';
-import { parseFlags, usageError, type Command } from './command.ts';
+import { parseFlags, usageError, type Command, type CommandContext } from './command.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { isServiceRef } from '../dataplane/explain-view.ts';
 import { isCidr } from '../dataplane/addr.ts';
@@ -33,7 +33,7 @@ export const explain: Command = {
   name: 'explain',
   summary: "Show how a node's dataplane forwards one Service: frontends, backends and each backend's share",
   usage: USAGE,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(explain, argv, {
       input: { type: 'string' },
       format: { type: 'string' },
@@ -47,7 +47,7 @@ export const explain: Command = {
       'service-cidr': { type: 'string' },
     });
     if (!values.input) {
-      if (positionals.length === 2) return explainLiveCommand(positionals[0], positionals[1], values);
+      if (positionals.length === 2) return explainLiveCommand(positionals[0], positionals[1], values, ctx);
       throw usageError(explain, 'give --input <file> and --format, or <mode> <ns/name>.');
     }
     if (positionals.length) throw usageError(explain, `unexpected argument "${positionals[0]}".`);
@@ -99,7 +99,7 @@ export const explain: Command = {
       });
     }
     const out = values.json ? `${JSON.stringify(toJson(view), null, 2)}\n` : values.mermaid ? toMermaid(view, format) : toText(view, model);
-    process.stdout.write(out);
+    ctx.stdout.write(out);
     return 0;
   },
 };
@@ -119,6 +119,7 @@ async function explainLiveCommand(
     hz?: string;
     'service-cidr'?: string;
   },
+  ctx: CommandContext,
 ): Promise<number> {
   const mode = parseModeArg(explain, modeArg);
   if (!isServiceRef(service))
@@ -132,7 +133,7 @@ async function explainLiveCommand(
     : values.mermaid
       ? r.mermaid
       : `${r.node}, ${r.format}:\n${r.text}`;
-  process.stdout.write(out);
+  ctx.stdout.write(out);
   return 0;
 }
 

@@ -6,10 +6,10 @@ export const kubeconfig: Command = {
   name: 'kubeconfig',
   summary: "Print the path of a mode's kubeconfig (for `export KUBECONFIG=…`)",
   usage: `dplab kubeconfig <${MODES.join('|')}>`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { positionals } = parseFlags(kubeconfig, argv, {});
     if (positionals.length > 1) throw usageError(kubeconfig, 'one mode at a time.');
-    process.stdout.write(`${kubeconfigPath(parseModeArg(kubeconfig, positionals[0]))}\n`);
+    ctx.stdout.write(`${kubeconfigPath(parseModeArg(kubeconfig, positionals[0]))}\n`);
     return 0;
   },
 };

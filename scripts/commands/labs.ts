@@ -7,11 +7,11 @@ export const labs: Command = {
   name: 'labs',
   summary: 'List the labs with their modes, steps and concepts',
   usage: 'dplab labs [--json]',
-  async run(argv) {
+  async run(argv, ctx) {
     const { values } = parseFlags(this, argv, { json: { type: 'boolean' } }, false);
     const all = loadLabs().map(labSummary);
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
+      ctx.stdout.write(`${JSON.stringify(all, null, 2)}\n`);
       return 0;
     }
     const out: string[] = [];
@@ -22,7 +22,7 @@ export const labs: Command = {
       out.push('');
     }
     out.push('Check a step: dplab check <lab> [<step>] [--mode <mode>]');
-    process.stdout.write(`${out.join('\n')}\n`);
+    ctx.stdout.write(`${out.join('\n')}\n`);
     return 0;
   },
 };

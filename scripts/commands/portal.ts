@@ -12,6 +12,7 @@ import { distDir, stateDir } from '../paths.ts';
 import { buildIsStale } from '../site-build.ts';
 import { DplabError } from '../errors.ts';
 import { LocalSeatBackend } from '../portal/local-backend.ts';
+import { kubernetesSeatBackendFromEnv } from '../portal/kubernetes-backend.ts';
 import { startPortal } from '../portal/server.ts';
 
 const MAX_SEATS = 200;
@@ -28,14 +29,16 @@ export const portal: Command = {
   name: 'portal',
   summary: 'Run a workshop: a join page for learners, a seat each, and the instructor dashboard.',
   usage: `dplab portal [--lab ID] [--seats N] [--max-seats M] [--warm MODE]… [--code CODE] [--port P] [--idle-minutes N]
-             [--host ADDR --behind-tls --public-host NAME]
+             [--host ADDR --behind-tls --public-host NAME] [--backend local|kubernetes]
 
   --seats N       make N seats before anyone joins (with --warm, their clusters too); more are made on demand up to --max-seats (default 30)
   --warm MODE     bring each seat's MODE cluster up ahead (a hot start); check the host first with \`dplab doctor --seats N --mode MODE\`
   --lab ID        the lab learners start on and the dashboard tracks (default: the first lab)
+  --backend B     where seats run: local (a runner process per seat on this host, the default) or kubernetes (a pod per seat
+                  in the portal's namespace; DPLAB_SEAT_* settings, see README "Workshops on Kubernetes")
   --behind-tls    TLS is terminated in front of the portal (an Ingress, Caddy, nginx): allows a non-loopback --host and https://<public host> origins
   (env: DPLAB_PORTAL_TOKEN sets the instructor token)`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(this, argv, {
       lab: { type: 'string' },
       seats: { type: 'string' },
@@ -47,7 +50,11 @@ export const portal: Command = {
       'behind-tls': { type: 'boolean' },
       'public-host': { type: 'string', multiple: true },
       'idle-minutes': { type: 'string' },
+      backend: { type: 'string' },
     });
+    const backendKind = values.backend ?? 'local';
+    if (backendKind !== 'local' && backendKind !== 'kubernetes')
+      throw usageError(this, `--backend takes local or kubernetes, got "${backendKind}".`);
     if (positionals.length) throw usageError(this, `unexpected argument "${positionals[0]}".`);
     const seats = count(this, 'seats', values.seats, 0, 0);
     const maxSeats = count(this, 'max-seats', values['max-seats'], Math.max(seats, 30), 1);
@@ -66,11 +73,14 @@ export const portal: Command = {
     const port = portText === undefined ? 4400 : Number(portText);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(this, `port must be an integer 0–65535, got "${portText}".`);
     if (buildIsStale().stale)
-      process.stderr.write(
+      ctx.stderr.write(
         'Note: the built course is missing or older than its sources; run `npm run build` first so learners get the current pages.\n',
       );
 
-    const backend = new LocalSeatBackend({ stateDir: join(stateDir(), 'portal') });
+    const backend =
+      backendKind === 'kubernetes'
+        ? kubernetesSeatBackendFromEnv(process.env, (line) => ctx.stderr.write(`${line}\n`))
+        : new LocalSeatBackend({ stateDir: join(stateDir(), 'portal') });
     const running = await startPortal({
       backend,
       lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
@@ -86,7 +96,7 @@ export const portal: Command = {
       maxSeats,
       idleMs: idleMinutes * 60_000,
     });
-    process.stdout.write(
+    ctx.stdout.write(
       [
         `Workshop "${lab.title}": up to ${maxSeats} seats${seats ? `, ${seats} being made now${warm.length ? ` with ${warm.join(', ')} clusters` : ''}` : ''}.`,
         `Learners: ${running.joinUrl}   code ${running.code}`,
@@ -96,13 +106,13 @@ export const portal: Command = {
     );
     await new Promise<void>((resolve) => {
       const stop = () => {
-        process.stdout.write('\nEnding the workshop: deleting every seat’s clusters and stopping the seats (Ctrl-C again leaves them).\n');
+        ctx.stdout.write('\nEnding the workshop: deleting every seat’s clusters and stopping the seats (Ctrl-C again leaves them).\n');
         process.once('SIGINT', () => process.exit(130));
         void running.workshop
           .end()
           .then(({ failed }) => {
             if (failed.length)
-              process.stderr.write(
+              ctx.stderr.write(
                 `Could not end seats ${failed.join(', ')}; their folders are under ${join(stateDir(), 'portal', 'seats')}.\n`,
               );
           })

@@ -1,4 +1,4 @@
-import type { Command } from './command.ts';
+import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
 import { buildIsStale, buildSite } from '../site-build.ts';
@@ -8,8 +8,8 @@ import { DplabError } from '../errors.ts';
 const TICK_MS = 1_000;
 
 /** One line while the site builds (updated in place on a terminal), the log to a file; its tail on failure. */
-async function buildWithProgress(reason: string): Promise<void> {
-  const out = process.stdout;
+async function buildWithProgress(reason: string, ctx: CommandContext): Promise<void> {
+  const out = ctx.stdout;
   const started = Date.now();
   const line = (suffix: string) => `Building the course (${reason})… ${suffix}`;
   const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
@@ -20,7 +20,7 @@ async function buildWithProgress(reason: string): Promise<void> {
     if (out.isTTY) out.write(`\r\x1b[2K${line(`done in ${seconds()}`)}\n`);
   } catch (err) {
     if (out.isTTY) out.write(`\r\x1b[2K${line('failed')}\n`);
-    if (err instanceof DplabError && err.details) process.stderr.write(`${err.details}\n`);
+    if (err instanceof DplabError && err.details) ctx.stderr.write(`${err.details}\n`);
     throw err;
   } finally {
     if (tick) clearInterval(tick);
@@ -33,7 +33,7 @@ export const serve: Command = {
   summary: 'Serve the course, the runner API and the terminals on 127.0.0.1.',
   usage:
     'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
-  async run(argv) {
+  async run(argv, ctx) {
     const { values } = parseFlags(
       this,
       argv,
@@ -66,10 +66,10 @@ export const serve: Command = {
 
     if (values['build-if-needed']) {
       const { stale, reason } = buildIsStale();
-      if (stale) await buildWithProgress(reason);
+      if (stale) await buildWithProgress(reason, ctx);
     }
     if (!isLoopback(host)) {
-      process.stderr.write(
+      ctx.stderr.write(
         `Warning: listening on ${host}, not loopback. Anyone who can reach this address and has the token gets a shell on this machine.\n`,
       );
     }
@@ -83,11 +83,11 @@ export const serve: Command = {
       allowHosts,
       maxTerminals,
     });
-    process.stdout.write(`Dataplane Lab: ${running.url}\n`);
-    process.stdout.write(`Viewer link (read-only mirror of your terminal, for the audience): ${running.viewerUrl}\n`);
+    ctx.stdout.write(`Dataplane Lab: ${running.url}\n`);
+    ctx.stdout.write(`Viewer link (read-only mirror of your terminal, for the audience): ${running.viewerUrl}\n`);
     await new Promise<void>((resolve) => {
       const stop = () => {
-        process.stdout.write('\nStopping; open terminals are closed.\n');
+        ctx.stdout.write('\nStopping; open terminals are closed.\n');
         void running.close().finally(resolve);
       };
       process.once('SIGINT', stop);

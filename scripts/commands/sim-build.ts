@@ -6,7 +6,7 @@ export const simBuild: Command = {
   name: 'sim-build',
   summary: "Build (or reuse) the sim provider's real components with Go, into the cache outside the repository",
   usage: `dplab sim-build [--only <name,…>]\n  components: ${SIM_COMPONENTS.map((c) => c.name).join(', ')}\n  cache: $DPLAB_SIM_CACHE or ~/.cache/dplab/sim`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values } = parseFlags(simBuild, argv, { only: { type: 'string' } }, false);
     const only = values.only
       ?.split(',')
@@ -15,8 +15,8 @@ export const simBuild: Command = {
     const unknown = only?.filter((n) => !SIM_COMPONENTS.some((c) => c.name === n)) ?? [];
     if (unknown.length) throw usageError(simBuild, `unknown component ${unknown.join(', ')}`);
     const started = Date.now();
-    const r = await ensureSimBinaries({ only, onProgress: (l) => process.stderr.write(`… ${l}\n`) });
-    process.stdout.write(
+    const r = await ensureSimBinaries({ only, onProgress: (l) => ctx.stderr.write(`… ${l}\n`) });
+    ctx.stdout.write(
       `${r.binDir}: built ${r.built.length ? r.built.join(', ') : 'nothing'}, reused ${r.reused.length ? r.reused.join(', ') : 'nothing'} (${Math.round((Date.now() - started) / 1000)} s).\n`,
     );
     return 0;

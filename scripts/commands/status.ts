@@ -36,11 +36,11 @@ export const status: Command = {
   name: 'status',
   summary: 'Show the lab clusters: absent, provisioning, ready or broken',
   usage: 'dplab status [--json]',
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(status, argv, { json: { type: 'boolean' } });
     if (positionals.length) throw usageError(status, `unexpected argument "${positionals[0]}".`);
     const statuses = await sharedClusterManager().statusAll();
-    process.stdout.write(`${values.json ? JSON.stringify(statuses, null, 2) : table(statuses)}\n`);
+    ctx.stdout.write(`${values.json ? JSON.stringify(statuses, null, 2) : table(statuses)}\n`);
     return 0;
   },
 };

@@ -8,19 +8,19 @@ export const up: Command = {
   name: 'up',
   summary: 'Start (or reuse) the kind cluster of a dataplane mode',
   usage: `dplab up <${MODES.join('|')}> [--retain]\n\n  --retain  keep a half-made cluster when something fails (for debugging)`,
-  async run(argv) {
+  async run(argv, ctx) {
     const { values, positionals } = parseFlags(up, argv, { retain: { type: 'boolean' } });
     if (positionals.length > 1) throw usageError(up, 'one mode at a time.');
     const mode = parseModeArg(up, positionals[0]);
 
     const controller = new AbortController();
-    const printer = progressPrinter();
+    const printer = progressPrinter(ctx.stderr);
     let interrupts = 0;
     // First Ctrl-C cancels and cleans up; a second one leaves at once.
     const onSigint = () => {
       interrupts++;
       if (interrupts > 1) process.exit(130);
-      process.stderr.write('\nCancelling: stopping the running step and removing the half-made cluster (Ctrl-C again to leave now)…\n');
+      ctx.stderr.write('\nCancelling: stopping the running step and removing the half-made cluster (Ctrl-C again to leave now)…\n');
       controller.abort();
     };
     process.on('SIGINT', onSigint);
@@ -31,7 +31,7 @@ export const up: Command = {
         onEvent: printer.onEvent,
       });
       printer.dispose();
-      process.stdout.write(
+      ctx.stdout.write(
         `The ${mode} cluster (${status.name}) is ready: ${status.readyNodes}/${status.nodes} nodes Ready.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`,
       );
       return 0;

@@ -14,7 +14,7 @@ export const verifyLabsCommand: Command = {
   summary: 'Author check: per lab, mode and step, setup → check fails → solve → check passes',
   usage:
     "dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n  --record writes each check's observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed",
-  async run(argv) {
+  async run(argv, ctx) {
     const { values } = parseFlags(this, argv, { lab: { type: 'string' }, mode: { type: 'string' }, record: { type: 'boolean' } }, false);
     if (values.mode !== undefined && !isMode(values.mode))
       throw usageError(this, `unknown mode "${values.mode}"; known: ${MODES.join(', ')}`);
@@ -32,12 +32,12 @@ export const verifyLabsCommand: Command = {
         printer.dispose();
       }
     }
-    const report = await verifyLabs(labs, { modes, record: values.record, log: (l) => process.stderr.write(`… ${l}\n`) });
-    process.stdout.write(`${report.table}\n`);
-    for (const r of report.rows.filter((x) => x.breach)) process.stdout.write(`✗ ${r.lab} / ${r.mode} / ${r.step}: ${r.breach}\n`);
-    if (report.rows.length === 0) process.stdout.write('No lab runs on the chosen mode.\n');
+    const report = await verifyLabs(labs, { modes, record: values.record, log: (l) => ctx.stderr.write(`… ${l}\n`) });
+    ctx.stdout.write(`${report.table}\n`);
+    for (const r of report.rows.filter((x) => x.breach)) ctx.stdout.write(`✗ ${r.lab} / ${r.mode} / ${r.step}: ${r.breach}\n`);
+    if (report.rows.length === 0) ctx.stdout.write('No lab runs on the chosen mode.\n');
     const breaches = report.rows.filter((r) => r.breach).length;
-    process.stdout.write(
+    ctx.stdout.write(
       report.ok
         ? `Contract holds for ${report.rows.length} step runs.${values.record ? ' Observations recorded.' : ''}\n`
         : `${breaches} contract breach${breaches === 1 ? '' : 'es'}.\n`,

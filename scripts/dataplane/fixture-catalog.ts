@@ -22,6 +22,11 @@ const EXT: Record<Format, 'txt' | 'json'> = {
   'cilium-json': 'json',
 };
 
+/** The bundled fixture `<format>/<name>`'s file (text or JSON, as the tool prints it). */
+export function fixtureFile(format: Format, name: string): string {
+  return join(DIR, format, `${name}.${EXT[format]}`);
+}
+
 const DESCRIPTIONS: Record<ScenarioId, string> = {
   clusterip: 'default/web as a ClusterIP Service with three pods, seen from a worker node',
   nodeport: 'the same Service as a NodePort (30080), seen from a worker node',
@@ -82,7 +87,7 @@ function entries(): Entry[] {
     SCENARIOS.map((id) => ({ format, name: id as string, scenario: id, description: DESCRIPTIONS[id] })),
   );
   catalog = [...grid, ...EXTRA]
-    .map((f) => ({ ...f, file: join(DIR, f.format, `${f.name}.${EXT[f.format]}`) }))
+    .map((f) => ({ ...f, file: fixtureFile(f.format, f.name) }))
     .filter((f) => existsSync(f.file))
     .map((f) => {
       const entry: Entry = {
@@ -100,7 +105,7 @@ function entries(): Entry[] {
       entry.info.services = servicesIn(parseEntry(entry));
       return entry;
     });
-  const upstream = UPSTREAM.map((f) => ({ ...f, file: join(DIR, f.format, `${f.name}.${EXT[f.format]}`) }))
+  const upstream = UPSTREAM.map((f) => ({ ...f, file: fixtureFile(f.format, f.name) }))
     .filter((f) => existsSync(f.file))
     .map((f): Entry => {
       const entry: Entry = {

@@ -1,19 +1,10 @@
 // Every fixture in every format must give the same, exactly stated, picture of `web`.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findFrontend, findService, parse, toJson, type Format, type JsonView } from './index.ts';
 import { SCENARIOS, type ScenarioId } from './synth/scenarios.ts';
+import { fixtureFile } from './fixture-catalog.ts';
 
-const DIR = join(import.meta.dirname, 'fixtures');
-const EXT: Record<Format, string> = {
-  'iptables-save': 'txt',
-  'nft-json': 'json',
-  ipvsadm: 'txt',
-  'proc-ip-vs': 'txt',
-  cilium: 'txt',
-  'cilium-json': 'json',
-};
 const NODE = { worker: '172.18.0.3', controlPlane: '172.18.0.2' };
 /** What a learner would pass for tools that do not name Services. */
 const NAMES = {
@@ -35,7 +26,7 @@ const LOCAL2 = [
 ] as const;
 
 export function load(format: Format, id: string) {
-  return parse(format, readFileSync(join(DIR, format, `${id}.${EXT[format]}`), 'utf8'), { names: NAMES });
+  return parse(format, readFileSync(fixtureFile(format, id), 'utf8'), { names: NAMES });
 }
 
 function fe(
@@ -149,13 +140,13 @@ describe('format details', () => {
   });
 
   it('proc-ip-vs: persistence is in jiffies and converted with hz', () => {
-    const text = readFileSync(join(DIR, 'proc-ip-vs', 'affinity.txt'), 'utf8');
+    const text = readFileSync(fixtureFile('proc-ip-vs', 'affinity'), 'utf8');
     const at1000 = findFrontend(parse('proc-ip-vs', text, { hz: 1000 }), '10.96.45.112:80');
     expect(at1000?.frontends[0].affinity).toEqual({ timeoutSeconds: 2700 });
   });
 
   it('ipvs without names: services are null, frontends still found', () => {
-    const model = parse('ipvsadm', readFileSync(join(DIR, 'ipvsadm', 'clusterip.txt'), 'utf8'));
+    const model = parse('ipvsadm', readFileSync(fixtureFile('ipvsadm', 'clusterip'), 'utf8'));
     expect(model.services.every((s) => s.service === null)).toBe(true);
     expect(findFrontend(model, '10.96.45.112:80')?.frontends[0].backends).toHaveLength(3);
   });

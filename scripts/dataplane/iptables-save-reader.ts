@@ -1,23 +1,112 @@
 // Reads iptables-save text into tables → chains → rules, checking its structure line by line.
 // It knows nothing about kube-proxy; iptables.ts gives the rules their meaning.
+//
+// One pass over the text by character codes: no per-line regular expressions, no split into an
+// array of lines, and each rule's options kept as two flat arrays instead of a Map. Chain and
+// target names are interned, so the 100,000 rules of a large node share one string per chain.
 import { ParseError } from './parse-error.ts';
 
-export interface IptRule {
-  line: number;
-  text: string;
-  table: string;
-  chain: string;
-  /** Option → its values ("-d" → ["10.96.0.1/32"], "--rcheck" → []). Later options win. */
-  opts: Map<string, string[]>;
-  /** Options written after "!" ("-s", "--dst-type"…). */
-  negated: Set<string>;
-  modules: string[];
-  target: string | null;
+/**
+ * The options of every rule of one dump, as offsets into its text: four numbers an option (name
+ * start and end, value start and end; value start -1 for a flag such as `--rcheck`) and one byte
+ * of flags. Nothing is cut out of the text until a reader asks for it.
+ */
+class OptionStore {
+  bounds = new Int32Array(4 * 1024);
+  flags = new Uint8Array(1024);
+  size = 0;
+
+  constructor(readonly text: string) {}
+
+  push(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number, flags: number): void {
+    if (this.size === this.flags.length) {
+      const bounds = new Int32Array(this.bounds.length * 2);
+      bounds.set(this.bounds);
+      this.bounds = bounds;
+      const f = new Uint8Array(this.flags.length * 2);
+      f.set(this.flags);
+      this.flags = f;
+    }
+    const b = 4 * this.size;
+    this.bounds[b] = nameStart;
+    this.bounds[b + 1] = nameEnd;
+    this.bounds[b + 2] = valueStart;
+    this.bounds[b + 3] = valueEnd;
+    this.flags[this.size++] = flags;
+  }
+
+  /** The index of the last option named `name` among [first, first + count), or -1. */
+  find(first: number, count: number, name: string): number {
+    const { bounds, text } = this;
+    for (let k = first + count - 1; k >= first; k--) {
+      const start = bounds[4 * k];
+      if (bounds[4 * k + 1] - start === name.length && text.startsWith(name, start)) return k;
+    }
+    return -1;
+  }
+
+  value(k: number): string {
+    const start = this.bounds[4 * k + 2];
+    if (start < 0) return '';
+    const raw = this.text.slice(start, this.bounds[4 * k + 3]);
+    return this.flags[k] & ESCAPED ? unescape(raw) : raw;
+  }
+}
+
+const NEGATED = 1;
+const ESCAPED = 2;
+
+/** One `-A` rule. Options are read with `opt` / `has`; `text` is the line as written. */
+export class IptRule {
+  target: string | null = null;
+  /** @internal Where this rule's options start in the store, and how many it has. */
+  first = 0;
+  count = 0;
+
+  constructor(
+    readonly line: number,
+    private readonly store: OptionStore,
+    private readonly start: number,
+    private readonly end: number,
+    readonly table: string,
+    readonly chain: string,
+  ) {}
+
+  get text(): string {
+    return this.store.text.slice(this.start, this.end);
+  }
+
+  /** The option's value (later options win; "" for a flag), or undefined when the rule does not have it. */
+  opt(name: string): string | undefined {
+    const k = this.store.find(this.first, this.count, name);
+    return k < 0 ? undefined : this.store.value(k);
+  }
+
+  has(name: string): boolean {
+    return this.store.find(this.first, this.count, name) >= 0;
+  }
+
+  /** Whether the option was written after "!" (`! -s 10.244.0.0/16`). */
+  negated(name: string): boolean {
+    const k = this.store.find(this.first, this.count, name);
+    return k >= 0 && (this.store.flags[k] & NEGATED) !== 0;
+  }
+
+  /** Module names in order (`-m comment -m tcp` → ["comment", "tcp"]). */
+  get modules(): string[] {
+    const out: string[] = [];
+    for (let k = this.first; k < this.first + this.count; k++) {
+      const start = this.store.bounds[4 * k];
+      if (this.store.bounds[4 * k + 1] - start === 2 && this.store.text.startsWith('-m', start)) out.push(this.store.value(k));
+    }
+    return out;
+  }
 }
 
 export interface IptTable {
   name: string;
-  chains: Map<string, { line: number; rules: IptRule[] }>;
+  /** By name; `name` is the one string every rule of the chain (and every jump to it) shares. */
+  chains: Map<string, { name: string; line: number; rules: IptRule[] }>;
 }
 
 export interface IptSave {
@@ -26,7 +115,7 @@ export interface IptSave {
 }
 
 // Options iptables-save prints without a value. Everything else takes exactly one.
-const FLAG_OPTIONS = new Set([
+const FLAG_OPTIONS = [
   '--rcheck',
   '--set',
   '--reap',
@@ -39,122 +128,278 @@ const FLAG_OPTIONS = new Set([
   '--persistent',
   '--log-uid',
   '--rttl',
-]);
+];
 
-const CHAIN_LINE = /^:(\S+) (\S+) \[\d+:\d+\]$/;
+/** Whether text[start, end) is one of FLAG_OPTIONS, compared in place (no string cut out). */
+function isFlagOption(text: string, start: number, end: number): boolean {
+  const length = end - start;
+  if (length < 5 || text.charCodeAt(start + 1) !== DASH) return false;
+  for (const flag of FLAG_OPTIONS) if (flag.length === length && text.startsWith(flag, start)) return true;
+  return false;
+}
+
+const RESTORE_COMMANDS = 'INXFDRZP';
+const SPACE = 32;
+const TAB = 9;
+const CR = 13;
+const QUOTE = 34;
+const BACKSLASH = 92;
+const HASH = 35;
+const STAR = 42;
+const COLON = 58;
+const DASH = 45;
+const BANG = 33;
+const isBlank = (c: number) => c === SPACE || c === TAB;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+const isLower = (c: number) => c >= 97 && c <= 122;
 
 export function readIptablesSave(text: string): IptSave {
   const tables = new Map<string, IptTable>();
+  const reader = new LineReader(text);
   let current: IptTable | null = null;
   let openedAt = 0;
   let ruleCount = 0;
-  const lines = text.split('\n');
 
-  for (let i = 0; i < lines.length; i++) {
-    const lineNo = i + 1;
-    const raw = lines[i].endsWith('\r') ? lines[i].slice(0, -1) : lines[i];
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    if (line.startsWith('*')) {
-      if (current) throw new ParseError(`table *${current.name} (opened on line ${openedAt}) is not closed by COMMIT`, lineNo, raw);
-      const name = line.slice(1);
-      if (!/^[a-z]+$/.test(name)) throw new ParseError('bad table name', lineNo, raw);
+  for (let lineNo = 1; reader.next(); lineNo++) {
+    const { start, end } = reader; // trimmed bounds of the line
+    if (start === end) continue;
+    const first = text.charCodeAt(start);
+    if (first === HASH) continue;
+    if (first === STAR) {
+      if (current)
+        throw new ParseError(`table *${current.name} (opened on line ${openedAt}) is not closed by COMMIT`, lineNo, reader.raw());
+      for (let i = start + 1; i < end; i++) if (!isLower(text.charCodeAt(i))) throw new ParseError('bad table name', lineNo, reader.raw());
+      if (end === start + 1) throw new ParseError('bad table name', lineNo, reader.raw());
+      const name = text.slice(start + 1, end);
       current = { name, chains: new Map() };
       openedAt = lineNo;
       tables.set(name, current);
       continue;
     }
-    if (!current) throw new ParseError('rule or chain outside a table: is this iptables-save output?', lineNo, raw);
-    if (line === 'COMMIT') {
+    if (!current) throw new ParseError('rule or chain outside a table: is this iptables-save output?', lineNo, reader.raw());
+    if (end - start === 6 && text.startsWith('COMMIT', start)) {
       current = null;
       continue;
     }
-    if (line.startsWith(':')) {
-      const m = CHAIN_LINE.exec(line);
-      if (!m) throw new ParseError('bad chain declaration', lineNo, raw);
-      current.chains.set(m[1], { line: lineNo, rules: [] });
+    if (first === COLON) {
+      const chain = reader.chainDeclaration();
+      if (chain === null) throw new ParseError('bad chain declaration', lineNo, reader.raw());
+      current.chains.set(chain, { name: chain, line: lineNo, rules: [] });
       continue;
     }
-    if (line.startsWith('-A ')) {
-      const rule = parseRule(line, lineNo, raw, current.name);
-      const chain = current.chains.get(rule.chain);
-      if (!chain) throw new ParseError(`rule for undeclared chain ${rule.chain}`, lineNo, raw);
-      chain.rules.push(rule);
+    if (first === DASH && end - start > 3 && text.charCodeAt(start + 1) === 65 /* A */ && text.charCodeAt(start + 2) === SPACE) {
+      const rule = reader.rule(lineNo, current);
+      current.chains.get(rule.chain)?.rules.push(rule);
       ruleCount++;
       continue;
     }
-    if (/^-[INXFDRZP] /.test(line) || line.startsWith('-X')) {
-      throw new ParseError('this is iptables-restore input, not iptables-save output', lineNo, raw);
+    // -I -N -X -F -D -R -Z -P: commands of iptables-restore, not lines iptables-save prints.
+    if (first === DASH && end - start > 1) {
+      const letter = text[start + 1];
+      if (letter === 'X' || (RESTORE_COMMANDS.includes(letter) && text.charCodeAt(start + 2) === SPACE)) {
+        throw new ParseError('this is iptables-restore input, not iptables-save output', lineNo, reader.raw());
+      }
     }
-    throw new ParseError('unrecognised line', lineNo, raw);
+    throw new ParseError('unrecognised line', lineNo, reader.raw());
   }
   if (current) throw new ParseError(`table *${current.name} is not closed by COMMIT (truncated output?)`, openedAt, `*${current.name}`);
   return { tables, ruleCount };
 }
 
-function parseRule(line: string, lineNo: number, raw: string, table: string): IptRule {
-  const tokens = tokenize(line, lineNo, raw);
-  const chain = tokens[1];
-  if (!chain) throw new ParseError('rule without a chain', lineNo, raw);
-  const rule: IptRule = { line: lineNo, text: raw, table, chain, opts: new Map(), negated: new Set(), modules: [], target: null };
-  let negate = false;
-  for (let i = 2; i < tokens.length; i++) {
-    const tok = tokens[i];
-    if (tok === '!') {
-      negate = true;
-      continue;
-    }
-    if (!tok.startsWith('-')) throw new ParseError(`unexpected value ${JSON.stringify(tok)}`, lineNo, raw);
-    const values: string[] = [];
-    if (!FLAG_OPTIONS.has(tok)) {
-      const value = tokens[i + 1];
-      if (value === undefined) throw new ParseError(`option ${tok} has no value`, lineNo, raw);
-      values.push(value);
-      i++;
-    }
-    if (tok === '-m') rule.modules.push(values[0]);
-    else if (tok === '-j' || tok === '-g') rule.target = values[0];
-    else rule.opts.set(tok, values);
-    if (negate) rule.negated.add(tok);
-    negate = false;
-  }
-  return rule;
-}
+/** Walks the text line by line, keeping the current line's bounds (raw and trimmed) as numbers. */
+class LineReader {
+  private pos = 0;
+  /** The raw line: [rawStart, rawEnd), without its \n (and \r). */
+  private rawStart = 0;
+  private rawEnd = 0;
+  /** The line without surrounding blanks. */
+  start = 0;
+  end = 0;
 
-/** Splits on spaces, honouring "double quotes" with \" and \\ escapes as iptables-save writes them. */
-function tokenize(line: string, lineNo: number, raw: string): string[] {
-  const out: string[] = [];
-  let i = 0;
-  const n = line.length;
-  while (i < n) {
-    while (i < n && line.charCodeAt(i) === 32) i++;
-    if (i >= n) break;
-    if (line[i] === '"') {
-      let value = '';
-      i++;
-      let closed = false;
-      while (i < n) {
-        const c = line[i];
-        if (c === '\\' && i + 1 < n) {
-          value += line[i + 1];
-          i += 2;
+  private readonly store: OptionStore;
+
+  constructor(private readonly text: string) {
+    this.store = new OptionStore(text);
+  }
+
+  next(): boolean {
+    const t = this.text;
+    if (this.pos > t.length) return false;
+    let nl = t.indexOf('\n', this.pos);
+    if (nl < 0) nl = t.length;
+    this.rawStart = this.pos;
+    this.rawEnd = nl > this.pos && t.charCodeAt(nl - 1) === CR ? nl - 1 : nl;
+    this.pos = nl + 1;
+    let s = this.rawStart;
+    let e = this.rawEnd;
+    while (s < e && isBlank(t.charCodeAt(s))) s++;
+    while (e > s && isBlank(t.charCodeAt(e - 1))) e--;
+    this.start = s;
+    this.end = e;
+    return true;
+  }
+
+  raw(): string {
+    return this.text.slice(this.rawStart, this.rawEnd);
+  }
+
+  /** `:NAME POLICY [packets:bytes]` → NAME, or null when the line is not of that shape. */
+  chainDeclaration(): string | null {
+    const t = this.text;
+    const nameEnd = this.word(this.start + 1);
+    if (nameEnd === this.start + 1 || t.charCodeAt(nameEnd) !== SPACE) return null;
+    const policyEnd = this.word(nameEnd + 1);
+    if (policyEnd === nameEnd + 1 || t.charCodeAt(policyEnd) !== SPACE) return null;
+    // [digits:digits] to the end of the line
+    let i = policyEnd + 1;
+    if (t.charCodeAt(i) !== 91 /* [ */) return null;
+    const digits = (from: number) => {
+      let j = from;
+      while (j < this.end && isDigit(t.charCodeAt(j))) j++;
+      return j;
+    };
+    let j = digits(++i);
+    if (j === i || t.charCodeAt(j) !== COLON) return null;
+    i = j + 1;
+    j = digits(i);
+    if (j === i || t.charCodeAt(j) !== 93 /* ] */ || j + 1 !== this.end) return null;
+    return t.slice(this.start + 1, nameEnd);
+  }
+
+  /** The end of the non-blank run that starts at `from`. */
+  private word(from: number): number {
+    let i = from;
+    while (i < this.end && !isBlank(this.text.charCodeAt(i))) i++;
+    return i;
+  }
+
+  private fail(lineNo: number, message: string): ParseError {
+    return new ParseError(message, lineNo, this.raw());
+  }
+
+  /** The end of the token at `from` in a rule: rules split on spaces only, as iptables-save writes them. */
+  private token(from: number): number {
+    const space = this.text.indexOf(' ', from);
+    return space < 0 || space > this.end ? this.end : space;
+  }
+
+  /** Where the next backslash at or after `from` is (the text's length when there is none), kept across lines. */
+  private backslashAt = -1;
+  private nextBackslash(from: number): number {
+    if (this.backslashAt < from) {
+      const b = this.text.indexOf('\\', from);
+      this.backslashAt = b < 0 ? this.text.length : b;
+    }
+    return this.backslashAt;
+  }
+
+  /** A jump target: the table's own string when it is a chain of the table (KUBE-SEP-…), else the name itself (DNAT). */
+  private lastTarget = '';
+  private targetName(table: IptTable, name: string): string {
+    if (name === this.lastTarget) return this.lastTarget;
+    const declared = table.chains.get(name);
+    this.lastTarget = declared ? declared.name : name;
+    return this.lastTarget;
+  }
+
+  /** The last chain a rule named: iptables-save prints a chain's rules together, so most lookups end here. */
+  private lastChain: { name: string; line: number; rules: IptRule[] } | null = null;
+  private chainAt(table: IptTable, start: number, end: number) {
+    const last = this.lastChain;
+    if (last && last.name.length === end - start && this.text.startsWith(last.name, start)) return last;
+    const found = table.chains.get(this.text.slice(start, end));
+    if (found) this.lastChain = found;
+    return found;
+  }
+
+  /**
+   * An `-A CHAIN …` line, tokenised and read into a rule in the same pass. The chain (and a target
+   * that is a chain) is looked up once in the table, and the table's own string is kept.
+   */
+  rule(lineNo: number, table: IptTable): IptRule {
+    const t = this.text;
+    const end = this.end;
+    const store = this.store;
+    let i = this.start + 3;
+    while (i < end && t.charCodeAt(i) === SPACE) i++;
+    const chainEnd = this.token(i);
+    if (chainEnd === i) throw this.fail(lineNo, 'rule without a chain');
+    const declared = this.chainAt(table, i, chainEnd);
+    if (!declared) throw this.fail(lineNo, `rule for undeclared chain ${t.slice(i, chainEnd)}`);
+    const rule = new IptRule(lineNo, store, this.rawStart, this.rawEnd, table.name, declared.name);
+    rule.first = store.size;
+    i = chainEnd;
+    let negate = false;
+    let nameStart = -1;
+    let nameEnd = -1;
+    while (i < end) {
+      while (i < end && t.charCodeAt(i) === SPACE) i++;
+      if (i >= end) break;
+      // One token: a quoted string (with \" and \\ escapes, as iptables-save writes them) or a word.
+      let valueStart: number;
+      let valueEnd: number;
+      let escaped = false;
+      if (t.charCodeAt(i) === QUOTE) {
+        let j = t.indexOf('"', i + 1);
+        if (j < 0 || j >= end) j = end;
+        if (this.nextBackslash(i + 1) < j) {
+          // Escapes inside: walk the quoted string character by character.
+          escaped = true;
+          j = i + 1;
+          while (j < end) {
+            const c = t.charCodeAt(j);
+            if (c === BACKSLASH && j + 1 < end) {
+              j += 2;
+              continue;
+            }
+            if (c === QUOTE) break;
+            j++;
+          }
+        }
+        if (j >= end) throw this.fail(lineNo, 'unterminated quote');
+        valueStart = i + 1;
+        valueEnd = j;
+        i = j + 1;
+        if (nameStart < 0) throw this.fail(lineNo, `unexpected value ${JSON.stringify(unescape(t.slice(valueStart, valueEnd)))}`);
+      } else {
+        const j = this.token(i);
+        if (nameStart < 0) {
+          if (j === i + 1 && t.charCodeAt(i) === BANG) negate = true;
+          else if (t.charCodeAt(i) !== DASH) throw this.fail(lineNo, `unexpected value ${JSON.stringify(t.slice(i, j))}`);
+          else if (isFlagOption(t, i, j)) {
+            store.push(i, j, -1, -1, negate ? NEGATED : 0);
+            negate = false;
+          } else {
+            nameStart = i;
+            nameEnd = j;
+          }
+          i = j;
           continue;
         }
-        if (c === '"') {
-          closed = true;
-          i++;
-          break;
-        }
-        value += c;
-        i++;
+        valueStart = i;
+        valueEnd = j;
+        i = j;
       }
-      if (!closed) throw new ParseError('unterminated quote', lineNo, raw);
-      out.push(value);
-    } else {
-      const start = i;
-      while (i < n && line.charCodeAt(i) !== 32) i++;
-      out.push(line.slice(start, i));
+      // The token is the value of the option before it.
+      const letter = nameEnd - nameStart === 2 ? t.charCodeAt(nameStart + 1) : 0;
+      if (letter === 106 /* -j */ || letter === 103 /* -g */) {
+        const name = escaped ? unescape(t.slice(valueStart, valueEnd)) : t.slice(valueStart, valueEnd);
+        rule.target = this.targetName(table, name);
+      } else store.push(nameStart, nameEnd, valueStart, valueEnd, (negate ? NEGATED : 0) | (escaped ? ESCAPED : 0));
+      negate = false;
+      nameStart = -1;
     }
+    if (nameStart >= 0) throw this.fail(lineNo, `option ${t.slice(nameStart, nameEnd)} has no value`);
+    rule.count = store.size - rule.first;
+    return rule;
+  }
+}
+
+function unescape(s: string): string {
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) === BACKSLASH && i + 1 < s.length) i++;
+    out += s[i];
   }
   return out;
 }

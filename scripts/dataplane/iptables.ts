@@ -2,12 +2,15 @@
 // frontends, KUBE-SVC/SVL chains choose an endpoint by chained probabilities, KUBE-SEP chains DNAT.
 // The filter table (when present) tells which frontends reject or drop for want of endpoints.
 import { parsePort, splitServicePortName, stripHostMask, toProtocol, isIpv4 } from './addr.ts';
-import { backendsWithShares, ModelBuilder } from './builder.ts';
+import { ModelBuilder } from './builder.ts';
+import { frontendOf, type Chooser, type Resolved } from './chain-route.ts';
 import type { Affinity, Backend, DataplaneModel, Frontend, FrontendType, Protocol } from './model.ts';
 import { ANY_NODE_IP } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { chainedShares } from './shares.ts';
 import { readIptablesSave, type IptRule, type IptTable } from './iptables-save-reader.ts';
+
+const CHOOSER: Chooser = { random: 'statistic random', affinity: 'recent (affinity)' };
 
 const SERVICES = 'KUBE-SERVICES';
 const NODEPORTS = 'KUBE-NODEPORTS';
@@ -16,7 +19,7 @@ const EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
 const PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
 const FRONTEND_TARGET = /^KUBE-(SVC|SVL|EXT|FW)-/;
 const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
-const ENDPOINT_CHAIN = /^KUBE-SEP-/;
+const ENDPOINT_PREFIX = 'KUBE-SEP-';
 const LOCALHOST_NET = '127.0.0.0/8';
 
 const COMMENT_SUFFIX: Record<string, FrontendType> = {
@@ -25,15 +28,6 @@ const COMMENT_SUFFIX: Record<string, FrontendType> = {
   'loadbalancer IP': 'LoadBalancer',
 };
 const NO_ENDPOINTS = / has no (local )?endpoints$/;
-
-interface Resolved {
-  backends: Backend[];
-  affinity: Affinity | null;
-  localOnly: boolean;
-  path: string[];
-  /** Sources a KUBE-FW- chain lets on (loadBalancerSourceRanges), null when there is no firewall chain. */
-  sourceRanges?: string[];
-}
 
 export function parseIptablesSave(text: string): DataplaneModel {
   const save = readIptablesSave(text);
@@ -52,19 +46,19 @@ export function parseIptablesSave(text: string): DataplaneModel {
 
   for (const rule of nat.chains.get(SERVICES)?.rules ?? []) {
     if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
-    const dst = rule.opts.get('-d')?.[0];
+    const dst = rule.opt('-d');
     const port = dportOf(rule);
     if (!dst || port === null) throw new ParseError('service rule without destination and port', rule.line, rule.text);
     const named = describeComment(rule);
     const type = named.type ?? typeFromTarget(rule.target);
     const resolved = walker.resolve(rule.target, rule);
-    put(named.service, named.portName, frontendOf(type, stripHostMask(dst), port, protocolOf(rule), resolved, [SERVICES]));
+    put(named.service, named.portName, frontendOf(CHOOSER, type, stripHostMask(dst), port, protocolOf(rule), resolved, [SERVICES]));
   }
 
   for (const rule of nat.chains.get(NODEPORTS)?.rules ?? []) {
     if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
     // kube-proxy repeats each NodePort for 127.0.0.0/8 (with an nfacct counter); same frontend.
-    if (rule.opts.get('-d')?.[0] === LOCALHOST_NET) continue;
+    if (rule.opt('-d') === LOCALHOST_NET) continue;
     const port = dportOf(rule);
     if (port === null) throw new ParseError('NodePort rule without --dport', rule.line, rule.text);
     const named = splitServicePortName(commentOf(rule) ?? '');
@@ -72,7 +66,7 @@ export function parseIptablesSave(text: string): DataplaneModel {
     put(
       named?.service ?? null,
       named?.portName ?? null,
-      frontendOf('NodePort', ANY_NODE_IP, port, protocolOf(rule), resolved, [SERVICES, NODEPORTS]),
+      frontendOf(CHOOSER, 'NodePort', ANY_NODE_IP, port, protocolOf(rule), resolved, [SERVICES, NODEPORTS]),
     );
   }
 
@@ -81,14 +75,23 @@ export function parseIptablesSave(text: string): DataplaneModel {
 
   const builder = new ModelBuilder('iptables-save');
   for (const { service, portName, fe } of frontends.values()) builder.add(service, portName, fe);
-  const chainNames = [...save.tables.values()].flatMap((t) => [...t.chains.keys()]);
+  let chains = 0;
+  let serviceChains = 0;
+  let endpointChains = 0;
+  for (const t of save.tables.values()) {
+    for (const c of t.chains.keys()) {
+      chains++;
+      if (c.startsWith('KUBE-SVC-') || c.startsWith('KUBE-SVL-')) serviceChains++;
+      else if (c.startsWith(ENDPOINT_PREFIX)) endpointChains++;
+    }
+  }
   return builder.build(save.ruleCount, 'rules', {
     rules: save.ruleCount,
     natRules: countRules(nat),
     filterRules: filter ? countRules(filter) : 0,
-    chains: chainNames.length,
-    serviceChains: chainNames.filter((c) => POLICY_CHAIN.test(c)).length,
-    endpointChains: chainNames.filter((c) => ENDPOINT_CHAIN.test(c)).length,
+    chains,
+    serviceChains,
+    endpointChains,
   });
 }
 
@@ -122,7 +125,7 @@ class ChainWalker {
    */
   private firewall(chain: string, rules: IptRule[], from: IptRule): Resolved {
     const onward = rules.filter((r) => r.target?.startsWith('KUBE-EXT-'));
-    const sourceRanges = onward.flatMap((r) => (r.opts.get('-s') ?? []).map(stripHostMask));
+    const sourceRanges = onward.flatMap((r) => (r.has('-s') ? [stripHostMask(r.opt('-s') as string)] : []));
     const first = onward[0];
     if (!first?.target) return { backends: [], affinity: null, localOnly: false, path: [chain], sourceRanges };
     const next = this.resolve(first.target, first ?? from);
@@ -131,10 +134,8 @@ class ChainWalker {
 
   /** NodePort / external IP traffic: short-circuits for pod and host traffic, then the policy chain. */
   private external(chain: string, rules: IptRule[]): Resolved {
-    const shortCircuits = rules.some((r) => r.opts.has('--src-type') || (r.opts.has('-s') && r.target && POLICY_CHAIN.test(r.target)));
-    const final = [...rules]
-      .reverse()
-      .find((r) => r.target && POLICY_CHAIN.test(r.target) && !r.opts.has('-s') && !r.opts.has('--src-type'));
+    const shortCircuits = rules.some((r) => r.has('--src-type') || (r.has('-s') && r.target && POLICY_CHAIN.test(r.target)));
+    const final = [...rules].reverse().find((r) => r.target && POLICY_CHAIN.test(r.target) && !r.has('-s') && !r.has('--src-type'));
     const localOnly = shortCircuits || Boolean(final?.target?.startsWith('KUBE-SVL-'));
     if (!final?.target) return { backends: [], affinity: null, localOnly, path: [chain] };
     const next = this.resolve(final.target, final);
@@ -144,38 +145,44 @@ class ChainWalker {
   /** KUBE-SVC / KUBE-SVL: optional affinity checks, then one probabilistic rule per endpoint. */
   private policy(chain: string, rules: IptRule[]): Resolved {
     let affinity: Affinity | null = null;
-    const picks: Array<{ rule: IptRule; probability: number | null }> = [];
+    const picks: IptRule[] = [];
+    const written: Array<string | undefined> = [];
+    const probabilities: Array<number | null> = [];
     for (const r of rules) {
-      if (!r.target || !ENDPOINT_CHAIN.test(r.target)) continue;
-      if (r.opts.has('--rcheck')) {
-        const seconds = Number(r.opts.get('--seconds')?.[0]);
+      if (!r.target || !r.target.startsWith(ENDPOINT_PREFIX)) continue;
+      if (r.has('--rcheck')) {
+        const seconds = Number(r.opt('--seconds'));
         if (!Number.isFinite(seconds)) throw new ParseError('affinity check without --seconds', r.line, r.text);
         affinity = { timeoutSeconds: seconds };
         continue;
       }
-      const p = r.opts.get('--probability')?.[0];
+      const p = r.opt('--probability');
       const probability = p === undefined ? null : Number(p);
       if (probability !== null && !(probability >= 0 && probability <= 1)) throw new ParseError('bad --probability', r.line, r.text);
-      picks.push({ rule: r, probability });
+      picks.push(r);
+      written.push(p);
+      probabilities.push(probability);
     }
-    const list = picks.map(({ rule, probability }) => ({
-      ...this.dnatOf(rule.target as string, rule),
-      via: rule.target as string,
-      detail: probability === null ? 'always (last rule)' : `probability ${rule.opts.get('--probability')?.[0]}`,
-    }));
-    const backends = backendsWithShares(list, chainedShares(picks.map((p) => p.probability)));
+    const shares = chainedShares(probabilities);
+    const backends: Backend[] = picks.map((rule, i) => {
+      const via = rule.target as string;
+      const { ip, port } = this.dnatOf(via, rule);
+      const p = written[i];
+      return { ip, port, via, detail: p === undefined ? 'always (last rule)' : `probability ${p}`, share: shares[i] ?? 0 };
+    });
     return { backends, affinity, localOnly: chain.startsWith('KUBE-SVL-'), path: [chain] };
   }
 
   private dnatOf(sep: string, from: IptRule): { ip: string; port: number } {
     const rules = this.rulesOf(sep, from);
     const dnat = rules.find((r) => r.target === 'DNAT');
-    const dest = dnat?.opts.get('--to-destination')?.[0];
+    const dest = dnat?.opt('--to-destination');
     if (!dnat || !dest) throw new ParseError(`${sep} has no DNAT rule`, this.nat.chains.get(sep)?.line ?? from.line, sep);
-    const m = /^(\d+\.\d+\.\d+\.\d+):(\d+)$/.exec(dest);
-    const port = m ? parsePort(m[2]) : null;
-    if (!m || !isIpv4(m[1]) || port === null) throw new ParseError('bad --to-destination', dnat.line, dnat.text);
-    return { ip: m[1], port };
+    const colon = dest.lastIndexOf(':');
+    const ip = dest.slice(0, colon);
+    const port = colon > 0 ? parsePort(dest.slice(colon + 1)) : null;
+    if (port === null || !isIpv4(ip)) throw new ParseError('bad --to-destination', dnat.line, dnat.text);
+    return { ip, port };
   }
 }
 
@@ -199,12 +206,12 @@ function applyFilterVerdicts(
       const port = dportOf(rule);
       if (port === null) throw new ParseError('no-endpoints rule without --dport', rule.line, rule.text);
       const named = splitServicePortName(comment.slice(0, m.index));
-      const dst = rule.opts.get('-d')?.[0];
+      const dst = rule.opt('-d');
       const candidates: FrontendType[] = chainName === SERVICES ? ['ClusterIP'] : dst ? ['LoadBalancer', 'ExternalIP'] : ['NodePort'];
       const ip = dst ? stripHostMask(dst) : ANY_NODE_IP;
       const protocol = protocolOf(rule);
       const existing = candidates.map((type) => frontends.get(frontendKey({ type, ip, port, protocol }))).find(Boolean);
-      const fe = existing?.fe ?? frontendOf(candidates.at(-1) as FrontendType, ip, port, protocol, noRoute(), []);
+      const fe = existing?.fe ?? frontendOf(CHOOSER, candidates.at(-1) as FrontendType, ip, port, protocol, noRoute(), []);
       if (!existing && candidates.length > 1) fe.chooser = 'none (external IP or load-balancer IP: the filter rule does not say which)';
       const local = Boolean(m[1]);
       fe.noBackendVerdict = rule.target === 'DROP' ? 'drop' : 'reject';
@@ -218,7 +225,7 @@ function applyFilterVerdicts(
   }
   // "ns/svc:port traffic not accepted by KUBE-FW-…": the load balancer's fall-through is dropped here.
   for (const rule of filter.chains.get(PROXY_FIREWALL)?.rules ?? []) {
-    const dst = rule.opts.get('-d')?.[0];
+    const dst = rule.opt('-d');
     const port = dportOf(rule);
     if (!dst || port === null || rule.target !== 'DROP') continue;
     const hit = frontends.get(frontendKey({ type: 'LoadBalancer', ip: stripHostMask(dst), port, protocol: protocolOf(rule) }));
@@ -228,24 +235,6 @@ function applyFilterVerdicts(
 
 function noRoute(): Resolved {
   return { backends: [], affinity: null, localOnly: false, path: [] };
-}
-
-function frontendOf(type: FrontendType, ip: string, port: number, protocol: Protocol, r: Resolved, prefix: string[]): Frontend {
-  return {
-    type,
-    ip,
-    port,
-    protocol,
-    backends: r.backends,
-    localOnly: r.localOnly,
-    // With Local policy kube-proxy leaves the EXT chain without a final jump when no endpoint is local.
-    dropsWithoutLocalEndpoints: r.localOnly && r.backends.length === 0 && r.path.length > 0,
-    affinity: r.affinity,
-    noBackendVerdict: r.localOnly && r.backends.length === 0 && r.path.length > 0 ? 'drop' : null,
-    path: [...prefix, ...r.path],
-    chooser: r.affinity ? 'recent (affinity), then statistic random' : 'statistic random',
-    ...(r.sourceRanges ? { sourceRanges: r.sourceRanges } : {}),
-  };
 }
 
 function describeComment(rule: IptRule): { service: string | null; portName: string | null; type: FrontendType | null } {
@@ -268,16 +257,16 @@ function typeFromTarget(target: string): FrontendType {
 }
 
 function commentOf(rule: IptRule): string | null {
-  return rule.opts.get('--comment')?.[0] ?? null;
+  return rule.opt('--comment') ?? null;
 }
 
 function dportOf(rule: IptRule): number | null {
-  const v = rule.opts.get('--dport')?.[0];
+  const v = rule.opt('--dport');
   return v === undefined ? null : parsePort(v);
 }
 
 function protocolOf(rule: IptRule): Protocol {
-  const p = rule.opts.get('-p')?.[0];
+  const p = rule.opt('-p');
   const protocol = p ? toProtocol(p) : null;
   if (!protocol) throw new ParseError('service rule without -p tcp|udp|sctp', rule.line, rule.text);
   return protocol;

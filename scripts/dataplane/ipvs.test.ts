@@ -2,7 +2,7 @@
 // virtual servers, lines the parser does not know, and clusters whose Service CIDR is not
 // kubeadm's default. /proc lines follow the kernel's printf formats (net/netfilter/ipvs/ip_vs_ctl.c,
 // ip_vs_info_seq_show: "%s  [%pI6]:%04X %s ", "FWM  %08X %s %s"); see fixtures/README.md.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findFrontend, parse, toText } from './index.ts';
@@ -112,5 +112,51 @@ describe('the explorer response carries the notes', () => {
       expect.arrayContaining([expect.stringContaining('Service CIDR unknown'), expect.stringContaining('firewall-mark')]),
     );
     expect(r?.text).toContain('note: Service CIDR unknown');
+  });
+});
+
+/**
+ * The format strings of ip_vs_info_seq_show (Linux net/netfilter/ipvs/ip_vs_ctl.c), as regular
+ * expressions: a virtual server is "%s  %08X:%04X %s %s " (IPv4: scheduler, the "ops " flag or
+ * nothing, a space), "%s  [%pI6]:%04X %s " (IPv6, full lower-case groups) or "FWM  %08X %s %s",
+ * then "persistent %d %08X" or nothing; a real server "  -> %08X:%04X      %-7s %-6d %-10d %-10d"
+ * (IPv6: "  -> [%pI6]:%04X      …"). The firewall-mark table is printed after the address table.
+ */
+const KERNEL_LINE = {
+  v4: /^(TCP|UDP|SCTP) {2}[0-9A-F]{8}:[0-9A-F]{4} [a-z]+ (ops )? (persistent \d+ [0-9A-F]{8})?$/,
+  v6: /^(TCP|UDP|SCTP) {2}\[([0-9a-f]{4}:){7}[0-9a-f]{4}\]:[0-9A-F]{4} [a-z]+ (persistent \d+ [0-9A-F]{8})?$/,
+  fwm: /^FWM {2}[0-9A-F]{8} [a-z]+ (ops )?(persistent \d+ [0-9A-F]{8})?$/,
+  real: /^ {2}-> (?:[0-9A-F]{8}|\[(?:[0-9a-f]{4}:){7}[0-9a-f]{4}\]):[0-9A-F]{4} {6}(.{7}) (.{6}) (.{10}) (.{10})$/,
+};
+const KERNEL_HEADER = [
+  /^IP Virtual Server version \d+\.\d+\.\d+ \(size=\d+\)$/,
+  /^Prot LocalAddress:Port Scheduler Flags$/,
+  /^ {2}-> RemoteAddress:Port Forward Weight ActiveConn InActConn$/,
+];
+
+describe('every /proc/net/ip_vs fixture has the shape the kernel prints', () => {
+  const dir = join(import.meta.dirname, 'fixtures', 'proc-ip-vs');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.txt'));
+
+  it('there are fixtures, the dual-stack one among them', () => expect(files).toContain('dual-stack-fwm.txt'));
+
+  it.each(files)('%s', (file) => {
+    const lines = readFileSync(join(dir, file), 'utf8').replace(/\n$/, '').split('\n');
+    KERNEL_HEADER.forEach((re, i) => expect(lines[i]).toMatch(re));
+    let seenFwm = false;
+    for (const line of lines.slice(3)) {
+      const real = KERNEL_LINE.real.exec(line);
+      if (real) {
+        // %-7s %-6d %-10d %-10d: left-aligned in their widths.
+        const [forward, weight, active, inactive] = real.slice(1);
+        expect(forward.trimEnd()).toMatch(/^(Masq|Local|Tunnel|Route|Bypass)$/);
+        for (const n of [weight, active, inactive]) expect(n.trimEnd()).toMatch(/^\d+$/);
+        continue;
+      }
+      const kind = (['v4', 'v6', 'fwm'] as const).find((k) => KERNEL_LINE[k].test(line));
+      expect(kind, `not a line ip_vs_info_seq_show prints: ${JSON.stringify(line)}`).toBeDefined();
+      if (kind === 'fwm') seenFwm = true;
+      else expect(seenFwm, `an address virtual server after the firewall-mark ones: ${line}`).toBe(false);
+    }
   });
 });

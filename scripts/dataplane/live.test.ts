@@ -290,8 +290,10 @@ describe('dplab explain <mode> <ns/name>', () => {
       ]),
     );
     const out: string[] = [];
-    vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
-    expect(await explain.run(['iptables', 'default/web', '--node', 'dplab-iptables-worker2', '--json'], commandContext())).toBe(0);
+    const stdout = { write: (s: string) => out.push(s) };
+    expect(await explain.run(['iptables', 'default/web', '--node', 'dplab-iptables-worker2', '--json'], commandContext({ stdout }))).toBe(
+      0,
+    );
     const json = JSON.parse(out.join(''));
     expect(Object.keys(json)).toEqual(['service', 'frontends']);
     expect(json.frontends[0].backends).toHaveLength(3);

@@ -3,11 +3,14 @@
 // with `numgen random mod n`, endpoint chains DNAT. Names follow pkg/proxy/nftables/proxier.go.
 import { isIpv4, splitServicePortName, toProtocol } from './addr.ts';
 import { backendsWithShares, ModelBuilder } from './builder.ts';
+import { frontendOf, type Chooser, type Resolved } from './chain-route.ts';
 import { isRecord, parseJsonInput } from './json-input.ts';
-import type { Affinity, Backend, DataplaneModel, Frontend, FrontendType, Protocol } from './model.ts';
+import type { Affinity, DataplaneModel, Frontend, FrontendType, Protocol } from './model.ts';
 import { ANY_NODE_IP } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { weightedShares } from './shares.ts';
+
+const CHOOSER: Chooser = { random: 'numgen random', affinity: 'affinity set' };
 
 const TABLE = 'kube-proxy';
 const SERVICE_IPS = 'service-ips';
@@ -30,13 +33,6 @@ interface NftMap {
   name: string;
   elems: Array<[unknown, unknown]>;
 }
-interface Resolved {
-  backends: Backend[];
-  affinity: Affinity | null;
-  localOnly: boolean;
-  path: string[];
-}
-
 export function parseNftJson(text: string): DataplaneModel {
   const root = parseJsonInput(text, 'nft -j output');
   const objects = isRecord(root) && Array.isArray(root.nftables) ? root.nftables : null;
@@ -51,7 +47,7 @@ export function parseNftJson(text: string): DataplaneModel {
     if (!target) throw bad(`${SERVICE_IPS} element without goto/jump`, verdict);
     const type: FrontendType = target.startsWith('external-') ? 'ExternalIP' : 'ClusterIP';
     const r = walker.resolve(target);
-    add(fronts, target, frontendOf(type, k.ip, k.port, k.protocol, r, ['services', `@${SERVICE_IPS}`]));
+    add(fronts, target, frontendOf(CHOOSER, type, k.ip, k.port, k.protocol, r, ['services', `@${SERVICE_IPS}`]));
   }
   for (const [key, verdict] of t.maps.get(SERVICE_NODEPORTS)?.elems ?? []) {
     const k = keyParts(key, 2);
@@ -60,7 +56,7 @@ export function parseNftJson(text: string): DataplaneModel {
     add(
       fronts,
       target,
-      frontendOf('NodePort', ANY_NODE_IP, k.port, k.protocol, walker.resolve(target), ['services', `@${SERVICE_NODEPORTS}`]),
+      frontendOf(CHOOSER, 'NodePort', ANY_NODE_IP, k.port, k.protocol, walker.resolve(target), ['services', `@${SERVICE_NODEPORTS}`]),
     );
   }
   for (const [mapName, width] of [
@@ -74,7 +70,7 @@ export function parseNftJson(text: string): DataplaneModel {
       if (!rejects && !drops) throw bad(`${mapName} element is neither drop nor goto ${REJECT_CHAIN}`, verdict);
       const type: FrontendType = width === 2 ? 'NodePort' : t.clusterIPs.has(k.ip) ? 'ClusterIP' : 'ExternalIP';
       const empty: Resolved = { backends: [], affinity: null, localOnly: false, path: [] };
-      const probe = frontendOf(type, k.ip, k.port, k.protocol, empty, ['filter', `@${mapName}`]);
+      const probe = frontendOf(CHOOSER, type, k.ip, k.port, k.protocol, empty, ['filter', `@${mapName}`]);
       const existing = fronts.get(frontKey(probe));
       const fe = existing?.fe ?? probe;
       fe.noBackendVerdict = drops ? 'drop' : 'reject';
@@ -293,23 +289,6 @@ function keyParts(key: unknown, width: 2 | 3): { ip: string; protocol: Protocol;
   if (typeof ip !== 'string' || !isIpv4(ip) || !protocol || typeof port !== 'number')
     throw bad('map key is not address . protocol . port', key);
   return { ip, protocol, port, comment };
-}
-
-function frontendOf(type: FrontendType, ip: string, port: number, protocol: Protocol, r: Resolved, prefix: string[]): Frontend {
-  const localEmpty = r.localOnly && r.backends.length === 0 && r.path.length > 0;
-  return {
-    type,
-    ip,
-    port,
-    protocol,
-    backends: r.backends,
-    localOnly: r.localOnly,
-    dropsWithoutLocalEndpoints: localEmpty,
-    affinity: r.affinity,
-    noBackendVerdict: localEmpty ? 'drop' : null,
-    path: [...prefix, ...r.path],
-    chooser: r.affinity ? 'affinity set, then numgen random' : 'numgen random',
-  };
 }
 
 function add(fronts: Map<string, { service: string | null; portName: string | null; fe: Frontend }>, chain: string, fe: Frontend): void {

@@ -90,28 +90,32 @@ function reachability(info: DockerInfo, platform: NodeJS.Platform): Finding {
   return { ...base, status: 'ok', detail: 'Native Linux engine: node IPs are reachable from this machine.' };
 }
 
+/** The CLI answered (whatever the daemon did): its version when `docker info` printed one. */
+function cliFinding(stdout: string): Finding {
+  const client = clientVersion(stdout);
+  return { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
+}
+
+/** No daemon answers; `reason` is what the CLI said of it, when it said something. */
+function daemonDown(reason?: string): Finding {
+  const said = reason ? ` (${reason.slice(0, 200)})` : '';
+  return {
+    id: 'docker-daemon',
+    title: 'Docker daemon',
+    status: 'fail',
+    detail: `Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers${said}.`,
+    fix: DAEMON_FIX,
+  };
+}
+
 export async function checkDocker(system: PreflightSystem, signal?: AbortSignal): Promise<DockerCheck> {
   try {
     const r = await run('docker', ['info', '--format', '{{json .}}'], { timeoutMs: TIMEOUTS.quick, signal });
     const raw = JSON.parse(r.stdout) as Record<string, unknown>;
-    const client = clientVersion(r.stdout);
-    const cli: Finding = { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
+    const cli = cliFinding(r.stdout);
     // Before Docker 28.1 the CLI exits 0 with the daemon away and says so only in these fields.
     const down = serverErrors(raw);
-    if (down.length) {
-      return {
-        findings: [
-          cli,
-          {
-            id: 'docker-daemon',
-            title: 'Docker daemon',
-            status: 'fail',
-            detail: `Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers (${down[0].slice(0, 200)}).`,
-            fix: DAEMON_FIX,
-          },
-        ],
-      };
-    }
+    if (down.length) return { findings: [cli, daemonDown(down[0])] };
     const info: DockerInfo = {
       serverVersion: String(raw.ServerVersion ?? ''),
       operatingSystem: String(raw.OperatingSystem ?? ''),
@@ -151,22 +155,8 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
         ],
       };
     }
-    const client = clientVersion(err.stdout);
-    const cli: Finding = { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
-    if (err.kind === 'daemon-down') {
-      return {
-        findings: [
-          cli,
-          {
-            id: 'docker-daemon',
-            title: 'Docker daemon',
-            status: 'fail',
-            detail: 'Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers.',
-            fix: DAEMON_FIX,
-          },
-        ],
-      };
-    }
+    const cli = cliFinding(err.stdout);
+    if (err.kind === 'daemon-down') return { findings: [cli, daemonDown()] };
     return {
       findings: [
         cli,

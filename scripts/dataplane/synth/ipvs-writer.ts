@@ -57,7 +57,8 @@ export function writeProcIpVs(c: SynthCluster, hz: number): string {
     '  -> RemoteAddress:Port Forward Weight ActiveConn InActConn',
   ];
   for (const vs of virtualServers(c)) {
-    const head = `${vs.protocol}  ${hexIp(vs.ip)}:${hexPort(vs.port)} ${SCHEDULER} `;
+    // The kernel prints "%s  %08X:%04X %s %s " (scheduler, then the "ops " flag or nothing): two spaces after the scheduler.
+    const head = `${vs.protocol}  ${hexIp(vs.ip)}:${hexPort(vs.port)} ${SCHEDULER}  `;
     lines.push(vs.persistent ? `${head}persistent ${vs.persistent * hz} ${FULL_MASK}` : head);
     for (const r of vs.reals) {
       lines.push(

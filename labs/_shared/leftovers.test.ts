@@ -1,0 +1,180 @@
+// Issue 11: after scale-compare's 1,000 Services (× 3 endpoints) a node holds thousands of rules
+// that are not the lab's, and kube-proxy is in large cluster mode (no per-endpoint comments). The
+// iptables labs must still pass: each step's solution is run (through sh, with docker/kubectl
+// stand-ins that answer with the dump) on a real recorded dump plus those leftovers, the answer it
+// records goes into the observation, and the step's check is evaluated on it.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadLabs } from '../../scripts/labs/registry.ts';
+import { solutionFor } from '../../scripts/labs/schema.ts';
+import { findObservationFile } from '../../scripts/labs/observations.ts';
+import { recordedObservations } from '../../test/fixtures/recorded.ts';
+import { withLeftoverServices } from '../../test/fixtures/leftover-services.ts';
+import { iptablesServiceRules } from './iptables-service.ts';
+import { waitForWebRules } from './workload.ts';
+
+const LEFTOVERS = { services: 1000, endpointsEach: 3 };
+/** ns1/itp-local in upstream-gen/dplab_iptables_dump_test.go: the endpoints on the test node. */
+const LOCAL_ITP_ENDPOINTS = 1;
+const dir = mkdtempSync(join(tmpdir(), 'dplab-leftovers-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const stub = (name: string, body: string) => {
+  writeFileSync(join(dir, name), `#!/bin/sh\n${body}\n`);
+  chmodSync(join(dir, name), 0o755);
+};
+// iptables-save (whole dump, or one table with -t); docker exec NODE CMD… runs CMD here.
+stub(
+  'iptables-save',
+  `if [ "$1" = -t ]; then awk -v t="*$2" '$0 == t {on=1} on {print} on && $0 == "COMMIT" {exit}' "$DUMP"; else cat "$DUMP"; fi`,
+);
+stub('docker', `echo "$*" >> "$LOG.docker"; [ "$1" = exec ] || exit 0; shift 2; case "$1" in iptables-save|sh) "$@" ;; *) exit 0 ;; esac`);
+stub(
+  'kubectl',
+  `echo "$*" >> "$LOG.kubectl"; case "$*" in *readyReplicas*) printf "$READY" ;; *nodeName*) printf dplab-iptables-worker ;; *"create configmap"*) echo "$*" >> "$LOG.answers" ;; esac; exit 0`,
+);
+stub('sleep', 'exit 0');
+
+let runs = 0;
+/** Runs shell lines with the stand-ins first on PATH; returns stdout and what docker and kubectl were asked. */
+function sh(lines: string[], dump: string, ready = '3') {
+  const base = join(dir, `run-${runs++}`);
+  writeFileSync(`${base}.dump`, dump);
+  const out = execFileSync('sh', ['-c', lines.join('\n')], {
+    encoding: 'utf8',
+    env: {
+      ...process.env,
+      PATH: `${dir}:${process.env.PATH}`,
+      DUMP: `${base}.dump`,
+      LOG: base,
+      READY: ready,
+      DPLAB_CLUSTER: 'dplab-iptables',
+    },
+  });
+  const read = (f: string) => {
+    try {
+      return readFileSync(`${base}.${f}`, 'utf8').split('\n').filter(Boolean);
+    } catch {
+      return [];
+    }
+  };
+  return { out, docker: read('docker'), answers: read('answers') };
+}
+
+/** A real dump recorded on the sim provider's kube-proxy v1.35 (every earlier lab's web still there). */
+const recorded = (): string => recordedObservations('headless', 'no-rules', 'solved', 'iptables').clusterIp.dump.stdout;
+
+describe('leftover Services in the real iptables-save shape', () => {
+  const plain = recorded();
+  const crowded = withLeftoverServices(plain, LEFTOVERS);
+
+  it('put the node in large cluster mode: the per-endpoint comments are gone, the "cluster IP" ones stay', () => {
+    expect(plain).toMatch(/"lab-headless\/web -> 10\.244\./);
+    expect(crowded).not.toMatch(/"lab-headless\/web -> /);
+    expect(crowded).toContain('"lab-headless/web cluster IP"');
+    expect(crowded.split('\n').filter((l) => l.startsWith('-A KUBE-SERVICES ')).length).toBeGreaterThan(1000);
+    // The old count (grep for web's endpoint comments) finds nothing any more.
+    expect(sh([`iptables-save -t nat | grep -c '^-A KUBE-SVC-.*"lab-headless/web -> ' || true`], crowded).out.trim()).toBe('0');
+  });
+
+  it.each([
+    ['lab-headless', 3],
+    ['lab-first-service', 3],
+    ['lab-iptables-chains', 5],
+  ])("%s/web's endpoint chains are counted the same with and without them", (ns, n) => {
+    const count = `iptables-save -t nat | ${iptablesServiceRules(ns, 'web', 'endpoint-count')}`;
+    expect(sh([count], plain).out.trim()).toBe(String(n));
+    expect(sh([count], crowded).out.trim()).toBe(String(n));
+  });
+
+  it("follows a KUBE-SVL chain too (internalTrafficPolicy Local), in kube-proxy v1.35's own output", () => {
+    const upstream = readFileSync(
+      join(import.meta.dirname, '../../scripts/dataplane/fixtures/iptables-save/upstream-v1.35-internal-traffic-policy.txt'),
+      'utf8',
+    );
+    expect(sh([`iptables-save -t nat | ${iptablesServiceRules('ns1', 'itp-local', 'endpoint-count')}`], upstream).out.trim()).toBe(
+      String(LOCAL_ITP_ENDPOINTS),
+    );
+  });
+
+  it("waitForWebRules stops at the first look when web's rules are there, leftovers or not", () => {
+    const wait = waitForWebRules('lab-headless', 'iptables', { node: 'dplab-iptables-control-plane' });
+    expect(sh([wait], crowded).docker).toHaveLength(1);
+    expect(sh([wait], plain).docker).toHaveLength(1);
+  });
+
+  it('waitForWebRules keeps waiting (180 looks) while the rules lack a ready pod', () => {
+    const wait = waitForWebRules('lab-headless', 'iptables', { node: 'dplab-iptables-control-plane' });
+    expect(sh([wait], crowded, '4').docker).toHaveLength(180);
+  });
+});
+
+/** Every iptables-save dump in an observation (objects with format and dump.stdout). */
+function dumps(value: unknown, found: Array<{ dump: { stdout: string } }> = []) {
+  if (Array.isArray(value)) for (const v of value) dumps(v, found);
+  else if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    if (o.format === 'iptables-save' && o.dump && typeof (o.dump as { stdout?: unknown }).stdout === 'string') found.push(o as never);
+    else for (const v of Object.values(o)) dumps(v, found);
+  }
+  return found;
+}
+
+/** `create configmap NAME --from-literal=K=V …` as kubectl was asked: the answers the solution recorded. */
+function recordedAnswers(lines: string[]): Array<{ name: string; data: Record<string, string> }> {
+  return lines.map((l) => {
+    const name = /create configmap (\S+)/.exec(l)?.[1] ?? '';
+    const data: Record<string, string> = {};
+    for (const m of l.matchAll(/--from-literal=([^=\s]+)=(.*?)(?= --|$)/g)) data[m[1]] = m[2];
+    return { name, data };
+  });
+}
+
+function setAnswer(obs: unknown, name: string, data: Record<string, string>): boolean {
+  let set = false;
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      const o = v as { kind?: string; metadata?: { name?: string }; data?: Record<string, string> };
+      if (o.kind === 'ConfigMap' && o.metadata?.name === name) {
+        o.data = { ...o.data, ...data };
+        set = true;
+      } else Object.values(o).forEach(walk);
+    }
+  };
+  walk(obs);
+  return set;
+}
+
+const cases = loadLabs().flatMap((lab) =>
+  lab.modes.includes('iptables')
+    ? lab.steps
+        .filter((s) => findObservationFile(lab.id, s.id, 'solved', 'iptables'))
+        .map((s) => ({ lab, step: s, obs: recordedObservations(lab.id, s.id, 'solved', 'iptables') }))
+        .filter((c) => dumps(c.obs).length > 0 && c.lab.id !== 'scale-compare')
+        .map((c) => [`${c.lab.id} / ${c.step.id}`, c] as const)
+    : [],
+);
+
+describe('iptables lab steps with 1,000 leftover Services on the node', () => {
+  it('cover the labs that read iptables rules', () => {
+    const labs = new Set(cases.map(([, c]) => c.lab.id));
+    // internal-traffic-local's checks probe traffic and read no dump; scale-compare counts everything on purpose.
+    expect([...labs].sort()).toEqual(['headless', 'iptables-chains', 'proxy-mode-rules', 'session-affinity']);
+    expect(cases.length).toBeGreaterThanOrEqual(7);
+  });
+
+  it.each(cases)('%s: the solution, run on the crowded node, still passes the check', (_name, { lab, step, obs }) => {
+    const crowded = structuredClone(obs);
+    const found = dumps(crowded);
+    for (const d of found) d.dump.stdout = withLeftoverServices(d.dump.stdout, LEFTOVERS);
+    // The solution's commands read the (first) crowded dump; the answers they record replace the recorded ones.
+    const run = sh(solutionFor(step, 'iptables'), found[0].dump.stdout);
+    for (const a of recordedAnswers(run.answers)) expect(setAnswer(crowded, a.name, a.data), `${a.name} is in the observation`).toBe(true);
+    const result = step.check.evaluate(step.check.observations.parse(crowded), { namespace: lab.namespace, mode: 'iptables' });
+    expect(result.status, result.message).toBe('pass');
+  });
+});
