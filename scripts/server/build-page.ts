@@ -26,10 +26,13 @@ async function poll() {
   if (s.state === 'failed') {
     document.title = 'The course could not be built';
     document.getElementById('heading').textContent = 'The course could not be built';
+    document.getElementById('intro').textContent = 'The terminal where npm start runs shows the same; the server stops in a moment.';
+    document.getElementById('bar').hidden = true;
     out.textContent = s.failure.message;
     fail.hidden = false;
     document.getElementById('fix').textContent = s.failure.fix || '';
     document.getElementById('tail').textContent = s.failure.tail || '';
+    document.getElementById('tail').hidden = !s.failure.tail;
     return;
   }
   out.textContent = s.step + ' (' + s.seconds + ' s' + (s.pages ? ', ' + s.pages + ' pages written' : '') + ')';
@@ -50,16 +53,17 @@ function page(status: BuildStatus): string {
   main { max-width: 40rem; margin: 4rem auto; padding: 0 1rem; }
   output { display: block; font-size: 1.15rem; margin-block: 1rem; }
   pre { overflow-x: auto; font-size: 0.85rem; padding: 0.75rem; border: 1px solid #8886; }
-  .bar { height: 4px; background: linear-gradient(90deg, #3b82f6 40%, transparent 40%) 0 0 / 200% 100%; animation: go 1.2s linear infinite; }
-  @keyframes go { to { background-position: -200% 0; } }
+  .bar { height: 4px; border-radius: 2px; background: #8884 linear-gradient(90deg, #3b82f6 0 30%, transparent 30%) 0 0 / 200% 100% no-repeat; animation: go 1.5s linear infinite; }
+  .bar[hidden], pre[hidden] { display: none; }
+  @keyframes go { from { background-position: 150% 0; } to { background-position: -50% 0; } }
   @media (prefers-reduced-motion: reduce) { .bar { animation: none; } }
 </style>
 </head>
 <body>
 <main>
 <h1 id="heading">Building the course…</h1>
-<p>Dataplane Lab is building its pages for the first time on this machine. That takes about a minute, once; later starts skip it. This page follows the build and opens the course when it is ready.</p>
-<div class="bar" aria-hidden="true"></div>
+<p id="intro">Dataplane Lab is building its pages for the first time on this machine. That takes about a minute, once; later starts skip it. This page follows the build and opens the course when it is ready.</p>
+<div class="bar" id="bar" aria-hidden="true"></div>
 <output id="step" aria-live="polite">${escapeHtml(status.step)} (${status.seconds} s)</output>
 <div id="failure" hidden>
 <p id="fix"></p>
