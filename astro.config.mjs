@@ -4,6 +4,23 @@ import starlight from '@astrojs/starlight';
 import mdx from '@astrojs/mdx';
 import dplabRunner from './scripts/astro-integration.ts';
 import { loadLabs } from './scripts/labs/registry.ts';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * Starlight's search imports Pagefind's UI on every page; give it site/client/search-on-demand.ts
+ * instead, which loads the real UI when the search is first reached for.
+ */
+function searchOnDemand() {
+  const standIn = fileURLToPath(new URL('./site/client/search-on-demand.ts', import.meta.url));
+  return {
+    name: 'dplab-search-on-demand',
+    enforce: /** @type {const} */ ('pre'),
+    /** @param {string} source @param {string | undefined} importer */
+    resolveId(source, importer) {
+      return source === '@pagefind/default-ui' && importer?.includes('@astrojs/starlight') ? standIn : null;
+    },
+  };
+}
 
 export default defineConfig({
   srcDir: './site',
@@ -43,6 +60,7 @@ export default defineConfig({
     dplabRunner(),
   ],
   vite: {
+    plugins: [searchOnDemand()],
     ssr: { external: ['@lydell/node-pty'] },
     optimizeDeps: { exclude: ['@lydell/node-pty'] },
   },
