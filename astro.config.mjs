@@ -22,6 +22,34 @@ function searchOnDemand() {
   };
 }
 
+/**
+ * The code of the pages with a workspace (labs, the scratch terminal, the clusters page): one
+ * chunk instead of a dozen small files, which compress worse apart (~4 KB gzip more on a lab
+ * page) and cost a request each. Lesson pages use none of it. xterm.js keeps its own chunk, and
+ * what loads on demand (the dataplane view, the scale chart, mermaid, search) stays apart.
+ */
+const WORKSPACE =
+  /\/site\/client\/(lab-panel|lab\/(progress-store|result-view|measurements)|cluster-panel|cluster-state-event|terminal-element|terminal-tabs|page-mode|font-size|rich-text|runner-api|runner-auth|runner-events|when-shown)\.ts$|\/scripts\/wire\/|\/node_modules\/(zod|@xterm\/addon-fit)\/|\/site\/(components\/(LabPanel|ClusterPanel|Terminal|TerminalTabs|LabLayout|DataplanePanel)|pages\/terminal)\.astro\?astro&type=script/;
+/**
+ * What every page uses, lessons too; named, so the workspace chunk does not take it in (Rollup
+ * moves a manual chunk's unassigned imports into it, and lessons would then load the workspace).
+ */
+const COMMON = /\/site\/client\/(dom|search-on-demand)\.ts$|vite\/preload-helper/;
+
+/** The browser build only (Astro's server build chunks its own way). */
+function workspaceChunk() {
+  return {
+    name: 'dplab-workspace-chunk',
+    /** @param {unknown} _config @param {{ isSsrBuild?: boolean }} env */
+    config(_config, env) {
+      if (env.isSsrBuild) return {};
+      /** @param {string} id */
+      const manualChunks = (id) => (WORKSPACE.test(id) ? 'workspace' : COMMON.test(id) ? 'common' : undefined);
+      return { build: { rollupOptions: { output: { manualChunks } } } };
+    },
+  };
+}
+
 export default defineConfig({
   srcDir: './site',
   // Static files (the favicon) live with the site; the top level of the repo is fixed.
@@ -60,7 +88,7 @@ export default defineConfig({
     dplabRunner(),
   ],
   vite: {
-    plugins: [searchOnDemand()],
+    plugins: [searchOnDemand(), workspaceChunk()],
     ssr: { external: ['@lydell/node-pty'] },
     optimizeDeps: { exclude: ['@lydell/node-pty'] },
   },

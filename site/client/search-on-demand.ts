@@ -24,7 +24,10 @@ export class PagefindUI {
       });
     };
     const watch = new MutationObserver(() => dialog?.open && start());
-    if (!dialog) return void start();
+    if (!dialog) {
+      start();
+      return;
+    }
     watch.observe(dialog, { attributes: true, attributeFilter: ['open'] });
     for (const button of document.querySelectorAll('button[data-open-modal]')) {
       for (const type of ['pointerenter', 'focus', 'touchstart'] as const)
