@@ -26,10 +26,11 @@ function searchOnDemand() {
  * The code of the pages with a workspace (labs, the scratch terminal, the clusters page): one
  * chunk instead of a dozen small files, which compress worse apart (~4 KB gzip more on a lab
  * page) and cost a request each. Lesson pages use none of it. xterm.js keeps its own chunk, and
- * what loads on demand (the dataplane view, the scale chart, mermaid, search) stays apart.
+ * what loads on demand (the dataplane view and its wire types, the scale chart and its
+ * measurements, mermaid, search) stays apart.
  */
 const WORKSPACE =
-  /\/site\/client\/(lab-panel|lab\/(progress-store|result-view|measurements)|cluster-panel|cluster-state-event|terminal-element|terminal-tabs|page-mode|font-size|rich-text|runner-api|runner-auth|runner-events|when-shown)\.ts$|\/scripts\/wire\/|\/node_modules\/(zod|@xterm\/addon-fit)\/|\/site\/(components\/(LabPanel|ClusterPanel|Terminal|TerminalTabs|LabLayout|DataplanePanel)|pages\/terminal)\.astro\?astro&type=script/;
+  /\/site\/client\/(lab-panel|lab\/(progress-store|result-view)|cluster-panel|cluster-state-event|terminal-element|terminal-tabs|page-mode|font-size|rich-text|runner-api|runner-auth|runner-events|when-shown)\.ts$|\/scripts\/wire\/(?!explain)|\/node_modules\/(zod|@xterm\/addon-fit)\/|\/site\/(components\/(LabPanel|ClusterPanel|Terminal|TerminalTabs|LabLayout|DataplanePanel)|pages\/terminal)\.astro\?astro&type=script/;
 /**
  * What every page uses, lessons too; named, so the workspace chunk does not take it in (Rollup
  * moves a manual chunk's unassigned imports into it, and lessons would then load the workspace).
