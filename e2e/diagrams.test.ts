@@ -102,7 +102,9 @@ describe.skipIf(!hasChromium)('diagrams are readable (skipped: /usr/bin/chromium
       await page.locator('dplab-mermaid[data-rendered]').first().waitFor();
       expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
       const shown = await page.evaluate(() =>
-        [...document.querySelectorAll('dplab-mermaid svg')].filter((s) => s.getClientRects().length > 0).map((s) => s.getAttribute('data-scheme')),
+        [...document.querySelectorAll('dplab-mermaid svg')]
+          .filter((s) => s.getClientRects().length > 0)
+          .map((s) => s.getAttribute('data-scheme')),
       );
       expect(shown).toEqual(['services', 'services'].map(() => scheme));
       for (const d of await measure(page, 'dplab-mermaid')) expect(d.minLabelPx, `${scheme}: smallest label`).toBeGreaterThanOrEqual(12);

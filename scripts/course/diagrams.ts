@@ -52,12 +52,7 @@ export function normalizeSource(code: string): string {
 
 /** The hash that names a diagram's drawings: of its normalized source and RENDER_SETTINGS. */
 export function diagramHash(code: string): string {
-  return createHash('sha256')
-    .update(JSON.stringify(RENDER_SETTINGS))
-    .update('\n')
-    .update(normalizeSource(code))
-    .digest('hex')
-    .slice(0, 16);
+  return createHash('sha256').update(JSON.stringify(RENDER_SETTINGS)).update('\n').update(normalizeSource(code)).digest('hex').slice(0, 16);
 }
 
 export function svgFileName(hash: string, theme: DiagramTheme): string {
@@ -88,7 +83,9 @@ export function diagramsInLesson(mdx: string, file: string): LessonDiagram[] {
     const code = /\bcode=\{`([\s\S]*?)`\}/.exec(attrs)?.[1];
     if (code === undefined) throw new Error(`${file}: diagram ${index} has no code={\`…\`} attribute.`);
     if (code.includes('\\') || code.includes('${'))
-      throw new Error(`${file}: diagram ${index}: write the mermaid source without backslashes or \${…}, so it can be drawn ahead of time.`);
+      throw new Error(
+        `${file}: diagram ${index}: write the mermaid source without backslashes or \${…}, so it can be drawn ahead of time.`,
+      );
     const label = /\blabel="([^"]*)"/.exec(attrs)?.[1] ?? 'Diagram';
     out.push({ file, index, label, code: normalizeSource(code), hash: diagramHash(code) });
   }
@@ -114,6 +111,7 @@ export function readDiagramSvg(code: string, theme: DiagramTheme, dir = DIAGRAMS
       `No drawing of this diagram (${relative(projectRoot, path)}): its mermaid source is new or changed. Run \`npm run diagrams\` and commit site/diagrams/.\n${code}`,
     );
   }
-  if (headerHash(text) !== hash) throw new Error(`${relative(projectRoot, path)} was not drawn from this source. Run \`npm run diagrams\`.`);
+  if (headerHash(text) !== hash)
+    throw new Error(`${relative(projectRoot, path)} was not drawn from this source. Run \`npm run diagrams\`.`);
   return text;
 }
