@@ -35,7 +35,8 @@ interface Measured {
 async function measure(page: Page, root: string): Promise<Measured[]> {
   return page.evaluate((root) => {
     return [...document.querySelectorAll<HTMLElement>(`${root} .dplab-diagram-view`)].map((view) => {
-      const svg = view.querySelector('svg')!;
+      // Lesson diagrams hold one drawing per colour scheme; CSS shows the page's.
+      const svg = [...view.querySelectorAll('svg')].find((s) => s.getClientRects().length > 0)!;
       const vb = svg.viewBox.baseVal;
       const scale = svg.getBoundingClientRect().width / vb.width;
       const labels = [...svg.querySelectorAll<HTMLElement>('.nodeLabel, .edgeLabel, text')].filter((l) => (l.textContent ?? '').trim());
@@ -89,6 +90,29 @@ describe.skipIf(!hasChromium)('diagrams are readable (skipped: /usr/bin/chromium
     await page.locator('dplab-mermaid[data-rendered]').first().waitFor();
     await page.locator('dplab-mermaid[data-rendered]').first().scrollIntoViewIfNeeded();
     await screenshot(page, 'lesson-iptables-diagram');
+  });
+
+  it('each colour scheme shows its own drawing, readable, and the page loads no mermaid', async () => {
+    const { page } = browser;
+    const scripts: string[] = [];
+    page.on('request', (r) => void (r.resourceType() === 'script' && scripts.push(r.url())));
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.evaluate((s) => localStorage.setItem('starlight-theme', s), scheme);
+      await page.goto(`${course.origin}/lessons/services/`);
+      await page.locator('dplab-mermaid[data-rendered]').first().waitFor();
+      expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
+      const shown = await page.evaluate(() =>
+        [...document.querySelectorAll('dplab-mermaid svg')]
+          .filter((s) => s.getClientRects().length > 0)
+          .map((s) => s.getAttribute('data-scheme')),
+      );
+      expect(shown).toEqual(['services', 'services'].map(() => scheme));
+      for (const d of await measure(page, 'dplab-mermaid')) expect(d.minLabelPx, `${scheme}: smallest label`).toBeGreaterThanOrEqual(12);
+      await page.locator('dplab-mermaid').first().scrollIntoViewIfNeeded();
+      await screenshot(page, `lesson-services-diagram-${scheme}`);
+    }
+    await page.evaluate(() => localStorage.removeItem('starlight-theme'));
+    expect(scripts.filter((u) => /mermaid|flowDiagram|sequenceDiagram|dagre/i.test(u))).toEqual([]);
   });
 
   it('full screen shows a diagram alone, and Close returns', async () => {

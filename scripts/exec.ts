@@ -37,6 +37,8 @@ export interface RunOptions {
   cwd?: string;
   /** Stream the command's output to ours instead of capturing it (long builds the user watches). */
   inheritOutput?: boolean;
+  /** Called with each piece of output (stdout and stderr) as it arrives, besides capturing it: progress of a long command. */
+  onOutput?: (text: string) => void;
 }
 
 /** A finished command. Results and errors have the same fields. */
@@ -199,7 +201,7 @@ export function classifyFailure(
  */
 export async function run(file: string, args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
   const started = performance.now();
-  const sub = await execa(file, args, {
+  const proc = execa(file, args, {
     reject: false,
     timeout: opts.timeoutMs ?? TIMEOUTS.normal,
     cancelSignal: opts.signal,
@@ -212,6 +214,12 @@ export async function run(file: string, args: readonly string[], opts: RunOption
     windowsHide: true,
     ...(opts.inheritOutput ? { stdout: 'inherit' as const, stderr: 'inherit' as const } : {}),
   });
+  if (opts.onOutput) {
+    const forward = (chunk: Buffer | string) => opts.onOutput?.(chunk.toString());
+    proc.stdout?.on('data', forward);
+    proc.stderr?.on('data', forward);
+  }
+  const sub = await proc;
   const result: CommandResult = {
     command: formatCommand(file, args),
     file,

@@ -45,11 +45,85 @@ export function buildIsStale(): { stale: boolean; reason: string } {
   return changed ? { stale: true, reason: `${changed} changed since the last build` } : { stale: false, reason: 'up to date' };
 }
 
+/** What a learner is told about a build in progress: `dplab serve` shows it on the terminal and on the page it serves meanwhile. */
+export interface BuildStatus {
+  state: 'building' | 'done' | 'failed';
+  /** Seconds since the build started. */
+  seconds: number;
+  /** The build's current step in words ("Building the pages' scripts"). */
+  step: string;
+  /** Pages written so far. */
+  pages: number;
+  /** When it failed: the message, the fix and the log's last lines. */
+  failure?: { message: string; fix?: string; tail?: string };
+}
+
+/** Astro's log lines that start a step, and how the step reads to a learner. */
+const STEPS: readonly [RegExp, string][] = [
+  [/\[content\] Syncing content/, 'Reading the lessons'],
+  [/Building static entrypoints/, 'Compiling the pages'],
+  [/building client \(vite\)/, "Building the pages' scripts"],
+  [/generating static routes/, 'Writing the pages'],
+  [/\[@astrojs\/sitemap\]|Pagefind|pagefind/i, 'Indexing the course for search'],
+];
+
+/** Follows a build's output: its step and pages written, for BuildStatus. */
+export class BuildProgress {
+  private readonly started = Date.now();
+  private step = 'Starting the build';
+  private pages = 0;
+  private partial = '';
+  private state: BuildStatus['state'] = 'building';
+  private failure?: BuildStatus['failure'];
+
+  /** Feed raw output (any chunking). */
+  readonly onOutput = (text: string): void => {
+    const lines = (this.partial + text).split('\n');
+    this.partial = lines.pop() ?? '';
+    for (const raw of lines) {
+      // eslint-disable-next-line no-control-regex
+      const line = raw.replace(/\x1b\[[0-9;]*m/g, '');
+      const step = STEPS.find(([re]) => re.test(line));
+      if (step) this.step = step[1];
+      // "  ├─ /lessons/ipvs/index.html (+40ms)" and "  └─ /404.html": one page each.
+      if (/^\S*\s+[├└]─ \/\S*\.html/.test(line)) this.pages++;
+    }
+  };
+
+  done(): void {
+    this.state = 'done';
+    this.step = 'Done';
+  }
+
+  failed(err: unknown): void {
+    this.state = 'failed';
+    this.failure =
+      err instanceof DplabError
+        ? { message: err.message, fix: err.fix, tail: err.details }
+        : { message: err instanceof Error ? err.message : String(err) };
+  }
+
+  get finished(): boolean {
+    return this.state === 'done';
+  }
+
+  status(): BuildStatus {
+    return {
+      state: this.state,
+      seconds: Math.round((Date.now() - this.started) / 1000),
+      step: this.step,
+      pages: this.pages,
+      ...(this.failure ? { failure: this.failure } : {}),
+    };
+  }
+}
+
 /**
- * Build the site with its output captured into buildLogPath(). A failure throws with the log's
- * last lines as details and the log's path in the fix.
+ * Build the site with its output captured into buildLogPath() (and fed to `onOutput` as it
+ * comes, for progress). A failure throws with the log's last lines as details and the log's
+ * path in the fix.
  */
-export async function buildSite(): Promise<{ log: string; durationMs: number }> {
+export async function buildSite(opts: { onOutput?: (text: string) => void } = {}): Promise<{ log: string; durationMs: number }> {
   const astroBin = join(projectRoot, 'node_modules', 'astro', 'astro.js');
   const log = buildLogPath();
   mkdirSync(dirname(log), { recursive: true });
@@ -61,6 +135,7 @@ export async function buildSite(): Promise<{ log: string; durationMs: number }> 
       cwd: projectRoot,
       timeoutMs: TIMEOUTS.provision,
       env: { NODE_ENV: 'production', DEV: undefined, PROD: undefined, MODE: undefined },
+      onOutput: opts.onOutput,
     });
     writeFileSync(log, `${r.stdout}${r.stderr}`);
     writeFileSync(STAMP, `${new Date().toISOString()}\n`);

@@ -1,32 +1,41 @@
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
-import { buildIsStale, buildSite } from '../site-build.ts';
+import { BuildProgress, buildIsStale, buildSite } from '../site-build.ts';
 import { DplabError } from '../errors.ts';
+import { distDir } from '../paths.ts';
 
-/** The elapsed time on the progress line ticks this often (on a terminal only). */
+/** The progress line ticks this often (on a terminal only). */
 const TICK_MS = 1_000;
+/** After a failed build the build page gets this long to show the failure (it asks every second) before the server stops. */
+const FAILURE_SHOWN_MS = 3_000;
 
-/** One line while the site builds (updated in place on a terminal), the log to a file; its tail on failure. */
-async function buildWithProgress(reason: string, ctx: CommandContext): Promise<void> {
+/**
+ * Build the course while the server already answers (with the build page): one line of
+ * progress on the terminal (updated in place there), the log to a file, its tail on failure.
+ */
+async function buildWithProgress(reason: string, progress: BuildProgress, ctx: CommandContext): Promise<void> {
   const out = ctx.stdout;
-  const started = Date.now();
-  const line = (suffix: string) => `Building the course (${reason})… ${suffix}`;
-  const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`;
-  out.write(out.isTTY ? line(seconds()) : `${line('')}\n`);
-  const tick = out.isTTY ? setInterval(() => out.write(`\r${line(seconds())}`), TICK_MS) : undefined;
+  const line = () => {
+    const s = progress.status();
+    return `Building the course (${reason})… ${s.step}, ${s.seconds} s${s.pages ? `, ${s.pages} pages` : ''}`;
+  };
+  out.write(out.isTTY ? line() : `Building the course (${reason})…\n`);
+  const tick = out.isTTY ? setInterval(() => out.write(`\r\x1b[2K${line()}`), TICK_MS) : undefined;
   try {
-    await buildSite();
-    if (out.isTTY) out.write(`\r\x1b[2K${line(`done in ${seconds()}`)}\n`);
+    await buildSite({ onOutput: progress.onOutput });
+    const seconds = progress.status().seconds;
+    progress.done();
+    out.write(`${out.isTTY ? '\r\x1b[2K' : ''}Built the course in ${seconds} s.\n`);
   } catch (err) {
-    if (out.isTTY) out.write(`\r\x1b[2K${line('failed')}\n`);
+    progress.failed(err);
+    if (out.isTTY) out.write(`\r\x1b[2K${line()}: failed\n`);
     if (err instanceof DplabError && err.details) ctx.stderr.write(`${err.details}\n`);
     throw err;
   } finally {
     if (tick) clearInterval(tick);
   }
 }
-import { distDir } from '../paths.ts';
 
 export const serve: Command = {
   name: 'serve',
@@ -64,10 +73,10 @@ export const serve: Command = {
     const port = portText === undefined ? DEFAULT_PORT : Number(portText);
     if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(this, `port must be an integer 0–65535, got "${portText}".`);
 
-    if (values['build-if-needed']) {
-      const { stale, reason } = buildIsStale();
-      if (stale) await buildWithProgress(reason, ctx);
-    }
+    // A missing or stale build is made while the server already answers: the link works at
+    // once and shows the build's progress, then the course.
+    const { stale, reason } = values['build-if-needed'] ? buildIsStale() : { stale: false, reason: '' };
+    const progress = stale ? new BuildProgress() : undefined;
     if (!isLoopback(host)) {
       ctx.stderr.write(
         `Warning: listening on ${host}, not loopback. Anyone who can reach this address and has the token gets a shell on this machine.\n`,
@@ -82,9 +91,20 @@ export const serve: Command = {
       terminalNotice: true,
       allowHosts,
       maxTerminals,
+      building: progress,
     });
     ctx.stdout.write(`Dataplane Lab: ${running.url}\n`);
     ctx.stdout.write(`Viewer link (read-only mirror of your terminal, for the audience): ${running.viewerUrl}\n`);
+    if (progress) {
+      try {
+        await buildWithProgress(reason, progress, ctx);
+      } catch (err) {
+        // The page shows the failure too; the terminal gets the error and the exit code.
+        await new Promise((resolve) => setTimeout(resolve, FAILURE_SHOWN_MS));
+        await running.close();
+        throw err;
+      }
+    }
     await new Promise<void>((resolve) => {
       const stop = () => {
         ctx.stdout.write('\nStopping; open terminals are closed.\n');

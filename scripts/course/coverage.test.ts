@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CONCEPTS, SECTIONS, isConceptId } from './concepts.ts';
-import { diagramSources, LESSONS_PREFIX, lessonConcepts, pageConcepts, pageLabs, readDocPages } from './lessons.ts';
+import { lessonDiagrams } from './diagrams.ts';
+import { LESSONS_PREFIX, lessonConcepts, pageConcepts, pageLabs, readDocPages } from './lessons.ts';
 
 const pages = readDocPages();
 const lessons = pages.filter((p) => p.file.startsWith(LESSONS_PREFIX));
@@ -73,7 +74,7 @@ describe.each(lessons.map((l) => [l.file, l] as const))('lesson %s', (_file, les
 /** The mermaid source of every `<Diagram code={`…`} />` in a page body. */
 
 describe('diagrams', () => {
-  const diagrams = lessons.flatMap((l) => diagramSources(l).map((code, i) => [`${l.file} #${i + 1}`, code] as const));
+  const diagrams = lessonDiagrams(pages).map((d) => [`${d.file} #${d.index}`, d.code] as const);
 
   it('are written as template literals the test can read', () => {
     const tags = lessons.reduce((n, l) => n + [...l.body.matchAll(/<Diagram\b/g)].length, 0);

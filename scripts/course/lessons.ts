@@ -1,14 +1,15 @@
 /**
- * Reads the course pages' frontmatter (concept ids, lab links) and diagrams, for the coverage
+ * Reads the course pages' frontmatter (concept ids, lab links), for the coverage
  * tests and anything else that needs to know what the lessons teach.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { CONCEPTS, isConceptId, type ConceptId } from './concepts.ts';
+import { projectRoot } from '../paths.ts';
 
-const DOCS_DIR = fileURLToPath(new URL('../../site/content/docs/', import.meta.url));
+// From the project root, not this file: the compiled CLI (dist-cli/) runs this code too.
+export const DOCS_DIR = join(projectRoot, 'site', 'content', 'docs');
 export const LESSONS_PREFIX = 'lessons/';
 const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---\r?\n/;
 
@@ -76,8 +77,4 @@ export function lessonConcepts(pages: readonly DocPage[] = readDocPages()): Map<
     }
   }
   return taught;
-}
-
-export function diagramSources(page: DocPage): string[] {
-  return [...page.body.matchAll(/<Diagram\b[^>]*?\bcode=\{`([\s\S]*?)`\}/g)].map((m) => m[1]!);
 }

@@ -1,10 +1,12 @@
 /**
  * `dplab serve`: one Node HTTP server for the built site, the API and the terminal socket.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { createRunner, type Runner, type RunnerOptions } from './app.ts';
 import { createStaticHandler } from './static.ts';
+import { createBuildPageHandler } from './build-page.ts';
+import type { BuildStatus } from '../site-build.ts';
 import { generateToken } from './security.ts';
 import { DplabError } from '../errors.ts';
 
@@ -52,6 +54,11 @@ export interface ServeOptions {
   maxTerminals?: number;
   /** Tests shorten these. */
   limits?: Partial<HttpLimits>;
+  /**
+   * The course is being built: until `finished`, every page is the build page (its progress,
+   * then the course); the API and terminals work meanwhile.
+   */
+  building?: { readonly finished: boolean; status(): BuildStatus };
 }
 
 export interface RunningServer {
@@ -116,6 +123,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     maxTerminals: opts.maxTerminals,
   });
   const serveStatic = createStaticHandler(opts.siteDir);
+  const building = opts.building;
+  const serveBuildPage = building ? createBuildPageHandler(() => building.status()) : undefined;
+  const servePage = (req: IncomingMessage, res: ServerResponse) =>
+    serveBuildPage && !building?.finished ? serveBuildPage(req, res) : void serveStatic(req, res);
   const limits = { ...HTTP_LIMITS, ...opts.limits };
   const server = createServer(
     {
@@ -124,7 +135,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       keepAliveTimeout: limits.keepAliveMs,
       connectionsCheckingInterval: limits.checkEveryMs,
     },
-    (req, res) => runner.handle(req, res, () => void serveStatic(req, res)),
+    (req, res) => runner.handle(req, res, () => servePage(req, res)),
   );
   server.maxConnections = limits.maxConnections;
   server.on('upgrade', (req, socket, head) => {

@@ -4,7 +4,7 @@
  * text `dplab explain` prints. DOM only; fetching and state live in dataplane-panel.ts.
  */
 import type { ExplainResponse, JsonFrontend } from '../../scripts/wire/explain.ts';
-import { renderMermaid } from './mermaid-element.ts';
+import { renderMermaid } from './mermaid-render.ts';
 import { showDiagram } from './diagram-view.ts';
 import { richText } from './rich-text.ts';
 import { el } from './dom.ts';

@@ -35,12 +35,29 @@ function fitScale(svg: SVGSVGElement, room: number): number {
   return Math.min(1, Math.max(MIN_SCALE, room / naturalWidth(svg)));
 }
 
-/** Replace `target`'s content with the diagram, its zoom buttons and a full-screen button. */
+/** Replace `target`'s content with the diagram drawn from `svgText`, its zoom buttons and a full-screen button. */
 export function showDiagram(target: HTMLElement, svgText: string, label: string): void {
   const view = el('div', { class: 'dplab-diagram-view', role: 'img', 'aria-label': label, tabindex: '0' });
   view.innerHTML = svgText;
-  const svg = view.querySelector('svg');
-  if (!svg) return;
+  target.replaceChildren(view);
+  enhanceDiagram(target, label);
+}
+
+/** The drawing a reader sees: of a view's drawings (one per colour scheme), the one displayed. */
+function shown(svgs: readonly SVGSVGElement[]): SVGSVGElement {
+  return svgs.find((s) => s.getClientRects().length > 0) ?? svgs[0];
+}
+
+/**
+ * Give the diagram already in `target` (a `.dplab-diagram-view` holding one SVG, or one per
+ * colour scheme of which CSS shows one) zoom buttons and a full-screen button, and size it so
+ * its labels stay readable. Lessons' diagrams arrive drawn in the page; the explorer's come
+ * through showDiagram.
+ */
+export function enhanceDiagram(target: HTMLElement, label: string): void {
+  const view = target.querySelector<HTMLElement>('.dplab-diagram-view');
+  const svgs = view ? [...view.querySelectorAll<SVGSVGElement>(':scope > svg')] : [];
+  if (!view || !svgs.length) return;
   const zoomOut = el(
     'button',
     { type: 'button', class: 'dplab-diagram-button' },
@@ -55,18 +72,18 @@ export function showDiagram(target: HTMLElement, svgText: string, label: string)
   );
   const full = el('button', { type: 'button', class: 'dplab-diagram-button' }, 'Full screen');
   const tools = el('div', { class: 'dplab-diagram-tools', role: 'group', 'aria-label': 'Diagram view' }, zoomOut, zoomIn, full);
-  target.replaceChildren(tools, view);
-  let scale = fitScale(svg, target.clientWidth || 600);
+  target.insertBefore(tools, view);
+  let scale = fitScale(svgs[0], target.clientWidth || 600);
   const set = (s: number) => {
     scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, s));
-    applyScale(svg, scale);
+    for (const svg of svgs) applyScale(svg, scale);
     zoomOut.disabled = scale <= MIN_SCALE + 1e-6;
     zoomIn.disabled = scale >= MAX_SCALE - 1e-6;
   };
   set(scale);
   zoomOut.addEventListener('click', () => set(scale / ZOOM_STEP));
   zoomIn.addEventListener('click', () => set(scale * ZOOM_STEP));
-  full.addEventListener('click', () => openFullScreen(svg, label));
+  full.addEventListener('click', () => openFullScreen(shown(svgs), label));
 }
 
 /** The diagram alone in a modal dialog as large as the window allows (Esc or Close ends it). */

@@ -10,7 +10,7 @@ import { isMode } from '../../scripts/wire/modes.ts';
 import { acceptedSchema } from '../../scripts/wire/session.ts';
 import { setupResultSchema } from '../../scripts/wire/setup.ts';
 import { showNote, showResult } from './lab/result-view.ts';
-import { mountScaleChart, type ScaleChart } from './lab/scale-chart.ts';
+import type { ScaleChart } from './lab/scale-chart.ts';
 import { onPageModeChange, pageMode, setPageMode } from './page-mode.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { richText } from './rich-text.ts';
@@ -33,15 +33,16 @@ class LabElement extends HTMLElement {
   private progress: LabProgress = { passed: {}, hints: {} };
   /** Last check outcome per step in this page view (pass/fail/error), for icons. */
   private lastStatus = new Map<string, string>();
-  /** The measurements chart, on pages that have one (scale-compare). */
-  private chart?: ScaleChart;
+  /** The measurements chart, on pages that have one (scale-compare): its code loads only there. */
+  private chart?: Promise<ScaleChart | undefined>;
 
   connectedCallback(): void {
     this.labId = this.getAttribute('lab') ?? '';
     this.modes = (this.dataset.modes ?? '').split(' ').filter(Boolean);
     this.hintCounts = JSON.parse(this.dataset.hints ?? '{}');
     this.progress = loadLocal(this.labId);
-    this.chart = mountScaleChart(this.querySelector<HTMLElement>('[data-scale-chart]'), this.labId);
+    const chartRoot = this.querySelector<HTMLElement>('[data-scale-chart]');
+    if (chartRoot) this.chart = import('./lab/scale-chart.ts').then((m) => m.mountScaleChart(chartRoot, this.labId));
     this.addEventListener('click', (ev) => this.onClick(ev));
     // The presenter moved the cluster to a step (presenter.ts): the runner's progress is the truth now.
     this.addEventListener('dplab:lab-moved', (ev) => {
@@ -227,7 +228,8 @@ class LabElement extends HTMLElement {
         body: { mode: this.mode },
       });
       showResult(region, r);
-      this.chart?.add(this.mode, r.figures);
+      const mode = this.mode;
+      void this.chart?.then((chart) => chart?.add(mode, r.figures));
       this.lastStatus.set(step, r.status);
       if (r.status === 'pass') {
         const list = new Set(this.progress.passed[this.mode] ?? []);

@@ -1,0 +1,17 @@
+/**
+ * mermaid in the browser, for diagrams drawn from live data (the dataplane explorer). Lesson
+ * diagrams are drawn ahead of time (scripts/course/diagrams.ts) and never load this. mermaid
+ * is imported on first use, so it is a chunk only a page that draws one fetches.
+ */
+import { MERMAID_THEMES } from './mermaid-theme.ts';
+
+let counter = 0;
+
+/** SVG text for `source` in the page's colour scheme, importing mermaid on first use. Throws on bad source. */
+export async function renderMermaid(source: string): Promise<string> {
+  const { default: mermaid } = await import('mermaid');
+  const scheme = document.documentElement.dataset.theme === 'light' ? 'light' : 'dark';
+  mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', ...MERMAID_THEMES[scheme] });
+  const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
+  return svg;
+}

@@ -1,0 +1,13 @@
+/**
+ * How mermaid draws in each of the site's colour schemes (Starlight's `data-theme`). One copy
+ * for both places a diagram is drawn: ahead of time for the lessons (e2e/render-diagrams.ts)
+ * and in the browser for the explorer's live diagrams (mermaid-render.ts). Pure data.
+ */
+export const DIAGRAM_THEMES = ['light', 'dark'] as const;
+export type DiagramTheme = (typeof DIAGRAM_THEMES)[number];
+
+export const MERMAID_THEMES = {
+  light: { theme: 'default', themeVariables: { edgeLabelBackground: '#ffffff' } },
+  // mermaid's dark theme puts edge labels in grey on a grey box (contrast below 4.5:1).
+  dark: { theme: 'dark', themeVariables: { edgeLabelBackground: '#1f2430', labelTextColor: '#e6edf3', textColor: '#e6edf3' } },
+} as const satisfies Record<DiagramTheme, { theme: string; themeVariables: Record<string, string> }>;
