@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../scripts/paths.ts';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** Mermaid draws after load; the live panels ask the runner once. */
@@ -33,7 +33,7 @@ interface Found {
   targets: string[];
 }
 
-describe.skipIf(!hasChromium)('accessibility with axe-core (skipped: /usr/bin/chromium is not installed)', () => {
+describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () => {
   let course: Course;
   let browser: Browser;
 

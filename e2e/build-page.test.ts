@@ -7,11 +7,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser, type Browser } from './harness.ts';
+import { hasChromium, chromiumNote, launchBrowser, type Browser } from './harness.ts';
 import { startServer, type RunningServer } from '../scripts/server/http.ts';
 import { BuildProgress } from '../scripts/site-build.ts';
 
-describe.skipIf(!hasChromium)('the page while the course builds (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+describe.skipIf(!hasChromium)(`the page while the course builds${chromiumNote}`, { timeout: 60_000 }, () => {
   const progress = new BuildProgress();
   let server: RunningServer;
   let browser: Browser;

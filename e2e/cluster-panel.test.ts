@@ -7,12 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Doubles } from '../test/fixtures/doubles.ts';
 import { scenario } from '../test/fixtures/cluster-scenarios.ts';
-import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Stage } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Stage } from './harness.ts';
 
 /** Long enough to see the running spinner, short enough for a quick test. */
 const CREATE_DELAY_MS = 1500;
 
-describe.skipIf(!hasChromium)('cluster panel (skipped: /usr/bin/chromium is not installed)', () => {
+describe.skipIf(!hasChromium)(`cluster panel${chromiumNote}`, () => {
   let stage: Stage;
   let doubles: Doubles;
   let browser: Browser;

@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
-describe.skipIf(!hasChromium)('dataplane explorer in the browser (skipped: /usr/bin/chromium is not installed)', () => {
+describe.skipIf(!hasChromium)(`dataplane explorer in the browser${chromiumNote}`, () => {
   let course: Course;
   let browser: Browser;
   const savedStateDir = process.env.DPLAB_STATE_DIR;

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 import { screenshot } from './workspace-view.ts';
 
 const LESSONS = [
@@ -55,7 +55,7 @@ async function measure(page: Page, root: string): Promise<Measured[]> {
   }, root);
 }
 
-describe.skipIf(!hasChromium)('diagrams are readable (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+describe.skipIf(!hasChromium)(`diagrams are readable${chromiumNote}`, { timeout: 60_000 }, () => {
   let course: Course;
   let browser: Browser;
 

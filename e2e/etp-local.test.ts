@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
 import { resetProbeRoute } from '../scripts/clusters/probe.ts';
 import { recordedObservations } from '../test/fixtures/recorded.ts';
-import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const LAB = 'etp-local';
 const NS = 'lab-etp-local';
@@ -60,84 +60,80 @@ function etpScenario(): Scenario {
   };
 }
 
-describe.skipIf(!hasChromium)(
-  'etp-local in the browser, walked to the end (skipped: /usr/bin/chromium is not installed)',
-  { timeout: 90_000 },
-  () => {
-    let stage: Stage;
-    let course: Course;
-    let browser: Browser;
-    let doubles: Doubles;
+describe.skipIf(!hasChromium)(`etp-local in the browser, walked to the end${chromiumNote}`, { timeout: 90_000 }, () => {
+  let stage: Stage;
+  let course: Course;
+  let browser: Browser;
+  let doubles: Doubles;
 
-    beforeAll(async () => {
-      stage = await stageWithDoubles(etpScenario(), { env: { DPLAB_PROBE_FROM: 'helper' }, clusterOf: MODE });
-      ({ course, browser, doubles } = stage);
-      // The probe route (host or helper container) is chosen once; choose again under the doubles.
-      resetProbeRoute();
-      await openSignedIn(browser.page, course, PAGE);
-    });
-    afterAll(async () => {
-      await stage?.close();
-      resetProbeRoute();
-    });
+  beforeAll(async () => {
+    stage = await stageWithDoubles(etpScenario(), { env: { DPLAB_PROBE_FROM: 'helper' }, clusterOf: MODE });
+    ({ course, browser, doubles } = stage);
+    // The probe route (host or helper container) is chosen once; choose again under the doubles.
+    resetProbeRoute();
+    await openSignedIn(browser.page, course, PAGE);
+  });
+  afterAll(async () => {
+    await stage?.close();
+    resetProbeRoute();
+  });
 
-    async function check(id: string, status: 'pass' | 'fail'): Promise<string> {
-      const { page } = browser;
-      await page.locator(`${step(id)} [data-action="check"]`).click();
-      const result = page.locator(`${step(id)} .dplab-result[data-status="${status}"]`);
-      await result.waitFor({ timeout: 30_000 }).catch(async (err) => {
-        // Say what the page showed instead, so a failure here explains itself.
-        throw new Error(`${id}: no ${status} result; the page shows: ${await page.locator(`${step(id)} .dplab-result`).textContent()}`, {
-          cause: err,
-        });
+  async function check(id: string, status: 'pass' | 'fail'): Promise<string> {
+    const { page } = browser;
+    await page.locator(`${step(id)} [data-action="check"]`).click();
+    const result = page.locator(`${step(id)} .dplab-result[data-status="${status}"]`);
+    await result.waitFor({ timeout: 30_000 }).catch(async (err) => {
+      // Say what the page showed instead, so a failure here explains itself.
+      throw new Error(`${id}: no ${status} result; the page shows: ${await page.locator(`${step(id)} .dplab-result`).textContent()}`, {
+        cause: err,
       });
-      await expect.poll(async () => page.locator(step(id)).getAttribute('aria-busy')).toBeNull();
-      return (await result.textContent()) ?? '';
-    }
-
-    it('pin-web: fails without the Deployment, passes after Apply solution', async () => {
-      const { page } = browser;
-      expect(await check('pin-web', 'fail')).toContain('There is no Deployment web in namespace lab-etp-local yet.');
-      await page.locator(`${step('pin-web')} summary`).click();
-      await page.locator(`${step('pin-web')} [data-action="solve"]`).click();
-      const result = page.locator(`${step('pin-web')} .dplab-result[data-status="pass"]`);
-      await result.waitFor({ timeout: 30_000 });
-      expect(await result.textContent()).toContain('Both web pods run on dplab-iptables-worker');
-      expect(doubles.commandLines()).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^kubectl label node dplab-iptables-worker dplab-web=yes --overwrite$/)]),
-      );
     });
+    await expect.poll(async () => page.locator(step(id)).getAttribute('aria-busy')).toBeNull();
+    return (await result.textContent()) ?? '';
+  }
 
-    it('local-policy: fails without the Service; with Local only the worker answers and the pod sees the client', async () => {
-      expect(await check('local-policy', 'fail')).toContain('There is no Service web in namespace lab-etp-local yet.');
-      doubles.setState({ s2: '1' });
-      const text = await check('local-policy', 'pass');
-      // The client address and NodePort the recorded observations saw (the doubles replay them).
-      const seen = observed('local-policy', 'solved').traffic.probes as { port: number; probes: { answered: boolean; body?: string }[] };
-      const client = seen.probes.find((p) => p.answered)!.body!.split(':')[0];
-      expect(text).toContain(`The pods saw the client's real address, ${client}.`);
-      const rows = await browser.page.locator(`${step('local-policy')} .dplab-result tr`).allTextContents();
-      expect(rows.join('\n')).toMatch(new RegExp(`dplab-iptables-control-plane:${seen.port}/clientip.*no answer`));
-      // Every node was probed from outside: through the helper container, never from a node.
-      const probes = doubles.commandLines().filter((l) => l.startsWith('docker run --rm --network kind'));
-      const nodeIps = Object.values(observed('local-policy', 'solved').traffic.nodeIps as Record<string, string>);
-      expect(new Set(probes.map((l) => l.split(' ').pop()))).toEqual(new Set(nodeIps.map((ip) => `http://${ip}:${seen.port}/clientip`)));
-      expect(doubles.commandLines().some((l) => /^docker exec \S+ curl/.test(l))).toBe(false);
-    });
+  it('pin-web: fails without the Deployment, passes after Apply solution', async () => {
+    const { page } = browser;
+    expect(await check('pin-web', 'fail')).toContain('There is no Deployment web in namespace lab-etp-local yet.');
+    await page.locator(`${step('pin-web')} summary`).click();
+    await page.locator(`${step('pin-web')} [data-action="solve"]`).click();
+    const result = page.locator(`${step('pin-web')} .dplab-result[data-status="pass"]`);
+    await result.waitFor({ timeout: 30_000 });
+    expect(await result.textContent()).toContain('Both web pods run on dplab-iptables-worker');
+    expect(doubles.commandLines()).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^kubectl label node dplab-iptables-worker dplab-web=yes --overwrite$/)]),
+    );
+  });
 
-    it('cluster-policy: fails while the policy is Local; with Cluster every node answers and SNAT shows', async () => {
-      expect(await check('cluster-policy', 'fail')).toContain(
-        'Service web exists, but its externalTrafficPolicy is Local where the step needs Cluster.',
-      );
-      doubles.setState({ s3: '1' });
-      expect(await check('cluster-policy', 'pass')).toContain('the node masqueraded (SNAT) before forwarding');
-    });
+  it('local-policy: fails without the Service; with Local only the worker answers and the pod sees the client', async () => {
+    expect(await check('local-policy', 'fail')).toContain('There is no Service web in namespace lab-etp-local yet.');
+    doubles.setState({ s2: '1' });
+    const text = await check('local-policy', 'pass');
+    // The client address and NodePort the recorded observations saw (the doubles replay them).
+    const seen = observed('local-policy', 'solved').traffic.probes as { port: number; probes: { answered: boolean; body?: string }[] };
+    const client = seen.probes.find((p) => p.answered)!.body!.split(':')[0];
+    expect(text).toContain(`The pods saw the client's real address, ${client}.`);
+    const rows = await browser.page.locator(`${step('local-policy')} .dplab-result tr`).allTextContents();
+    expect(rows.join('\n')).toMatch(new RegExp(`dplab-iptables-control-plane:${seen.port}/clientip.*no answer`));
+    // Every node was probed from outside: through the helper container, never from a node.
+    const probes = doubles.commandLines().filter((l) => l.startsWith('docker run --rm --network kind'));
+    const nodeIps = Object.values(observed('local-policy', 'solved').traffic.nodeIps as Record<string, string>);
+    expect(new Set(probes.map((l) => l.split(' ').pop()))).toEqual(new Set(nodeIps.map((ip) => `http://${ip}:${seen.port}/clientip`)));
+    expect(doubles.commandLines().some((l) => /^docker exec \S+ curl/.test(l))).toBe(false);
+  });
 
-    it('every step ends green and the progress says so', async () => {
-      const { page } = browser;
-      for (const id of ['pin-web', 'local-policy', 'cluster-policy'])
-        expect(await page.locator(step(id)).getAttribute('data-status')).toBe('pass');
-      expect(await page.locator('dplab-lab .dplab-progress-text').textContent()).toBe(`3 of 3 steps done on ${MODE}`);
-    });
-  },
-);
+  it('cluster-policy: fails while the policy is Local; with Cluster every node answers and SNAT shows', async () => {
+    expect(await check('cluster-policy', 'fail')).toContain(
+      'Service web exists, but its externalTrafficPolicy is Local where the step needs Cluster.',
+    );
+    doubles.setState({ s3: '1' });
+    expect(await check('cluster-policy', 'pass')).toContain('the node masqueraded (SNAT) before forwarding');
+  });
+
+  it('every step ends green and the progress says so', async () => {
+    const { page } = browser;
+    for (const id of ['pin-web', 'local-policy', 'cluster-policy'])
+      expect(await page.locator(step(id)).getAttribute('data-status')).toBe('pass');
+    expect(await page.locator('dplab-lab .dplab-progress-text').textContent()).toBe(`3 of 3 steps done on ${MODE}`);
+  });
+});

@@ -15,6 +15,8 @@ import { applyEnv, useDoubles, type Doubles, type Scenario } from '../test/fixtu
 export const CHROMIUM = process.env.DPLAB_CHROMIUM ?? '/usr/bin/chromium';
 /** Browser tests run wherever Chromium is installed (.ci/run installs it). */
 export const hasChromium = existsSync(CHROMIUM);
+/** Added to a browser suite's name, so a run without Chromium says why its tests were skipped (and a run with it does not). */
+export const chromiumNote = hasChromium ? '' : ' (skipped: /usr/bin/chromium is not installed)';
 
 const FLAGS = [
   '--headless',

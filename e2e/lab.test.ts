@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
-import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const PAGE = '/labs/first-service/';
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
-describe.skipIf(!hasChromium)('lab page in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+describe.skipIf(!hasChromium)(`lab page in the browser${chromiumNote}`, { timeout: 60_000 }, () => {
   let stage: Stage;
   let course: Course;
   let browser: Browser;

@@ -19,7 +19,7 @@ import { healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import { useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
 import { http, openShell } from '../test/fixtures/terminal-client.ts';
-import { hasChromium, launchBrowser, type Browser } from './harness.ts';
+import { hasChromium, chromiumNote, launchBrowser, type Browser } from './harness.ts';
 
 const SEATS = ['s01', 's02', 's03'];
 const LEARNERS = ['Ada', 'Brian', 'Chen'];
@@ -27,7 +27,7 @@ const LEARNERS = ['Ada', 'Brian', 'Chen'];
 const SHOTS = tmpdir();
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
-describe.skipIf(!hasChromium)('a workshop on the portal (skipped: /usr/bin/chromium is not installed)', { timeout: 180_000 }, () => {
+describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeout: 180_000 }, () => {
   let doubles: Doubles;
   let backend: LocalSeatBackend;
   let portal: RunningPortal;

@@ -13,6 +13,7 @@ import type { Page } from 'playwright-core';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
 import {
   hasChromium,
+  chromiumNote,
   launchBrowser,
   openSignedIn,
   stageWithDoubles,
@@ -30,7 +31,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'dplab-e2e-viewer-'));
 
 const rows = (page: Page, selector: string) => page.locator(`${selector} .xterm-rows`).textContent();
 
-describe.skipIf(!hasChromium)('presenter mode in the browser (skipped: /usr/bin/chromium is not installed)', { timeout: 120_000 }, () => {
+describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { timeout: 120_000 }, () => {
   let stage: Stage;
   let viewer: Browser;
 

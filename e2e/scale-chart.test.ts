@@ -10,7 +10,7 @@ import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles
 import { recordedObservations } from '../test/fixtures/recorded.ts';
 import { scaleFigures } from '../scripts/labs/checks/scale.ts';
 import type { Measurement } from '../site/client/lab/measurements.ts';
-import { hasChromium, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const LAB = 'scale-compare';
 const NS = 'lab-scale-compare';
@@ -54,90 +54,86 @@ function scaleScenario(): Scenario {
   };
 }
 
-describe.skipIf(!hasChromium)(
-  'scale-compare chart in the browser (skipped: /usr/bin/chromium is not installed)',
-  { timeout: 60_000 },
-  () => {
-    let stage: Stage;
-    let course: Course;
-    let browser: Browser;
-    let doubles: Doubles;
+describe.skipIf(!hasChromium)(`scale-compare chart in the browser${chromiumNote}`, { timeout: 60_000 }, () => {
+  let stage: Stage;
+  let course: Course;
+  let browser: Browser;
+  let doubles: Doubles;
 
-    beforeAll(async () => {
-      stage = await stageWithDoubles(scaleScenario(), { clusterOf: MODE });
-      ({ course, browser, doubles } = stage);
-      await openSignedIn(browser.page, course, PAGE);
-    });
-    afterAll(async () => {
-      await stage?.close();
-    });
+  beforeAll(async () => {
+    stage = await stageWithDoubles(scaleScenario(), { clusterOf: MODE });
+    ({ course, browser, doubles } = stage);
+    await openSignedIn(browser.page, course, PAGE);
+  });
+  afterAll(async () => {
+    await stage?.close();
+  });
 
-    const seriesModes = () =>
-      browser.page
-        .locator(`${CHART} svg.dplab-scale-entries g.dplab-chart-series`)
-        .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode')));
-    const tableRows = () => browser.page.locator(`${CHART} table.dplab-chart-table tbody tr`).allTextContents();
-    /** Each mode's rows as text, its header (mode, what is counted) first. */
-    const tableOf = (mode: string) =>
-      browser.page
-        .locator(`${CHART} table.dplab-chart-table tbody[data-mode="${mode}"] tr`)
-        .evaluateAll((rows) => rows.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent).join(' | ')));
+  const seriesModes = () =>
+    browser.page
+      .locator(`${CHART} svg.dplab-scale-entries g.dplab-chart-series`)
+      .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode')));
+  const tableRows = () => browser.page.locator(`${CHART} table.dplab-chart-table tbody tr`).allTextContents();
+  /** Each mode's rows as text, its header (mode, what is counted) first. */
+  const tableOf = (mode: string) =>
+    browser.page
+      .locator(`${CHART} table.dplab-chart-table tbody[data-mode="${mode}"] tr`)
+      .evaluateAll((rows) => rows.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent).join(' | ')));
 
-    it('before any measurement the section says how to fill it', async () => {
-      expect(await browser.page.locator(`${CHART} .dplab-chart-empty`).textContent()).toContain('No measurements yet');
-    });
+  it('before any measurement the section says how to fill it', async () => {
+    expect(await browser.page.locator(`${CHART} .dplab-chart-empty`).textContent()).toContain('No measurements yet');
+  });
 
-    it('measurements from two earlier clusters are drawn after a reload: two series, every number in the table', async () => {
-      const { page } = browser;
-      await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`dplab:measurements:${LAB}`, JSON.stringify(SEEDED)]);
-      await page.reload();
-      await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();
-      expect(await seriesModes()).toEqual(['ipvs', 'cilium']);
-      expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="ipvs"] circle`).count()).toBe(2);
-      // Cilium has no kube-proxy: the sync-time chart has only ipvs.
-      expect(
-        await page
-          .locator(`${CHART} svg.dplab-scale-sync g.dplab-chart-series`)
-          .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode'))),
-      ).toEqual(['ipvs']);
-      const rows = await tableRows();
-      expect(rows).toHaveLength(4);
-      expect(await tableOf('ipvs')).toEqual([
-        'ipvsIPVS virtual servers in /proc/net/ip_vs | 0 | 4 | 7.9 ms | ≤ 16 ms',
-        '1,000 | 1,004 | 41.3 ms | ≤ 128 ms',
-      ]);
-      expect(await tableOf('cilium')).toEqual([
-        'ciliumfrontends in cilium-dbg service list | 0 | 4 | no kube-proxy | n/a',
-        '1,000 | 1,004 | no kube-proxy | n/a',
-      ]);
-      expect(await page.locator(`${CHART} svg.dplab-scale-entries`).getAttribute('role')).toBe('img');
-    });
+  it('measurements from two earlier clusters are drawn after a reload: two series, every number in the table', async () => {
+    const { page } = browser;
+    await page.evaluate(([k, v]) => localStorage.setItem(k, v), [`dplab:measurements:${LAB}`, JSON.stringify(SEEDED)]);
+    await page.reload();
+    await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();
+    expect(await seriesModes()).toEqual(['ipvs', 'cilium']);
+    expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="ipvs"] circle`).count()).toBe(2);
+    // Cilium has no kube-proxy: the sync-time chart has only ipvs.
+    expect(
+      await page
+        .locator(`${CHART} svg.dplab-scale-sync g.dplab-chart-series`)
+        .evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode'))),
+    ).toEqual(['ipvs']);
+    const rows = await tableRows();
+    expect(rows).toHaveLength(4);
+    expect(await tableOf('ipvs')).toEqual([
+      'ipvsIPVS virtual servers in /proc/net/ip_vs | 0 | 4 | 7.9 ms | ≤ 16 ms',
+      '1,000 | 1,004 | 41.3 ms | ≤ 128 ms',
+    ]);
+    expect(await tableOf('cilium')).toEqual([
+      'ciliumfrontends in cilium-dbg service list | 0 | 4 | no kube-proxy | n/a',
+      '1,000 | 1,004 | no kube-proxy | n/a',
+    ]);
+    expect(await page.locator(`${CHART} svg.dplab-scale-entries`).getAttribute('role')).toBe('img');
+  });
 
-    it("a Check's figures add this cluster's points (baseline, then 100 Services) and survive a reload", async () => {
-      const { page } = browser;
-      await page.locator(`${step('baseline')} [data-action="check"]`).click();
-      await page.locator(`${step('baseline')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
-      doubles.setState({ n: '100' });
-      await page.locator(`${step('hundred')} [data-action="check"]`).click();
-      await page.locator(`${step('hundred')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
-      expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
-      expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="iptables"] circle`).count()).toBe(2);
-      // Figures straight from the lab's solved observations (the doubles replay them).
-      const base = scaleFigures(observed('baseline').scale, MODE, 0)!;
-      const hundred = scaleFigures(observed('hundred').scale, MODE, 100)!;
-      const n = (v: number) => v.toLocaleString('en-US');
-      expect(await tableOf('iptables')).toEqual([
-        expect.stringMatching(
-          new RegExp(`^iptablesKUBE-\\* rules in iptables-save \\| 0 \\| ${n(base.entries.value)} \\| [\\d.]+ ms \\| ≤ \\d+ ms$`),
-        ),
-        `100 | ${n(hundred.entries.value)} | ${hundred.syncMsAvg.value} ms | ≤ ${hundred.syncMsP90.value} ms`,
-      ]);
+  it("a Check's figures add this cluster's points (baseline, then 100 Services) and survive a reload", async () => {
+    const { page } = browser;
+    await page.locator(`${step('baseline')} [data-action="check"]`).click();
+    await page.locator(`${step('baseline')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
+    doubles.setState({ n: '100' });
+    await page.locator(`${step('hundred')} [data-action="check"]`).click();
+    await page.locator(`${step('hundred')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
+    expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
+    expect(await page.locator(`${CHART} svg.dplab-scale-entries g[data-mode="iptables"] circle`).count()).toBe(2);
+    // Figures straight from the lab's solved observations (the doubles replay them).
+    const base = scaleFigures(observed('baseline').scale, MODE, 0)!;
+    const hundred = scaleFigures(observed('hundred').scale, MODE, 100)!;
+    const n = (v: number) => v.toLocaleString('en-US');
+    expect(await tableOf('iptables')).toEqual([
+      expect.stringMatching(
+        new RegExp(`^iptablesKUBE-\\* rules in iptables-save \\| 0 \\| ${n(base.entries.value)} \\| [\\d.]+ ms \\| ≤ \\d+ ms$`),
+      ),
+      `100 | ${n(hundred.entries.value)} | ${hundred.syncMsAvg.value} ms | ≤ ${hundred.syncMsP90.value} ms`,
+    ]);
 
-      await page.reload();
-      await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();
-      expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
-      expect(await tableRows()).toHaveLength(6);
-      if (process.env.DPLAB_SCREENSHOT) await page.locator(CHART).screenshot({ path: process.env.DPLAB_SCREENSHOT });
-    });
-  },
-);
+    await page.reload();
+    await page.locator(`${CHART} svg.dplab-scale-entries`).waitFor();
+    expect(await seriesModes()).toEqual(['iptables', 'ipvs', 'cilium']);
+    expect(await tableRows()).toHaveLength(6);
+    if (process.env.DPLAB_SCREENSHOT) await page.locator(CHART).screenshot({ path: process.env.DPLAB_SCREENSHOT });
+  });
+});

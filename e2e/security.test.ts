@@ -12,7 +12,16 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../scripts/paths.ts';
-import { fetchStatusInPage, hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import {
+  fetchStatusInPage,
+  hasChromium,
+  chromiumNote,
+  launchBrowser,
+  openSignedIn,
+  startCourse,
+  type Browser,
+  type Course,
+} from './harness.ts';
 
 interface Seen {
   url: string;
@@ -46,7 +55,7 @@ function coursePages(): string[] {
   return out.sort();
 }
 
-describe.skipIf(!hasChromium)('runner security in the browser (skipped: /usr/bin/chromium is not installed)', () => {
+describe.skipIf(!hasChromium)(`runner security in the browser${chromiumNote}`, () => {
   let course: Course;
   let browser: Browser;
   let other: Awaited<ReturnType<typeof otherServer>>;

@@ -3,9 +3,18 @@
  * lesson's diagram is drawn, and a real shell answers in the page's terminal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchStatusInPage, hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import {
+  fetchStatusInPage,
+  hasChromium,
+  chromiumNote,
+  launchBrowser,
+  openSignedIn,
+  startCourse,
+  type Browser,
+  type Course,
+} from './harness.ts';
 
-describe.skipIf(!hasChromium)('course in the browser (skipped: /usr/bin/chromium is not installed)', () => {
+describe.skipIf(!hasChromium)(`course in the browser${chromiumNote}`, () => {
   let course: Course;
   let browser: Browser;
 

@@ -6,7 +6,7 @@
  * Screenshots of both sizes and of a phone go to test-results/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, openSignedIn, startCourse, launchBrowser, type Browser, type Course } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn, startCourse, launchBrowser, type Browser, type Course } from './harness.ts';
 import { screenshot, terminalGeometry } from './workspace-view.ts';
 
 const SIZES = [
@@ -18,7 +18,7 @@ const PAGES = [
   { path: '/terminal/', name: 'terminal', prompt: '^\\(dplab\\) workspace [$#]' },
 ];
 
-describe.skipIf(!hasChromium)('workspace layout (skipped: /usr/bin/chromium is not installed)', { timeout: 60_000 }, () => {
+describe.skipIf(!hasChromium)(`workspace layout${chromiumNote}`, { timeout: 60_000 }, () => {
   let course: Course;
   let browser: Browser;
 
