@@ -29,16 +29,16 @@ export const MIN_KUBERNETES_FOR_NFTABLES = '1.31.0';
 export const MIN_KIND_RECOMMENDED = '0.31.0';
 
 /**
- * Cilium 1.18: a maintained stable line whose `cilium-dbg` output, `kubeProxyReplacement=true`
- * value and socket-LB behaviour the Cilium lessons describe. 1.18.14 is its latest patch we
- * could verify. Its Kubernetes compatibility page (Documentation/network/kubernetes/
- * compatibility.rst at v1.18.14) lists 1.30–1.33 as e2e tested; newer Kubernetes "depends on
- * the forward compatibility offered by Kubernetes". We looked for a Cilium release whose page
- * lists 1.35 (the Kubernetes we pin) and found none we could verify (1.19 builds against the
- * 1.35 client libraries, but its tested matrix was not available to us), so 1.18.14 stays: the
- * best-supported release we can vouch for, and the one the lessons' outputs were checked against.
+ * Cilium 1.19, the current stable line, because its Kubernetes compatibility page
+ * (Documentation/network/kubernetes/compatibility.rst, as released in 1.19.3) lists
+ * Kubernetes 1.32, 1.33, 1.34 and 1.35 as e2e tested, and 1.35 is the Kubernetes we pin
+ * (1.18's page stops at 1.33). Cilium keeps a release line's tested Kubernetes versions for
+ * its whole maintenance period, so the list holds for every 1.19 patch. 1.19.4 is the newest
+ * patch the stable upgrade guide names (`helm template cilium/cilium --version 1.19.4`).
+ * `cilium-dbg service list` prints the same columns as 1.18 (no ID column; cilium-dbg/cmd/
+ * service_list.go), which is what scripts/dataplane/cilium.ts reads.
  */
-export const CILIUM_VERSION = '1.18.14';
+export const CILIUM_VERSION = '1.19.4';
 export const CILIUM_HELM_REPO = 'https://helm.cilium.io';
 
 /** Compare dotted versions ("0.23.0" vs "0.31"); missing parts count as 0. */

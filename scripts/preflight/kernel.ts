@@ -4,7 +4,7 @@
  * nftables, and cgroup v2 with private cgroup namespaces for Cilium's socket load balancer.
  */
 import type { Mode } from '../clusters/modes.ts';
-import { compareVersions } from '../clusters/versions.ts';
+import { CILIUM_VERSION, compareVersions } from '../clusters/versions.ts';
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
@@ -13,7 +13,7 @@ export const MIN_INOTIFY_WATCHES = 524_288;
 export const MIN_INOTIFY_INSTANCES = 512;
 /** What kube-proxy's IPVS mode loads: the core, the schedulers the labs use (ipvs-inspect switches to lc), and conntrack. */
 export const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'] as const;
-/** Cilium 1.18's minimum kernel (its system requirements). */
+/** Cilium's minimum kernel since 1.18 (its system requirements; 1.19 keeps it). */
 export const MIN_KERNEL_FOR_CILIUM = '5.10';
 /** kube-proxy's nftables mode needs nftables features from this kernel on (Kubernetes docs, "nftables proxy mode"). */
 export const MIN_KERNEL_FOR_NFTABLES = '5.13';
@@ -99,10 +99,10 @@ export function kernelRelease(text: string): string | null {
   return /^(\d+\.\d+(?:\.\d+)?)/.exec(text.trim())?.[1] ?? null;
 }
 
-/** The Docker host's kernel is the nodes' kernel: Cilium 1.18 needs ≥ 5.10, the nftables mode ≥ 5.13. */
+/** The Docker host's kernel is the nodes' kernel: Cilium needs ≥ 5.10, the nftables mode ≥ 5.13. */
 export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
   const needs = [
-    ...(modes.includes('cilium') ? [{ what: 'Cilium 1.18', min: MIN_KERNEL_FOR_CILIUM }] : []),
+    ...(modes.includes('cilium') ? [{ what: `Cilium ${CILIUM_VERSION}`, min: MIN_KERNEL_FOR_CILIUM }] : []),
     ...(modes.includes('nftables') ? [{ what: "kube-proxy's nftables mode", min: MIN_KERNEL_FOR_NFTABLES }] : []),
   ];
   if (needs.length === 0) return null;

@@ -179,10 +179,10 @@ describe('host checks', () => {
     ...patch,
   });
 
-  it('kernel: Cilium 1.18 needs ≥ 5.10, the nftables mode ≥ 5.13; other modes do not ask', () => {
+  it('kernel: Cilium needs ≥ 5.10, the nftables mode ≥ 5.13; other modes do not ask', () => {
     expect(checkKernelVersion(['cilium'], info({ kernelVersion: '5.4.0-150-generic' }))).toMatchObject({
       status: 'fail',
-      detail: expect.stringMatching(/Cilium 1\.18 needs ≥ 5\.10/),
+      detail: expect.stringMatching(/Cilium 1\.19\.4 needs ≥ 5\.10/),
     });
     expect(checkKernelVersion(['nftables'], info({ kernelVersion: '5.10.0-28-amd64' }))).toMatchObject({
       status: 'fail',
