@@ -58,6 +58,26 @@ export function writeIptablesSave(c: SynthCluster, header: string[] = []): strin
   return [...header.map((h) => `# ${h}`.trimEnd()), filter.print(), nat.print(), ''].join('\n');
 }
 
+/**
+ * kube-proxy's jumps from the built-in chains into its own (proxier.go keeps them as one list,
+ * iptablesJumpChains): table, from, to, comment, and whether only new connections jump. Rows
+ * keep iptables-save's order within each built-in chain; the kind/Docker rules come after them.
+ */
+const KUBE_JUMPS: [table: 'filter' | 'nat', from: string, to: string, comment: string, newOnly: boolean][] = [
+  ['filter', 'INPUT', 'KUBE-PROXY-FIREWALL', 'kubernetes load balancer firewall', true],
+  ['filter', 'INPUT', 'KUBE-NODEPORTS', 'kubernetes health check service ports', false],
+  ['filter', 'INPUT', 'KUBE-EXTERNAL-SERVICES', 'kubernetes externally-visible service portals', true],
+  ['filter', 'FORWARD', 'KUBE-PROXY-FIREWALL', 'kubernetes load balancer firewall', true],
+  ['filter', 'FORWARD', 'KUBE-FORWARD', 'kubernetes forwarding rules', false],
+  ['filter', 'FORWARD', 'KUBE-SERVICES', 'kubernetes service portals', true],
+  ['filter', 'FORWARD', 'KUBE-EXTERNAL-SERVICES', 'kubernetes externally-visible service portals', true],
+  ['filter', 'OUTPUT', 'KUBE-PROXY-FIREWALL', 'kubernetes load balancer firewall', true],
+  ['filter', 'OUTPUT', 'KUBE-SERVICES', 'kubernetes service portals', true],
+  ['nat', 'PREROUTING', 'KUBE-SERVICES', 'kubernetes service portals', false],
+  ['nat', 'OUTPUT', 'KUBE-SERVICES', 'kubernetes service portals', false],
+  ['nat', 'POSTROUTING', 'KUBE-POSTROUTING', 'kubernetes postrouting rules', false],
+];
+
 function writeFixedRules(c: SynthCluster, filter: Table, nat: Table): void {
   for (const ch of [
     'KUBE-EXTERNAL-SERVICES',
@@ -70,22 +90,12 @@ function writeFixedRules(c: SynthCluster, filter: Table, nat: Table): void {
     'KUBE-SERVICES',
   ])
     filter.chain(ch);
-  filter.rule('INPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL');
-  filter.rule('INPUT', '-m comment --comment "kubernetes health check service ports" -j KUBE-NODEPORTS');
-  filter.rule(
-    'INPUT',
-    '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
-  );
+  for (const [table, from, to, comment, newOnly] of KUBE_JUMPS)
+    (table === 'filter' ? filter : nat).rule(
+      from,
+      `${newOnly ? '-m conntrack --ctstate NEW ' : ''}-m comment --comment "${comment}" -j ${to}`,
+    );
   filter.rule('INPUT', '-j KUBE-FIREWALL');
-  filter.rule('FORWARD', '-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL');
-  filter.rule('FORWARD', '-m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD');
-  filter.rule('FORWARD', '-m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
-  filter.rule(
-    'FORWARD',
-    '-m conntrack --ctstate NEW -m comment --comment "kubernetes externally-visible service portals" -j KUBE-EXTERNAL-SERVICES',
-  );
-  filter.rule('OUTPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes load balancer firewall" -j KUBE-PROXY-FIREWALL');
-  filter.rule('OUTPUT', '-m conntrack --ctstate NEW -m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   filter.rule('OUTPUT', '-j KUBE-FIREWALL');
   filter.rule(
     'KUBE-FIREWALL',
@@ -110,11 +120,8 @@ function writeFixedRules(c: SynthCluster, filter: Table, nat: Table): void {
     'KUBE-SERVICES',
   ])
     nat.chain(ch);
-  nat.rule('PREROUTING', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   nat.rule('PREROUTING', `-d ${DOCKER_DNS_GATEWAY}/32 -j DOCKER_OUTPUT`);
-  nat.rule('OUTPUT', '-m comment --comment "kubernetes service portals" -j KUBE-SERVICES');
   nat.rule('OUTPUT', `-d ${DOCKER_DNS_GATEWAY}/32 -j DOCKER_OUTPUT`);
-  nat.rule('POSTROUTING', '-m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING');
   nat.rule('POSTROUTING', `-d ${DOCKER_DNS_GATEWAY}/32 -j DOCKER_POSTROUTING`);
   nat.rule(
     'POSTROUTING',
