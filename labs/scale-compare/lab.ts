@@ -15,6 +15,11 @@ const COUNT = 'sh scale-compare/count.sh';
 const SYNC = 'sh scale-compare/sync-time.sh';
 const KUBE_PROXY: ('iptables' | 'ipvs' | 'nftables')[] = ['iptables', 'ipvs', 'nftables'];
 const make = (n: number) => `sh scale-compare/make-services.sh ${n}`;
+/** A growth step's solution: create up to `n` Services, give the dataplane `wait` seconds, count; kube-proxy modes also read its sync time. */
+function growTo(n: number, wait: number) {
+  const commands = [make(n), `sleep ${wait}`, COUNT];
+  return { commands, byMode: Object.fromEntries(KUBE_PROXY.map((mode) => [mode, [...commands, SYNC]])) };
+}
 
 export default defineLab({
   id: ID,
@@ -78,12 +83,7 @@ export default defineLab({
         'On iptables, expect about 11 rules per Service with three endpoints: one in KUBE-SERVICES, the Service chain, and two per endpoint chain.',
       ],
       solution: {
-        commands: [make(100), 'sleep 5', COUNT],
-        byMode: {
-          iptables: [make(100), 'sleep 5', COUNT, SYNC],
-          ipvs: [make(100), 'sleep 5', COUNT, SYNC],
-          nftables: [make(100), 'sleep 5', COUNT, SYNC],
-        },
+        ...growTo(100, 5),
         explanation:
           'Every Service becomes entries on every node: chains and rules (iptables), map elements and chains (nftables), a virtual server (IPVS) or a frontend in an eBPF map (Cilium).',
       },
@@ -111,12 +111,7 @@ export default defineLab({
         "On iptables, with more than 1,000 endpoints kube-proxy switches to its large cluster mode and stops writing a comment on every endpoint rule: the grep for one Service's comment now finds fewer lines.",
       ],
       solution: {
-        commands: [make(1000), 'sleep 15', COUNT],
-        byMode: {
-          iptables: [make(1000), 'sleep 15', COUNT, SYNC],
-          ipvs: [make(1000), 'sleep 15', COUNT, SYNC],
-          nftables: [make(1000), 'sleep 15', COUNT, SYNC],
-        },
+        ...growTo(1000, 15),
         explanation:
           'Ten times the Services, ten times the entries. What differs between the modes is how a packet finds its entry (a linear walk in iptables, a hash lookup elsewhere) and how much has to be rewritten on each change.',
       },
