@@ -4,8 +4,20 @@
  * does not admit.
  */
 import { allFlows, describeFlow, gatherHubble } from '../../scripts/labs/checks/hubble.ts';
-import { defineCheck, fact, fail, firstItem, gatherPodCommand, getByName, pass, podNotUsable } from '../../scripts/labs/checks/index.ts';
-import type { Fact } from '../../scripts/labs/checks/types.ts';
+import {
+  defineCheck,
+  fact,
+  fail,
+  firstItem,
+  gatherPodCommand,
+  getByName,
+  pass,
+  podNotUsable,
+  type EvalContext,
+  type Fact,
+  type PodCommandObservation,
+  type Verdict,
+} from '../../scripts/labs/checks/index.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 export const API = 'http://api:8080';
@@ -25,6 +37,11 @@ export function statusCodes(stdout: string): Record<string, string> {
   return Object.fromEntries([...stdout.matchAll(/^(GET|POST|PUT|DELETE) (\S+) (\d{3})\s*$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
 }
 
+/** A lab pod (`frontend`, `other`) missing or not Ready, with how to start it from the lab's manifests. */
+function labPodNotUsable(pod: 'frontend' | 'other', obs: PodCommandObservation, ctx: EvalContext): Verdict | undefined {
+  return podNotUsable(pod, obs, ctx, `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/${pod}.yaml\`.`);
+}
+
 const codeText = (c: string | undefined) =>
   c === undefined ? 'not run' : c === '000' ? 'no answer' : c === '403' ? '403 (Access denied)' : c;
 
@@ -35,12 +52,7 @@ export const baselineCheck = defineCheck({
     return { frontend: await gatherPodCommand(ctx, 'frontend', ['sh', '-c', REQUEST_SCRIPT]) };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable(
-      'frontend',
-      obs.frontend,
-      ctx,
-      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`,
-    );
+    const notUsable = labPodNotUsable('frontend', obs.frontend, ctx);
     if (notUsable) return notUsable;
     const codes = statusCodes(obs.frontend.result?.stdout ?? '');
     const facts = REQUESTS.map((r) => {
@@ -89,12 +101,7 @@ export const l7Check = defineCheck({
       ),
     ];
     if (!cnp) return fail(`There is no CiliumNetworkPolicy \`api-l7\` in \`${ctx.namespace}\` yet.`, facts);
-    const notUsable = podNotUsable(
-      'frontend',
-      obs.frontend,
-      ctx,
-      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/frontend.yaml\`.`,
-    );
+    const notUsable = labPodNotUsable('frontend', obs.frontend, ctx);
     if (notUsable) return { ...notUsable, facts: [...facts, ...notUsable.facts] };
     const codes = statusCodes(obs.frontend.result?.stdout ?? '');
     for (const r of REQUESTS) {
@@ -134,12 +141,7 @@ export const dropsCheck = defineCheck({
     return { other, hubble: await gatherHubble(ctx, ['--namespace', ctx.namespace, '--verdict', 'DROPPED']) };
   },
   evaluate(obs, ctx) {
-    const notUsable = podNotUsable(
-      'other',
-      obs.other,
-      ctx,
-      `Start it with \`kubectl -n ${ctx.namespace} apply -f cilium-l7-policy/other.yaml\`.`,
-    );
+    const notUsable = labPodNotUsable('other', obs.other, ctx);
     if (notUsable) return notUsable;
     const code = (obs.other.result?.stdout ?? '').trim().split('\n')[0];
     const facts = [fact(`other: GET ${API}/api/v1/hostname`, 'no answer (dropped)', codeText(code), code === '000')];
