@@ -1,12 +1,13 @@
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { CHECK_EXIT } from './check.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { gotoStep } from '../labs/goto.ts';
 import { chooseMode } from '../labs/mode-choice.ts';
 import { requireLab, requireStep } from '../labs/registry.ts';
 
 /** Exit codes as `dplab check`: 1 when an earlier step's check did not pass, 3 when the cluster could not be reached. */
-export const GOTO_EXIT = { ready: 0, failed: 1, error: 3 } as const;
+export const GOTO_EXIT = { ready: CHECK_EXIT.pass, failed: CHECK_EXIT.fail, error: CHECK_EXIT.error } as const;
 
 export const goto: Command = {
   name: 'goto',
