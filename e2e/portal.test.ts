@@ -18,6 +18,7 @@ import { startPortal, type RunningPortal } from '../scripts/portal/server.ts';
 import { healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import { useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
+import { processAlive } from '../test/fixtures/process-alive.ts';
 import { http, openShell } from '../test/fixtures/terminal-client.ts';
 import { hasChromium, chromiumNote, launchBrowser, type Browser } from './harness.ts';
 
@@ -289,7 +290,7 @@ describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeo
     for (const s of SEATS) expect(lines.some((l) => l.startsWith(`kind delete cluster --name dplab-${s}-iptables `))).toBe(true);
     // No seat's cluster was ever made or deleted under another seat's name.
     expect(lines.filter((l) => /^kind (create|delete) cluster --name dplab-iptables /.test(l))).toEqual([]);
-    for (const pid of pids) expect(alive(pid)).toBe(false);
+    for (const pid of pids) expect(processAlive(pid)).toBe(false);
     expect(dirs.some((d) => existsSync(d))).toBe(false);
     expect(backend.pids()).toEqual([]);
     // The learners' tokens are dead, and their pages say the workshop ended.
@@ -303,14 +304,5 @@ async function until(ok: () => boolean, ms: number, why: () => string): Promise<
   while (!ok()) {
     if (Date.now() > deadline) throw new Error(`timed out: ${why()}`);
     await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from './http.ts';
 import { http as httpTo, openShell as openShellOn } from '../../test/fixtures/terminal-client.ts';
 import { groupAlive } from '../terminals/process-tree.ts';
+import { processAlive } from '../../test/fixtures/process-alive.ts';
 
 const TOKEN = 'integration-token-0123456789';
 let server: RunningServer;
@@ -187,12 +188,3 @@ describe('terminal WebSocket', () => {
     });
   });
 });
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whyNot } from '../../dataplane/netns-lab.ts';
+import { processAlive } from '../../../test/fixtures/process-alive.ts';
 import { removeStaleState, listNetns } from './cleanup.ts';
 import {
   clusterFirstDns,
@@ -27,15 +28,6 @@ const SERVER = "require('http').createServer((q,s)=>s.end(require('os').hostname
 
 function inNode(argv: string[]): string {
   return execFileSync('ip', ['netns', 'exec', NODE, ...argv], { encoding: 'utf8', timeout: 10_000 });
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (skipped: ${reason})` : ''}`, () => {
@@ -100,7 +92,7 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
 
     await removeSandbox(names);
     await new Promise((r) => setTimeout(r, 200));
-    expect(alive(child.pid!)).toBe(false);
+    expect(processAlive(child.pid!)).toBe(false);
     expect(await listNetns()).not.toContain(names.netns);
     expect(inNode(['ip', '-o', 'link'])).not.toContain(names.hostVeth);
     expect(existsSync(join('/etc/netns', names.netns))).toBe(false);
@@ -130,7 +122,7 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     const removed = await removeStaleState(NODE, paths);
     expect(removed.sort()).toEqual([names.netns, orphan.netns].sort());
     await new Promise((r) => setTimeout(r, 200));
-    expect(alive(child.pid!)).toBe(false);
+    expect(processAlive(child.pid!)).toBe(false);
     const left = await listNetns();
     expect(left).not.toContain(names.netns);
     expect(left).not.toContain(orphan.netns);
