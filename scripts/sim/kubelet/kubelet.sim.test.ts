@@ -18,6 +18,7 @@ import { listNetns } from './cleanup.ts';
 import type { KubeletConfigInput } from './config.ts';
 import { cidrContains, parseCidr } from './ipam.ts';
 import { podNetnsPrefix } from './pod-network.ts';
+import { fetchInNetns } from '../../../test/fixtures/netns-fetch.ts';
 
 const NODE = `dplab-kl${process.pid % 100000}`;
 const NODE_IP = '10.251.0.2';
@@ -236,19 +237,7 @@ describe.skipIf(reason !== null)(`kubelet stand-in against the real API server${
     const agnhost = SIM_COMPONENTS.find((c) => c.name === 'agnhost')!.version;
     expect(pod.status.containerStatuses[0].imageID).toBe(`dplab-sim://agnhost@${agnhost} (requested ${AGNHOST})`);
     // Real agnhost netexec answers on the pod's address, from the node.
-    const r = spawnSync(
-      'ip',
-      [
-        'netns',
-        'exec',
-        NODE,
-        process.execPath,
-        '-e',
-        `fetch('http://${pod.status.podIP}:8080/hostname').then(r=>r.text()).then(t=>process.stdout.write(t))`,
-      ],
-      { encoding: 'utf8', timeout: 10_000 },
-    );
-    expect(r.stdout).toBe('web');
+    expect(fetchInNetns(NODE, `http://${pod.status.podIP}:8080/hostname`, 10_000)).toBe('web');
     // kubectl logs, through the API server and the exec server's /containerLogs.
     const logs = await kubectl(['-n', 'demo', 'logs', 'web']);
     expect(logs.stdout).toMatch(/Started HTTP server on port 8080/);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { whyNot } from '../../dataplane/netns-lab.ts';
+import { fetchInNetns } from '../../../test/fixtures/netns-fetch.ts';
 import { processAlive } from '../../../test/fixtures/process-alive.ts';
 import { removeStaleState, listNetns } from './cleanup.ts';
 import {
@@ -71,19 +72,7 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     const child = await startContainerProcess(names, [process.execPath, '-e', `${SERVER};console.log('serving')`], env, log);
     let answer = '';
     for (let i = 0; i < 50 && !answer; i++) {
-      const r = spawnSync(
-        'ip',
-        [
-          'netns',
-          'exec',
-          NODE,
-          process.execPath,
-          '-e',
-          "fetch('http://10.250.7.2:8080/').then(r=>r.text()).then(t=>process.stdout.write(t),()=>{})",
-        ],
-        { encoding: 'utf8', timeout: 5_000 },
-      );
-      answer = r.stdout;
+      answer = fetchInNetns(NODE, 'http://10.250.7.2:8080/', 5_000);
       if (!answer) await new Promise((r) => setTimeout(r, 100));
     }
     expect(answer).toBe('web-0 hello');
