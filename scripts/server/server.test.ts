@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from './http.ts';
-import { http as httpTo, openShell as openShellOn } from '../../test/fixtures/terminal-client.ts';
+import { http as httpTo, openShell as openShellOn, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { groupAlive } from '../terminals/process-tree.ts';
 import { processAlive } from '../../test/fixtures/process-alive.ts';
 
@@ -35,6 +35,13 @@ const openShell = (headers: Record<string, string>, query?: string, protocols?: 
   openShellOn(server.port, headers, query, protocols);
 
 const good = () => ({ authorization: `Bearer ${TOKEN}`, origin, host: `127.0.0.1:${server.port}` });
+/** A signed-in shell that has said it is ready (a refusal fails the test with its status). */
+async function readyShell(): Promise<Shell> {
+  const shell = await openShell(good());
+  if ('refused' in shell) throw new Error(`refused ${shell.refused}`);
+  await shell.waitFor('"type":"ready"');
+  return shell;
+}
 
 describe('HTTP API and pages', () => {
   it('health is open and says nothing sensitive', async () => {
@@ -97,18 +104,14 @@ describe('HTTP API and pages', () => {
 
 describe('terminal WebSocket', () => {
   it('runs a real shell: echo a marker and read it back', async () => {
-    const shell = await openShell(good());
-    if ('refused' in shell) throw new Error(`refused ${shell.refused}`);
-    await shell.waitFor('"type":"ready"');
+    const shell = await readyShell();
     shell.ws.send(JSON.stringify({ type: 'input', data: 'echo DPLAB-$((6*7))-OK\r' }));
     await shell.waitFor('DPLAB-42-OK');
     shell.ws.close();
   });
 
   it('ends the whole process group when the socket closes', async () => {
-    const shell = await openShell(good());
-    if ('refused' in shell) throw new Error('refused');
-    await shell.waitFor('"type":"ready"');
+    const shell = await readyShell();
     // A background job (its own process group under job control) and the shell itself.
     shell.ws.send(JSON.stringify({ type: 'input', data: 'sleep 300 & echo "PID""S $$ $!"\r' }));
     await shell.waitFor('PIDS ');
@@ -125,9 +128,7 @@ describe('terminal WebSocket', () => {
   });
 
   it('answers bad control messages with an error frame and keeps the shell', async () => {
-    const shell = await openShell(good());
-    if ('refused' in shell) throw new Error('refused');
-    await shell.waitFor('"type":"ready"');
+    const shell = await readyShell();
     shell.ws.send('this is not json');
     shell.ws.send(JSON.stringify({ type: 'resize', cols: 1e9, rows: -3 }));
     shell.ws.send(JSON.stringify({ type: 'launch-missiles' }));
@@ -143,9 +144,7 @@ describe('terminal WebSocket', () => {
   });
 
   it('keeps up with a flood and still answers Ctrl-C (flow control)', async () => {
-    const shell = await openShell(good());
-    if ('refused' in shell) throw new Error('refused');
-    await shell.waitFor('"type":"ready"');
+    const shell = await readyShell();
     // The client here never acknowledges, so the pty is paused after the high watermark…
     shell.ws.send(JSON.stringify({ type: 'input', data: 'yes FLOOD\r' }));
     await shell.waitFor('FLOOD\r\nFLOOD');
