@@ -65,6 +65,21 @@ function freePort(): Promise<number> {
 }
 
 /** First address of a CIDR plus one: the `kubernetes` Service's ClusterIP (10.96.0.1). */
+/**
+ * What kube-controller-manager and kube-scheduler share: one kubeconfig for the API, for
+ * authenticating and for authorizing callers; no serving port (nothing here scrapes them) and
+ * no leader election (one of each).
+ */
+function componentFlags(kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--secure-port=0',
+    '--leader-elect=false',
+  ];
+}
+
 export function firstServiceIp(serviceCidr: string): string {
   const [ip] = serviceCidr.split('/');
   const p = ip.split('.').map(Number);
@@ -185,11 +200,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       netns,
       file: bin('kube-controller-manager'),
       args: [
-        `--kubeconfig=${cmKubeconfig}`,
-        `--authentication-kubeconfig=${cmKubeconfig}`,
-        `--authorization-kubeconfig=${cmKubeconfig}`,
-        '--secure-port=0',
-        '--leader-elect=false',
+        ...componentFlags(cmKubeconfig),
         '--allocate-node-cidrs=true',
         `--cluster-cidr=${o.podCidr}`,
         '--node-cidr-mask-size=24',
@@ -208,14 +219,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
       name: 'kube-scheduler',
       netns,
       file: bin('kube-scheduler'),
-      args: [
-        `--kubeconfig=${schedKubeconfig}`,
-        `--authentication-kubeconfig=${schedKubeconfig}`,
-        `--authorization-kubeconfig=${schedKubeconfig}`,
-        '--secure-port=0',
-        '--leader-elect=false',
-        '--profiling=false',
-      ],
+      args: [...componentFlags(schedKubeconfig), '--profiling=false'],
     });
     // The service-account controller making kube-system's `default` account shows the controllers work.
     await waitFor(
