@@ -6,7 +6,7 @@
  * way seat A might reach seat B is tried and refused, and "End workshop" deletes every seat's
  * cluster and stops every seat.
  */
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import { requireLab } from '../scripts/labs/registry.ts';
 import { LocalSeatBackend } from '../scripts/portal/local-backend.ts';
 import { startPortal, type RunningPortal } from '../scripts/portal/server.ts';
 import { healthyRules } from '../test/fixtures/cluster-scenarios.ts';
-import { useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
+import { seatStateFiles, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
 import { processAlive } from '../test/fixtures/process-alive.ts';
 import { http, openShell } from '../test/fixtures/terminal-client.ts';
@@ -41,13 +41,7 @@ describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeo
     // One scenario for every seat; each seat's runner gets its own state file, so `created` and
     // the lab's step flags are per seat, and one call log sees every seat's commands.
     doubles = useDoubles({ rules: [...SEATS.flatMap((s) => healthyRules('iptables', s)), ...firstServiceScenario('iptables').rules] });
-    const stateFiles = new Map(
-      SEATS.map((s) => {
-        const f = join(doubles.dir, `state-${s}.json`);
-        writeFileSync(f, JSON.stringify({ seat: s }));
-        return [s, f];
-      }),
-    );
+    const stateFiles = seatStateFiles(doubles, SEATS);
     const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
     backend = new LocalSeatBackend({
       stateDir: mkdtempSync(join(tmpdir(), 'dplab-portal-')),

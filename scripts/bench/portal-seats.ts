@@ -9,7 +9,7 @@
  *   - each seat runner's resident memory, beside a bare runner's and the 3 GiB a cluster needs.
  * Asserts nothing; prints the figures.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import { WORKSHOP_TIMING } from '../portal/workshop.ts';
 import { MEMORY_PER_CLUSTER_BYTES } from '../preflight/memory.ts';
 import type { DashboardState } from '../wire/portal.ts';
 import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
-import { useDoubles } from '../../test/fixtures/doubles.ts';
+import { seatStateFiles, useDoubles } from '../../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { http } from '../../test/fixtures/terminal-client.ts';
 import { startRunnerChild } from '../../test/fixtures/runner-child.ts';
@@ -44,13 +44,7 @@ function rssBytes(pid: number): number {
 
 const ids = Array.from({ length: SEATS }, (_, i) => `s${String(i + 1).padStart(2, '0')}`);
 const doubles = useDoubles({ rules: [...ids.flatMap((s) => healthyRules('iptables', s)), ...firstServiceScenario('iptables').rules] });
-const stateFiles = new Map(
-  ids.map((s) => {
-    const f = join(doubles.dir, `state-${s}.json`);
-    writeFileSync(f, JSON.stringify({ seat: s }));
-    return [s, f];
-  }),
-);
+const stateFiles = seatStateFiles(doubles, ids);
 const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
 const backend = new LocalSeatBackend({
   stateDir: mkdtempSync(join(tmpdir(), 'dplab-bench-portal-')),
