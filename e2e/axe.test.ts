@@ -6,6 +6,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../scripts/paths.ts';
 import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
@@ -33,6 +34,41 @@ interface Found {
   targets: string[];
 }
 
+/** Opens `path` in `theme`, waits for what draws late, and returns axe's violations. */
+async function scan(page: Page, origin: string, path: string, theme: string): Promise<Omit<Found, 'page' | 'theme'>[]> {
+  await page.goto(`${origin}${path}`, { waitUntil: 'load' });
+  // The viewer link's page (/watch/) is no Starlight page: always dark, like the terminal it mirrors.
+  if (path !== '/watch/') expect(await page.evaluate(() => document.documentElement.dataset.theme), path).toBe(theme);
+  await page.waitForTimeout(SETTLE_MS);
+  await page
+    .waitForFunction(
+      () => [...document.querySelectorAll('dplab-mermaid')].every((m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed')),
+      undefined,
+      { timeout: 20_000 },
+    )
+    .catch(() => undefined);
+  await page.addScriptTag({ path: AXE });
+  return page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(
+            ctx: Document,
+            opts: object,
+          ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')),
+    }));
+  });
+}
+
 describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () => {
   let course: Course;
   let browser: Browser;
@@ -55,44 +91,31 @@ describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () =
       expect(list.length).toBeGreaterThan(20);
       const found: Found[] = [];
       for (const path of list) {
-        await page.goto(`${course.origin}${path}`, { waitUntil: 'load' });
-        // The viewer link's page (/watch/) is no Starlight page: always dark, like the terminal it mirrors.
-        if (path !== '/watch/') expect(await page.evaluate(() => document.documentElement.dataset.theme), path).toBe(theme);
-        await page.waitForTimeout(SETTLE_MS);
-        await page
-          .waitForFunction(
-            () =>
-              [...document.querySelectorAll('dplab-mermaid')].every(
-                (m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed'),
-              ),
-            undefined,
-            { timeout: 20_000 },
-          )
-          .catch(() => undefined);
-        await page.addScriptTag({ path: AXE });
-        const violations = await page.evaluate(async () => {
-          const axe = (
-            window as unknown as {
-              axe: {
-                run(
-                  ctx: Document,
-                  opts: object,
-                ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
-              };
-            }
-          ).axe;
-          const r = await axe.run(document, { resultTypes: ['violations'] });
-          return r.violations.map((v) => ({
-            id: v.id,
-            impact: v.impact,
-            help: v.help,
-            targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')),
-          }));
-        });
+        const violations = await scan(page, course.origin, path, theme);
         for (const v of violations) if (v.impact === 'critical' || v.impact === 'serious') found.push({ page: path, theme, ...v });
       }
       const summary = found.map((f) => `${f.page} [${f.theme}] ${f.impact} ${f.id}: ${f.help} — ${f.targets.join(' | ')}`);
       expect(summary).toEqual([]);
+    });
+  }
+
+  for (const theme of ['light', 'dark'] as const) {
+    it(`a lab page and /terminal/ on a phone (390×844) in the ${theme} theme: 0 critical, 0 serious`, { timeout: 60_000 }, async () => {
+      const { page } = browser;
+      await page.setViewportSize({ width: 390, height: 844 });
+      // From the course's origin (its storage), whatever page an earlier test left open.
+      await page.goto(`${course.origin}/`);
+      await page.evaluate((t) => localStorage.setItem('starlight-theme', t), theme);
+      const found: string[] = [];
+      for (const path of ['/labs/first-service/', '/terminal/']) {
+        // The phone layout: the mode picker shows its short label.
+        for (const v of await scan(page, course.origin, path, theme))
+          if (v.impact === 'critical' || v.impact === 'serious')
+            found.push(`${path} [${theme}] ${v.impact} ${v.id}: ${v.help} — ${v.targets.join(' | ')}`);
+        expect(await page.evaluate(() => document.querySelector('.dplab-ws-switch')?.checkVisibility()), path).toBe(true);
+      }
+      expect(found).toEqual([]);
+      await page.setViewportSize({ width: 1400, height: 900 });
     });
   }
 });

@@ -106,6 +106,84 @@ describe.skipIf(!hasChromium)(`workspace layout${chromiumNote}`, { timeout: 60_0
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   });
 
+  for (const theme of ['light', 'dark'] as const) {
+    it(`on a phone (${theme}) no control in the lab's top bar is cut off or outside the screen; the mode picker says "iptables"`, async () => {
+      const { page } = browser;
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.evaluate((t) => localStorage.setItem('starlight-theme', t), theme);
+      await page.goto(`${course.origin}/labs/first-service/`);
+      expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
+      // The cluster panel has asked the runner (its error and fix are the bar's longest text).
+      await page.waitForSelector('.dplab-cluster:not([hidden]) .dplab-cp-badge:not([data-state="loading"])', { timeout: 10_000 });
+      await screenshot(page, `lab-phone-bar-${theme}`);
+      const problems = await page.evaluate(() => {
+        const out: string[] = [];
+        const bar = document.querySelector<HTMLElement>('.dplab-ws-bar')!;
+        const barBox = bar.getBoundingClientRect();
+        const controls = bar.querySelectorAll<HTMLElement>(
+          'button, select, input, a, label, progress, .dplab-ws-title, .dplab-setup, .dplab-cp-badge, .dplab-cp-error, .dplab-progress-text',
+        );
+        for (const el of controls) {
+          if (!el.checkVisibility() || el.closest('.sr-only')) continue;
+          const r = el.getBoundingClientRect();
+          const name = `${el.tagName.toLowerCase()} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
+          if (r.left < -0.5 || r.right > innerWidth + 0.5) out.push(`${name} is outside the viewport (${r.left}–${r.right})`);
+          if (r.left < barBox.left - 0.5 || r.right > barBox.right + 0.5) out.push(`${name} sticks out of the bar`);
+          if (el.scrollWidth > el.clientWidth + 1 && el.clientWidth > 0)
+            out.push(`${name} clips its text (${el.scrollWidth} > ${el.clientWidth})`);
+        }
+        // A select clips what it shows when its chosen option is wider than its box.
+        for (const select of bar.querySelectorAll<HTMLSelectElement>('select')) {
+          const probe = document.createElement('span');
+          probe.style.cssText = `position:absolute;visibility:hidden;white-space:nowrap;font:${getComputedStyle(select).font}`;
+          probe.textContent = select.selectedOptions[0]?.textContent ?? '';
+          document.body.append(probe);
+          const text = probe.getBoundingClientRect().width;
+          probe.remove();
+          const cs = getComputedStyle(select);
+          const room = select.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - 16; // the arrow
+          if (text > room) out.push(`select shows "${probe.textContent}" (${text} px) in ${room} px`);
+        }
+        // Nothing in the bar overlaps anything else in it.
+        const boxes = [
+          ...bar.querySelectorAll<HTMLElement>(
+            '.dplab-ws-title, .dplab-font-controls, .dplab-mode-picker, .dplab-cluster:not([hidden]), .dplab-progress',
+          ),
+        ]
+          .filter((e) => e.checkVisibility())
+          .map((e) => ({ e, r: e.getBoundingClientRect() }));
+        for (const [i, a] of boxes.entries())
+          for (const b of boxes.slice(i + 1))
+            if (a.r.left < b.r.right - 0.5 && b.r.left < a.r.right - 0.5 && a.r.top < b.r.bottom - 0.5 && b.r.top < a.r.bottom - 0.5)
+              out.push(`${a.e.className} overlaps ${b.e.className}`);
+        return out;
+      });
+      expect(problems).toEqual([]);
+      const select = page.getByRole('combobox', { name: 'Cluster' });
+      expect(await select.evaluate((s: HTMLSelectElement) => s.selectedOptions[0].textContent)).toBe('iptables');
+      // The full name stays the option's accessible name and the select's title.
+      expect(await select.getAttribute('title')).toBe('kube-proxy, iptables mode');
+      await expect.poll(() => page.getByRole('option', { name: 'kube-proxy, iptables mode' }).count()).toBe(1);
+      // The keyboard still picks a mode.
+      await select.focus();
+      await page.keyboard.press('ArrowDown');
+      expect(await select.inputValue()).not.toBe('iptables');
+      expect(await select.getAttribute('title')).toMatch(/^kube-proxy, /);
+      await page.keyboard.press('ArrowUp');
+      expect(await select.inputValue()).toBe('iptables');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+      await page.evaluate(() => localStorage.removeItem('starlight-theme'));
+    });
+  }
+
+  it('at laptop width the mode picker shows the full name', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${course.origin}/labs/first-service/`);
+    const select = page.getByRole('combobox', { name: 'Cluster' });
+    expect(await select.evaluate((s: HTMLSelectElement) => s.selectedOptions[0].textContent)).toBe('kube-proxy, iptables mode');
+  });
+
   it('the divider moves with the arrow keys and is remembered after a reload', async () => {
     const { page } = browser;
     await page.setViewportSize({ width: 1280, height: 800 });

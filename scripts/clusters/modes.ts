@@ -15,6 +15,8 @@ export interface ModeInfo {
   id: Mode;
   /** Human title for the UI. */
   title: string;
+  /** A word for where the title does not fit (the mode picker on a phone); the title stays its accessible name. */
+  short: string;
   /** What kube-proxy's /proxyMode answers on a node; null when kube-proxy is not installed. */
   proxyMode: 'iptables' | 'ipvs' | 'nftables' | null;
   /** Pod and Service subnets, distinct per mode so several clusters can run at once. */
@@ -26,14 +28,23 @@ export const MODE_INFO: Readonly<Record<Mode, ModeInfo>> = {
   iptables: {
     id: 'iptables',
     title: 'kube-proxy, iptables mode',
+    short: 'iptables',
     proxyMode: 'iptables',
     podSubnet: '10.244.0.0/16',
     serviceSubnet: '10.96.0.0/16',
   },
-  ipvs: { id: 'ipvs', title: 'kube-proxy, IPVS mode', proxyMode: 'ipvs', podSubnet: '10.245.0.0/16', serviceSubnet: '10.97.0.0/16' },
+  ipvs: {
+    id: 'ipvs',
+    title: 'kube-proxy, IPVS mode',
+    short: 'IPVS',
+    proxyMode: 'ipvs',
+    podSubnet: '10.245.0.0/16',
+    serviceSubnet: '10.97.0.0/16',
+  },
   nftables: {
     id: 'nftables',
     title: 'kube-proxy, nftables mode',
+    short: 'nftables',
     proxyMode: 'nftables',
     podSubnet: '10.246.0.0/16',
     serviceSubnet: '10.98.0.0/16',
@@ -41,6 +52,7 @@ export const MODE_INFO: Readonly<Record<Mode, ModeInfo>> = {
   cilium: {
     id: 'cilium',
     title: 'Cilium kube-proxy replacement (eBPF)',
+    short: 'Cilium eBPF',
     proxyMode: null,
     podSubnet: '10.247.0.0/16',
     serviceSubnet: '10.99.0.0/16',

@@ -1,0 +1,31 @@
+/**
+ * The mode picker on a narrow screen: its options show their short word ("iptables") instead of
+ * the full title, which would not fit the top bar. Each option keeps the full title as its
+ * accessible name (aria-label, set in the markup) and the select shows the chosen one's title on
+ * hover; the values, and so the keyboard and the page's mode, do not change.
+ */
+import { onPageModeChange } from './page-mode.ts';
+
+export const NARROW = '(max-width: 60rem)';
+
+export function shortModeLabels(root: ParentNode): void {
+  const selects = [...root.querySelectorAll<HTMLSelectElement>('.dplab-mode-picker select')];
+  if (!selects.length) return;
+  const narrow = window.matchMedia(NARROW);
+  const apply = () => {
+    for (const select of selects) {
+      for (const option of select.options) {
+        const full = option.getAttribute('aria-label');
+        const short = option.dataset.short;
+        if (full && short) option.textContent = narrow.matches ? short : full;
+      }
+      const chosen = select.selectedOptions[0];
+      select.title = chosen?.getAttribute('aria-label') ?? chosen?.textContent ?? '';
+    }
+  };
+  apply();
+  narrow.addEventListener('change', apply);
+  for (const select of selects) select.addEventListener('change', apply);
+  // The page sets the select's value itself when the mode changes elsewhere (another tab, a reset).
+  onPageModeChange(() => queueMicrotask(apply));
+}
