@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import { healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import type { Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
-import { hasChromium, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
+import { chromiumNote, hasChromium, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
 import { screenshot } from './workspace-view.ts';
 
 const PAGE = '/labs/first-service/';
@@ -43,7 +43,7 @@ async function fixesExist(page: Page, text: string): Promise<void> {
   }
 }
 
-describe.skipIf(!hasChromium)("the learner's journey (skipped: /usr/bin/chromium is not installed)", { timeout: 90_000 }, () => {
+describe.skipIf(!hasChromium)(`the learner's journey${chromiumNote}`, { timeout: 90_000 }, () => {
   let stage: Stage;
   let page: Page;
   let doubles: Doubles;
