@@ -15,6 +15,7 @@ import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
 import { pageHeaders } from '../server/page-policy.ts';
 import { readJsonBody, sendError, sendJson } from '../server/router.ts';
 import { generateToken } from '../server/security.ts';
+import { sendEvent, startEventStream } from '../server/sse.ts';
 import { createStaticHandler } from '../server/static.ts';
 import { broadcastRequestSchema, joinRequestSchema } from '../wire/portal.ts';
 import { isSeatId } from '../wire/seat.ts';
@@ -179,8 +180,8 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     if (!verdict.ok) return refuse(res, verdict);
     if (path === '/portal/api/state' && method === 'GET') return sendJson(res, 200, ws().state());
     if (path === '/portal/api/events' && method === 'GET') {
-      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' });
-      const send = () => res.write(`event: state\ndata: ${JSON.stringify(ws().state())}\n\n`);
+      startEventStream(res);
+      const send = () => sendEvent(res, 'state', ws().state());
       const off = ws().changes.on(send);
       const beat = setInterval(() => res.write(': heartbeat\n\n'), SSE_HEARTBEAT_MS);
       streams.add(res);
