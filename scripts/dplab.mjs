@@ -4,9 +4,12 @@
 // compiles it again first when one did (a second or two). Only when compiling is not
 // possible, or DPLAB_TSX=1 asks for it (developing the CLI), do the TypeScript sources run
 // through tsx, which costs a few hundred milliseconds at every start.
-import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// node:fs as Node's own module object: an ES `import` of it would build its ES facade, which
+// reads every export, fs.promises and the stream classes included (a few ms at each start).
+const { readFileSync, statSync } = process.getBuiltinModule('node:fs');
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -15,7 +18,9 @@ function freshEntry() {
   try {
     const { builtAt, build, entry, inputs } = JSON.parse(readFileSync(join(root, 'dist-cli', 'inputs.json'), 'utf8'));
     if (typeof build !== 'string' || typeof entry !== 'string') return undefined;
-    for (const file of inputs) if (statSync(join(root, file)).mtimeMs > builtAt) return undefined;
+    // `${root}/${file}`, not join(): the listed paths are already normal, and path.join's
+    // normalising of ~200 paths costs more than stat-ing them (≈10 ms against ≈2 ms).
+    for (const file of inputs) if (statSync(`${root}/${file}`).mtimeMs > builtAt) return undefined;
     return join(root, 'dist-cli', build, entry);
   } catch {
     return undefined;

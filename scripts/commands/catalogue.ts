@@ -6,7 +6,7 @@
  * does; scripts/commands/index.ts loads that file when the command runs.
  */
 import { MODES } from '../wire/modes.ts';
-import { FORMATS } from '../wire/explain.ts';
+import { FORMATS } from '../wire/formats.ts';
 import { SIM_COMPONENTS } from '../sim/components.ts';
 import type { Command } from './command.ts';
 
