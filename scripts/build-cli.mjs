@@ -21,27 +21,26 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI_OUT_DIR = join(ROOT, 'dist-cli');
-export const CLI_INPUTS = join(CLI_OUT_DIR, 'inputs.json');
 /** The entry's file name inside a build's directory. */
 export const CLI_ENTRY = 'cli.mjs';
 /** A build directory that is no longer current is removed once it is this old (a dplab that read the old inputs.json has long loaded what it needs). */
 const STALE_BUILD_MS = 60_000;
 
-/** The directory of the current build (from inputs.json), or undefined. */
-function currentBuild() {
+/** The directory of the current build (from inputs.json in `outDir`), or undefined. */
+function currentBuild(outDir) {
   try {
-    return JSON.parse(readFileSync(CLI_INPUTS, 'utf8')).build;
+    return JSON.parse(readFileSync(join(outDir, 'inputs.json'), 'utf8')).build;
   } catch {
     return undefined;
   }
 }
 
-/** Compile; returns the entry's path, the number of source files and the time it took. */
-export async function buildCli() {
+/** Compile into `outDir` (dist-cli/; a test names another); returns the entry's path, the number of source files and the time it took. */
+export async function buildCli(outDir = CLI_OUT_DIR) {
   const started = Date.now();
   const { build } = await import('esbuild');
   const id = `${started.toString(36)}-${process.pid}`;
-  const outdir = join(CLI_OUT_DIR, id);
+  const buildDir = join(outDir, id);
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: { cli: 'scripts/cli.ts' },
@@ -53,7 +52,7 @@ export async function buildCli() {
     external: ['@lydell/node-pty', 'tsx', 'tsx/*', 'esbuild', 'playwright-core', 'astro', 'astro/*'],
     metafile: true,
     write: false,
-    outdir,
+    outdir: buildDir,
     entryNames: '[name]',
     chunkNames: 'chunks/[name]-[hash]',
     outExtension: { '.js': '.mjs' },
@@ -80,20 +79,21 @@ export async function buildCli() {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, file.contents);
   }
-  const previous = currentBuild();
+  const previous = currentBuild(outDir);
   // The inputs last: a build is trusted only with the list it was made from, and the build's
   // start time is what sources are compared with (an edit during the build counts as newer).
-  const tmp = `${CLI_INPUTS}.${id}.tmp`;
+  const inputsFile = join(outDir, 'inputs.json');
+  const tmp = `${inputsFile}.${id}.tmp`;
   writeFileSync(tmp, `${JSON.stringify({ builtAt: started, build: id, entry: CLI_ENTRY, inputs }, null, 1)}\n`);
-  renameSync(tmp, CLI_INPUTS);
-  pruneBuilds([id, previous]);
-  return { entry: join(outdir, CLI_ENTRY), files: inputs.length, ms: Date.now() - started };
+  renameSync(tmp, inputsFile);
+  pruneBuilds(outDir, [id, previous]);
+  return { entry: join(buildDir, CLI_ENTRY), files: inputs.length, ms: Date.now() - started };
 }
 
 /** Remove the builds that are neither kept nor recent (a recent one may be a concurrent build still writing), and the single-file bundle of older versions. */
-function pruneBuilds(keep) {
-  for (const entry of readdirSync(CLI_OUT_DIR, { withFileTypes: true })) {
-    const path = join(CLI_OUT_DIR, entry.name);
+function pruneBuilds(outDir, keep) {
+  for (const entry of readdirSync(outDir, { withFileTypes: true })) {
+    const path = join(outDir, entry.name);
     try {
       if (entry.isDirectory()) {
         if (!keep.includes(entry.name) && Date.now() - statSync(path).mtimeMs > STALE_BUILD_MS)
