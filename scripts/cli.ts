@@ -1,21 +1,22 @@
 /**
  * `dplab`: dispatches to one command per file. Errors become one clear paragraph with the fix
- * and a non-zero exit; the stack trace only with --verbose.
+ * and a non-zero exit; the stack trace only with --verbose. Help comes from the catalogue alone;
+ * a command's code is loaded only when it runs.
  */
 import { DplabError } from './errors.ts';
-import { COMMANDS } from './commands/index.ts';
+import { CATALOGUE, isCommandName } from './commands/catalogue.ts';
+import { loadCommand } from './commands/index.ts';
 import { commandContext, type CommandContext } from './commands/command.ts';
-import { isProviderId } from './clusters/providers.ts';
-import { PROVIDERS } from './clusters/provider.ts';
+import { isProviderId, PROVIDERS } from './clusters/provider.ts';
 
 function help(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  const width = Math.max(...CATALOGUE.map((c) => c.name.length));
   return [
     'Dataplane Lab: how Kubernetes Services become packet forwarding.',
     '',
     'Usage: dplab <command> [options]',
     '',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...CATALOGUE.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Global: --verbose shows stack traces.  `dplab help <command>` shows its usage.',
     `        --provider ${PROVIDERS.join('|')} (or DPLAB_PROVIDER) picks how clusters are made: kind (default; Docker)`,
@@ -64,16 +65,16 @@ export async function main(argv: string[], io: Partial<Omit<CommandContext, 'ver
   }
   const [name, ...rest] = args;
   if (!name || name === 'help' || name === '--help' || name === '-h') {
-    const target = COMMANDS.find((c) => c.name === rest[0]);
+    const target = CATALOGUE.find((c) => c.name === rest[0]);
     ctx.stdout.write(`${target ? `${target.summary}\n\n${target.usage}` : help()}\n`);
     return 0;
   }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
+  if (!isCommandName(name)) {
     ctx.stderr.write(`Error: unknown command "${name}".\n\n${help()}\n`);
     return 2;
   }
   try {
+    const command = await loadCommand(name);
     return await command.run(rest, ctx);
   } catch (err) {
     ctx.stderr.write(`${formatError(err, verbose)}\n`);

@@ -12,6 +12,10 @@ import type { Mode } from './modes.ts';
 export const PROVIDERS = ['kind', 'sim'] as const;
 export type ProviderId = (typeof PROVIDERS)[number];
 
+export function isProviderId(v: unknown): v is ProviderId {
+  return typeof v === 'string' && (PROVIDERS as readonly string[]).includes(v);
+}
+
 export interface ClusterProvider {
   readonly id: ProviderId;
   /** The provisioning steps for a mode, in order (the one with id `create` makes something to clean up). */

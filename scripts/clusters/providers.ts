@@ -10,12 +10,8 @@ import { kindProvider } from './kind-provider.ts';
 import { simStateDir } from '../sim/layout.ts';
 import { simProvider, useSimBinaries } from './sim-provider.ts';
 import type { Mode } from './modes.ts';
-import { PROVIDERS, type ClusterProvider, type ProviderId } from './provider.ts';
+import { isProviderId, PROVIDERS, type ClusterProvider, type ProviderId } from './provider.ts';
 import type { ClusterHandle } from './handle.ts';
-
-export function isProviderId(v: unknown): v is ProviderId {
-  return typeof v === 'string' && (PROVIDERS as readonly string[]).includes(v);
-}
 
 export function providerById(id: ProviderId): ClusterProvider {
   if (id === 'kind') return kindProvider;

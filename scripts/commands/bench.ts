@@ -3,6 +3,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { projectRoot } from '../paths.ts';
 import { writeJoinedReport } from '../bench/report.ts';
 
@@ -31,9 +32,7 @@ function runBench(name: string, args: string[], ctx: CommandContext): Promise<nu
 }
 
 export const bench: Command = {
-  name: 'bench',
-  summary: 'Run the benchmarks (all, or the one named); they print figures beside a peer and a limit',
-  usage: 'dplab bench [<name> [args…]]   (names: the files in scripts/bench/)',
+  ...commandInfo('bench'),
   async run(argv, ctx) {
     const { positionals } = parseFlags(this, argv, {}, true);
     const names = benchNames();

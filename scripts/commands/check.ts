@@ -1,5 +1,6 @@
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { runCheck, type CheckResult } from '../labs/engine.ts';
 import { formatCheckResult } from '../labs/format.ts';
 import { chooseMode } from '../labs/mode-choice.ts';
@@ -10,10 +11,7 @@ import { loadLabs, requireLab, requireStep } from '../labs/registry.ts';
 export const CHECK_EXIT = { pass: 0, fail: 1, error: 3 } as const;
 
 export const check: Command = {
-  name: 'check',
-  summary: "Check a lab step (or every step in order) against the lab's cluster",
-  usage:
-    'dplab check <lab> [<step>] [--mode <mode>] [--json] [--verbose]\n  exit code 0: passed, 1: not done yet, 3: the cluster could not be checked',
+  ...commandInfo('check'),
   async run(argv, ctx: CommandContext) {
     const out = ctx.stdout;
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' }, json: { type: 'boolean' } });

@@ -15,9 +15,26 @@ export interface CommandContext {
   signal: AbortSignal;
 }
 
-/** The CLI's context: the process's streams, not verbose, a signal nobody aborts; `overrides` replace parts. */
+/**
+ * The CLI's context: the process's streams, not verbose, a signal nobody aborts; `overrides`
+ * replace parts. Each part is made when first read: Node builds process.stdout and
+ * process.stderr on first use, and a command that prints one line should not pay for both.
+ */
 export function commandContext(overrides: Partial<CommandContext> = {}): CommandContext {
-  return { verbose: false, stdout: process.stdout, stderr: process.stderr, signal: new AbortController().signal, ...overrides };
+  let signal: AbortSignal | undefined;
+  return {
+    verbose: false,
+    get stdout() {
+      return process.stdout;
+    },
+    get stderr() {
+      return process.stderr;
+    },
+    get signal() {
+      return (signal ??= new AbortController().signal);
+    },
+    ...overrides,
+  };
 }
 
 /** The shape of one `dplab` sub-command. One file per command under scripts/commands/. */

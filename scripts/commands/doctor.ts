@@ -3,11 +3,10 @@ import { MODES, type Mode } from '../clusters/modes.ts';
 import { formatFindings } from '../preflight/format.ts';
 import { runPreflight } from '../preflight/index.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 
 export const doctor: Command = {
-  name: 'doctor',
-  summary: 'Check this machine for Docker, kind, kubectl, kernel settings and memory',
-  usage: `dplab doctor [--mode <${MODES.join('|')}>] [--seats N] [--json]\n\n  Without --mode every mode's checks run (memory for one cluster). --seats N checks room for a workshop of N seats on this host, each with one cluster of the mode (or of every mode). Exits non-zero when a check fails.`,
+  ...commandInfo('doctor'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(doctor, argv, {
       mode: { type: 'string' },

@@ -1,12 +1,11 @@
 import { sharedClusterManager } from '../runner/services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
-import { MODES, type Mode } from '../clusters/modes.ts';
+import type { Mode } from '../clusters/modes.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 
 export const down: Command = {
-  name: 'down',
-  summary: 'Delete the kind cluster of a mode (or of all modes)',
-  usage: `dplab down <${MODES.join('|')}> | --all`,
+  ...commandInfo('down'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(down, argv, { all: { type: 'boolean' } });
     if (values.all && positionals.length) throw usageError(down, 'give a mode or --all, not both.');

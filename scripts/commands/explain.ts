@@ -15,6 +15,7 @@ import {
   type ParseOptions,
 } from '../dataplane/index.ts';
 import { parseFlags, usageError, type Command, type CommandContext } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { isServiceRef } from '../dataplane/explain-view.ts';
 import { isCidr } from '../dataplane/addr.ts';
@@ -22,17 +23,8 @@ import { explainLive } from '../dataplane/live.ts';
 
 export { commandsToRead };
 
-const USAGE = [
-  `dplab explain --input <file> --format ${FORMATS.join('|')} (--service <ns/name> | --frontend <ip:port>) [--json | --mermaid]`,
-  '              [--names <file.json>] [--hz <kernel HZ>]   (names: {"10.96.45.112:80": "default/web"} for IPVS / cilium text)',
-  '              [--service-cidr <cidr>[,<cidr>]]   (IPVS: which virtual servers are ClusterIPs; `kubectl get servicecidrs` shows it)',
-  'dplab explain <mode> <ns/name> [--node <node>] [--json | --mermaid]   (live: reads the node of a running lab cluster, default the first worker)',
-].join('\n');
-
 export const explain: Command = {
-  name: 'explain',
-  summary: "Show how a node's dataplane forwards one Service: frontends, backends and each backend's share",
-  usage: USAGE,
+  ...commandInfo('explain'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(explain, argv, {
       input: { type: 'string' },

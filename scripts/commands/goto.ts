@@ -1,5 +1,6 @@
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { CHECK_EXIT } from './check.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { gotoStep } from '../labs/goto.ts';
@@ -10,10 +11,7 @@ import { requireLab, requireStep } from '../labs/registry.ts';
 export const GOTO_EXIT = { ready: CHECK_EXIT.pass, failed: CHECK_EXIT.fail, error: CHECK_EXIT.error } as const;
 
 export const goto: Command = {
-  name: 'goto',
-  summary: 'Bring a lab to the start of a step: setup, then each earlier step solved and checked (--reset: reset the lab first)',
-  usage:
-    'dplab goto <lab> <step> [--mode <mode>] [--reset]\n  exit code 0: ready, 1: an earlier step did not pass its check, 3: the cluster could not be reached',
+  ...commandInfo('goto'),
   async run(argv, ctx: CommandContext) {
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' }, reset: { type: 'boolean' } });
     const [labId, stepId, ...extra] = positionals;

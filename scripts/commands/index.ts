@@ -1,37 +1,32 @@
-/** Every `dplab` sub-command, in the order `dplab help` lists them. Add one line per command. */
+/**
+ * Where each `dplab` sub-command's code is. A command's file is imported only when that command
+ * runs (the compiled CLI makes each one a chunk of its own), so `dplab help` reads the catalogue
+ * alone and `dplab serve` loads the server, not the portal or the parsers. A new command: its
+ * entry in catalogue.ts, its file, and one line here (the type asks for every name).
+ */
 import type { Command } from './command.ts';
-import { serve } from './serve.ts';
-import { up } from './up.ts';
-import { down } from './down.ts';
-import { status } from './status.ts';
-import { kubeconfig } from './kubeconfig.ts';
-import { doctor } from './doctor.ts';
-import { labs } from './labs.ts';
-import { check } from './check.ts';
-import { solve } from './solve.ts';
-import { reset } from './reset.ts';
-import { goto } from './goto.ts';
-import { verifyLabsCommand } from './verify-labs.ts';
-import { explain } from './explain.ts';
-import { bench } from './bench.ts';
-import { simBuild } from './sim-build.ts';
-import { portal } from './portal.ts';
+import type { CommandName } from './catalogue.ts';
 
-export const COMMANDS: readonly Command[] = [
-  serve,
-  portal,
-  up,
-  down,
-  status,
-  kubeconfig,
-  doctor,
-  labs,
-  check,
-  solve,
-  reset,
-  goto,
-  verifyLabsCommand,
-  explain,
-  bench,
-  simBuild,
-];
+const LOADERS: { readonly [N in CommandName]: () => Promise<Command> } = {
+  serve: async () => (await import('./serve.ts')).serve,
+  portal: async () => (await import('./portal.ts')).portal,
+  up: async () => (await import('./up.ts')).up,
+  down: async () => (await import('./down.ts')).down,
+  status: async () => (await import('./status.ts')).status,
+  kubeconfig: async () => (await import('./kubeconfig.ts')).kubeconfig,
+  doctor: async () => (await import('./doctor.ts')).doctor,
+  labs: async () => (await import('./labs.ts')).labs,
+  check: async () => (await import('./check.ts')).check,
+  solve: async () => (await import('./solve.ts')).solve,
+  reset: async () => (await import('./reset.ts')).reset,
+  goto: async () => (await import('./goto.ts')).goto,
+  'verify-labs': async () => (await import('./verify-labs.ts')).verifyLabsCommand,
+  explain: async () => (await import('./explain.ts')).explain,
+  bench: async () => (await import('./bench.ts')).bench,
+  'sim-build': async () => (await import('./sim-build.ts')).simBuild,
+};
+
+/** The command's code (its module is imported now, once). */
+export function loadCommand(name: CommandName): Promise<Command> {
+  return LOADERS[name]();
+}

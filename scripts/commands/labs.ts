@@ -1,12 +1,11 @@
 import type { Command } from './command.ts';
 import { parseFlags } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { loadLabs } from '../labs/registry.ts';
 import { labSummary } from '../labs/view.ts';
 
 export const labs: Command = {
-  name: 'labs',
-  summary: 'List the labs with their modes, steps and concepts',
-  usage: 'dplab labs [--json]',
+  ...commandInfo('labs'),
   async run(argv, ctx) {
     const { values } = parseFlags(this, argv, { json: { type: 'boolean' } }, false);
     const all = loadLabs().map(labSummary);

@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { loadLabs, requireLab } from '../labs/registry.ts';
@@ -26,18 +27,7 @@ function count(command: Command, name: string, text: string | undefined, fallbac
 }
 
 export const portal: Command = {
-  name: 'portal',
-  summary: 'Run a workshop: a join page for learners, a seat each, and the instructor dashboard.',
-  usage: `dplab portal [--lab ID] [--seats N] [--max-seats M] [--warm MODE]… [--code CODE] [--port P] [--idle-minutes N]
-             [--host ADDR --behind-tls --public-host NAME] [--backend local|kubernetes]
-
-  --seats N       make N seats before anyone joins (with --warm, their clusters too); more are made on demand up to --max-seats (default 30)
-  --warm MODE     bring each seat's MODE cluster up ahead (a hot start); check the host first with \`dplab doctor --seats N --mode MODE\`
-  --lab ID        the lab learners start on and the dashboard tracks (default: the first lab)
-  --backend B     where seats run: local (a runner process per seat on this host, the default) or kubernetes (a pod per seat
-                  in the portal's namespace; DPLAB_SEAT_* settings, see README "Workshops on Kubernetes")
-  --behind-tls    TLS is terminated in front of the portal (an Ingress, Caddy, nginx): allows a non-loopback --host and https://<public host> origins
-  (env: DPLAB_PORTAL_TOKEN sets the instructor token)`,
+  ...commandInfo('portal'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(this, argv, {
       lab: { type: 'string' },

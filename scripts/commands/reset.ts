@@ -1,5 +1,6 @@
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { chooseMode } from '../labs/mode-choice.ts';
 import { clearPasses } from '../labs/progress.ts';
 import { loadLabs, requireLab } from '../labs/registry.ts';
@@ -7,9 +8,7 @@ import { resetLab } from '../labs/reset.ts';
 import { goto } from './goto.ts';
 
 export const reset: Command = {
-  name: 'reset',
-  summary: 'Reset a lab: recreate its namespace and setup (--step: then solve and check every step before it)',
-  usage: 'dplab reset <lab> [--step <step>] [--mode <mode>]   (with --step, the same as `dplab goto <lab> <step> --reset`)',
+  ...commandInfo('reset'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' }, step: { type: 'string' } });
     const [labId, ...extra] = positionals;

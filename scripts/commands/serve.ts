@@ -1,5 +1,6 @@
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
 import { BuildProgress, buildIsStale, buildSite } from '../site-build.ts';
 import { DplabError } from '../errors.ts';
@@ -38,10 +39,7 @@ async function buildWithProgress(reason: string, progress: BuildProgress, ctx: C
 }
 
 export const serve: Command = {
-  name: 'serve',
-  summary: 'Serve the course, the runner API and the terminals on 127.0.0.1.',
-  usage:
-    'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
+  ...commandInfo('serve'),
   async run(argv, ctx) {
     const { values } = parseFlags(
       this,

@@ -1,11 +1,10 @@
 import { ensureSimBinaries } from '../sim/build.ts';
 import { SIM_COMPONENTS } from '../sim/components.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 
 export const simBuild: Command = {
-  name: 'sim-build',
-  summary: "Build (or reuse) the sim provider's real components with Go, into the cache outside the repository",
-  usage: `dplab sim-build [--only <name,…>]\n  components: ${SIM_COMPONENTS.map((c) => c.name).join(', ')}\n  cache: $DPLAB_SIM_CACHE or ~/.cache/dplab/sim`,
+  ...commandInfo('sim-build'),
   async run(argv, ctx) {
     const { values } = parseFlags(simBuild, argv, { only: { type: 'string' } }, false);
     const only = values.only

@@ -1,13 +1,12 @@
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { chooseMode } from '../labs/mode-choice.ts';
 import { requireLab, requireStep } from '../labs/registry.ts';
 import { applySolution } from '../labs/solve.ts';
 
 export const solve: Command = {
-  name: 'solve',
-  summary: "Apply a lab step's solution (the commands a learner would type)",
-  usage: 'dplab solve <lab> <step> [--mode <mode>]',
+  ...commandInfo('solve'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(this, argv, { mode: { type: 'string' } });
     const [labId, stepId, ...extra] = positionals;

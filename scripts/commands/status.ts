@@ -1,6 +1,7 @@
 import type { ClusterStatus } from '../clusters/manager.ts';
 import { sharedClusterManager } from '../runner/services.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 
 function table(statuses: ClusterStatus[]): string {
   const rows = statuses.map((s) => [
@@ -33,9 +34,7 @@ function table(statuses: ClusterStatus[]): string {
 }
 
 export const status: Command = {
-  name: 'status',
-  summary: 'Show the lab clusters: absent, provisioning, ready or broken',
-  usage: 'dplab status [--json]',
+  ...commandInfo('status'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(status, argv, { json: { type: 'boolean' } });
     if (positionals.length) throw usageError(status, `unexpected argument "${positionals[0]}".`);

@@ -1,13 +1,11 @@
 import { sharedClusterManager } from '../runner/services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
-import { MODES } from '../clusters/modes.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 
 export const up: Command = {
-  name: 'up',
-  summary: 'Start (or reuse) the kind cluster of a dataplane mode',
-  usage: `dplab up <${MODES.join('|')}> [--retain]\n\n  --retain  keep a half-made cluster when something fails (for debugging)`,
+  ...commandInfo('up'),
   async run(argv, ctx) {
     const { values, positionals } = parseFlags(up, argv, { retain: { type: 'boolean' } });
     if (positionals.length > 1) throw usageError(up, 'one mode at a time.');

@@ -1,5 +1,6 @@
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
+import { commandInfo } from './catalogue.ts';
 import { isMode, MODES } from '../clusters/modes.ts';
 import { verifyLabs } from '../labs/harness.ts';
 import { loadLabs, requireLab } from '../labs/registry.ts';
@@ -10,10 +11,7 @@ import { SIM_MODES, simUnsupported } from '../sim/layout.ts';
 import type { Mode } from '../clusters/modes.ts';
 
 export const verifyLabsCommand: Command = {
-  name: 'verify-labs',
-  summary: 'Author check: per lab, mode and step, setup → check fails → solve → check passes',
-  usage:
-    "dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n  --record writes each check's observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed",
+  ...commandInfo('verify-labs'),
   async run(argv, ctx) {
     const { values } = parseFlags(this, argv, { lab: { type: 'string' }, mode: { type: 'string' }, record: { type: 'boolean' } }, false);
     if (values.mode !== undefined && !isMode(values.mode))

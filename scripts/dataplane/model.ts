@@ -1,9 +1,9 @@
 // The one normalised shape every dataplane parser produces, whatever tool printed the input.
 // Lessons, checks and `dplab explain` read this, never the raw tool output.
 
-import type { Format } from '../wire/explain.ts';
+import type { Format } from '../wire/formats.ts';
 
-export { FORMATS, type Format } from '../wire/explain.ts';
+export { FORMATS, type Format } from '../wire/formats.ts';
 
 /**
  * Kubernetes' Service frontends, plus Cilium's own: `HostPort` (a pod's hostPort, which Cilium

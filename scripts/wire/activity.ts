@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { checkStatusSchema } from './checks.ts';
-import { modeSchema } from './modes.ts';
+import { modeSchema } from './mode-schema.ts';
 import { progressFileSchema } from './progress.ts';
 
 export const checkRecordSchema = z.object({

@@ -1,6 +1,6 @@
 /** A step's check result (POST /api/labs/:lab/steps/:step/check) and its parts. */
 import { z } from 'zod';
-import { modeSchema } from './modes.ts';
+import { modeSchema } from './mode-schema.ts';
 
 /** One line of "what we expected versus what the cluster showed". */
 export const factSchema = z.object({ label: z.string(), expected: z.string(), seen: z.string(), ok: z.boolean() });

@@ -1,7 +1,7 @@
 /** Cluster status and progress (GET /api/clusters…) and the event stream (SSE /api/clusters/events). */
 import { z } from 'zod';
 import { errorJsonSchema } from './errors.ts';
-import { modeSchema } from './modes.ts';
+import { modeSchema } from './mode-schema.ts';
 
 export const clusterStateSchema = z.enum(['absent', 'provisioning', 'ready', 'broken']);
 export type ClusterState = z.infer<typeof clusterStateSchema>;

@@ -1,10 +1,7 @@
 /** The dataplane explorer's answers (GET /api/dataplane/…): one Service's frontends and backends. */
 import { z } from 'zod';
-import { modeSchema } from './modes.ts';
-
-/** The rule-dump formats the parsers read. */
-export const FORMATS = ['iptables-save', 'nft-json', 'ipvsadm', 'proc-ip-vs', 'cilium', 'cilium-json'] as const;
-export type Format = (typeof FORMATS)[number];
+import { FORMATS } from './formats.ts';
+import { modeSchema } from './mode-schema.ts';
 
 export const jsonBackendSchema = z.object({ ip: z.string(), port: z.number(), share: z.number() });
 export type JsonBackend = z.infer<typeof jsonBackendSchema>;

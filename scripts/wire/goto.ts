@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { checkResultSchema } from './checks.ts';
 import { clusterEventSchema } from './clusters.ts';
-import { modeSchema } from './modes.ts';
+import { modeSchema } from './mode-schema.ts';
 
 export const gotoStatusSchema = z.enum([
   /** Every earlier step's solution applied and its check passed: the cluster is at the start of `step`. */

@@ -1,7 +1,7 @@
 /** The workshop portal's own API (`/portal/api/…`): joining, the learner's banner, the instructor's dashboard. */
 import { z } from 'zod';
 import { clusterStateSchema } from './clusters.ts';
-import { modeSchema } from './modes.ts';
+import { modeSchema } from './mode-schema.ts';
 
 /** POST /portal/api/join */
 export const joinRequestSchema = z.object({

@@ -1,6 +1,6 @@
 /** POST /api/labs/:lab/setup: the lab's workspace files and, when its cluster runs, its namespace and manifests. */
 import { z } from 'zod';
-import { modeSchema } from './modes.ts';
+import { modeSchema } from './mode-schema.ts';
 
 export const setupResultSchema = z.object({
   lab: z.string(),

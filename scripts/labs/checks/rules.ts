@@ -14,7 +14,7 @@ import {
 } from '../../dataplane/index.ts';
 import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
 import { z } from 'zod';
-import { FORMATS } from '../../wire/explain.ts';
+import { FORMATS } from '../../wire/formats.ts';
 import { commandObservationSchema, gatherNodeCommand, observeCommand } from './command.ts';
 import { fact, fail, pass } from './facts.ts';
 import { firstItem, getByName, kubeListSchema } from './kube.ts';
