@@ -437,6 +437,8 @@ function frameInterval(page: Page): Promise<number> {
 
 interface NodeTerm {
   output(): string;
+  /** Calls `f` after every piece of output; returns the unsubscribe. */
+  onOutput(f: () => void): () => void;
   type(s: string): void;
   waitFor(text: string, ms?: number): Promise<void>;
   close(): void;
@@ -472,6 +474,10 @@ async function wettyShell(peer: Peer): Promise<NodeTerm> {
   sock.on('login', () => sock.emit('resize', { cols: 80, rows: 24 }));
   const t: NodeTerm = {
     output: () => text,
+    onOutput: (f) => {
+      waiters.add(f);
+      return () => waiters.delete(f);
+    },
     type: (s) => sock.emit('input', s),
     waitFor: (want, ms = 10_000) =>
       new Promise((ok, fail) => {
@@ -499,17 +505,24 @@ async function wettyShell(peer: Peer): Promise<NodeTerm> {
   return t;
 }
 
-/** Output grows past `len` (polled every loop turn, so the wait adds no timer of its own). */
+/**
+ * Output grows past `len`, seen the moment it arrives (on the client's own output event: a
+ * polling wait per terminal would spin the CPU that 50 terminals' shells and the runner need).
+ */
 function grown(t: NodeTerm, len: number, includes: string | null, ms = 10_000): Promise<void> {
-  const deadline = performance.now() + ms;
   return new Promise<void>((ok, fail) => {
-    const poll = () => {
-      const out = t.output();
-      if (out.length > len && (includes === null || out.slice(len).includes(includes))) ok();
-      else if (performance.now() > deadline) fail(new Error(`no echo within ${ms} ms`));
-      else setImmediate(poll);
-    };
-    poll();
+    const done = () => t.output().length > len && (includes === null || t.output().slice(len).includes(includes));
+    if (done()) return ok();
+    const timer = setTimeout(() => {
+      off();
+      fail(new Error(`no echo within ${ms} ms`));
+    }, ms);
+    const off = t.onOutput(() => {
+      if (!done()) return;
+      clearTimeout(timer);
+      off();
+      ok();
+    });
   });
 }
 
@@ -559,29 +572,28 @@ async function pacedEcho(terms: NodeTerm[]): Promise<number[]> {
 
 /** `yes` floods the terminal; Ctrl-C; ms until the prompt is back. */
 async function ctrlC(t: NodeTerm): Promise<number> {
-  const mark = t.output().length;
   t.type('yes\r');
   await t.waitFor('y\r\ny\r\ny\r\n');
   await new Promise((r) => setTimeout(r, 300));
   const from = t.output().length;
   const t0 = performance.now();
   t.type('\x03');
-  await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('no prompt after Ctrl-C')), 20_000);
-    const poll = () => {
-      if (t.output().indexOf(PROMPT, from) >= 0) {
-        clearTimeout(timer);
-        ok();
-      } else setTimeout(poll, 0);
-    };
-    poll();
-  });
-  void mark;
+  await grown(t, from, PROMPT, 20_000);
   return performance.now() - t0;
 }
 
 function shellAsNodeTerm(s: Shell): NodeTerm {
-  return { output: () => s.output(), type: (x) => s.type(x), waitFor: (w, ms) => s.waitFor(w, ms), close: () => s.close() };
+  return {
+    output: () => s.output(),
+    // The shell's own message handler (registered first) has added the output when this runs.
+    onOutput: (f) => {
+      s.ws.on('message', f);
+      return () => s.ws.off('message', f);
+    },
+    type: (x) => s.type(x),
+    waitFor: (w, ms) => s.waitFor(w, ms),
+    close: () => s.close(),
+  };
 }
 
 // ---------- node-pty alone ----------
@@ -619,10 +631,18 @@ async function ptyBulk(): Promise<number> {
 async function ptyEcho(samples: number): Promise<number[]> {
   const p = ptyAlone();
   let text = '';
-  p.onData((d) => (text += (d as unknown as Buffer).toString()));
+  const listeners = new Set<() => void>();
+  p.onData((d) => {
+    text += (d as unknown as Buffer).toString();
+    listeners.forEach((f) => f());
+  });
   await new Promise((r) => setTimeout(r, 300));
   const t: NodeTerm = {
     output: () => text,
+    onOutput: (f) => {
+      listeners.add(f);
+      return () => listeners.delete(f);
+    },
     type: (s) => p.write(s),
     waitFor: async (w) => {
       while (!text.includes(w)) await new Promise((r) => setTimeout(r, 1));
