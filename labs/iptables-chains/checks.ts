@@ -92,6 +92,22 @@ export const probabilitiesCheck = defineCheck({
   },
 });
 
+/**
+ * Why `count` lines name a Service with `endpoints` endpoints. kube-proxy always comments the two
+ * "cluster IP" rules (the KUBE-SERVICES match and the masquerade mark in KUBE-SVC); the jumps to
+ * the endpoint chains and both rules inside each KUBE-SEP chain are commented only while the
+ * cluster has at most 1,000 endpoints (appendServiceCommentLocked in kube-proxy's iptables
+ * proxier). Above that, its large cluster mode (leftovers of scale-compare bring it about), they
+ * carry no comment.
+ */
+export function rulesNamingExplained(count: number, endpoints: number): string {
+  if (count === 2 + 3 * endpoints)
+    return `${count} rules for one Service with ${endpoints} endpoints: the KUBE-SERVICES match, the masquerade mark, one jump per endpoint and two rules in each KUBE-SEP chain (2 + 3 × ${endpoints}).`;
+  if (count === 2)
+    return `Only 2 rules name the Service: the KUBE-SERVICES match and the masquerade mark. The cluster has more than 1,000 endpoints, so kube-proxy is in its large cluster mode and writes the ${endpoints} jumps and the ${2 * endpoints} KUBE-SEP rules behind them without a comment (2 + 3 × ${endpoints} rules are still there; \`iptables-save -t nat | grep -c KUBE-SEP\` counts them).`;
+  return `${count} rules name the Service with ${endpoints} endpoints.`;
+}
+
 /** Lines of the dump that name the Service, as `iptables-save | grep -c '<ns>/web'` counts them. */
 export function rulesNaming(dump: string, key: string): number {
   return dump.split('\n').filter((l) => l.startsWith('-A ') && l.includes(key)).length;
@@ -129,10 +145,7 @@ export const scaleCheck = defineCheck({
     );
     const all = [...facts, ...answer.facts];
     if (answer.status === 'fail') return { ...answer, facts: all };
-    return pass(
-      `${count} rules for one Service with ${SCALED} endpoints: the KUBE-SERVICES match, the masquerade mark, one jump per endpoint and two rules in each KUBE-SEP chain (2 + 3 × ${SCALED}). Every Service adds its own, and every change rewrites them.`,
-      all,
-    );
+    return pass(`${rulesNamingExplained(count, SCALED)} Every Service adds its own, and every change rewrites them.`, all);
   },
 });
 
