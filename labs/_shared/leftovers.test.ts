@@ -90,6 +90,27 @@ describe('leftover Services in the real iptables-save shape', () => {
     expect(sh([count], crowded).out.trim()).toBe(String(n));
   });
 
+  it("internal-traffic-local's rule snippets show agent's chains, or its DROP where Local leaves no endpoint, on kube-proxy v1.35's output among 1,000 leftovers", () => {
+    const upstream = readFileSync(
+      join(import.meta.dirname, '../../scripts/dataplane/fixtures/iptables-save/upstream-v1.35-internal-traffic-policy.txt'),
+      'utf8',
+    );
+    const step = loadLabs()
+      .find((l) => l.id === 'internal-traffic-local')!
+      .steps.find((s) => s.id === 'set-local')!;
+    const snippet = step.snippets!.find((x) => x.label.startsWith('Rules on the agent'))!.command;
+    // The upstream dump's Services stand in for agent: one with a local endpoint, one without.
+    const as = (svc: string) => snippet.replaceAll('lab-internal-traffic-local/agent', `ns1/${svc}`).replaceAll("'agent'", `'${svc}'`);
+    const crowded = withLeftoverServices(upstream, LEFTOVERS);
+    const near = sh([as('itp-local')], crowded).out;
+    // The jump has lost its comment among the leftovers (large cluster mode): a grep for agent's name would miss it.
+    expect(near).toMatch(/^-A KUBE-SVL-DPKTHXTGNGN4T5NQ -j KUBE-SEP-CMPXLEVBVD62VTSF$/m);
+    expect(near).toMatch(/^-A KUBE-SEP-CMPXLEVBVD62VTSF .*-j DNAT --to-destination 10\.0\.1\.1:80$/m);
+    expect(near.trim().split('\n')).toHaveLength(4);
+    const far = sh([as('itp-none')], crowded).out;
+    expect(far.trim()).toMatch(/^-A KUBE-SERVICES -m comment --comment "ns1\/itp-none:p80 has no local endpoints" .* -j DROP$/);
+  });
+
   it("follows a KUBE-SVL chain too (internalTrafficPolicy Local), in kube-proxy v1.35's own output", () => {
     const upstream = readFileSync(
       join(import.meta.dirname, '../../scripts/dataplane/fixtures/iptables-save/upstream-v1.35-internal-traffic-policy.txt'),

@@ -7,12 +7,20 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { CURL_LOOP, everywhereCheck, exposeCheck, setLocalCheck } from './checks.ts';
 import { AGNHOST } from '../_shared/workload.ts';
+import { iptablesServiceRules } from '../_shared/iptables-service.ts';
 
 const ID = 'internal-traffic-local';
 const NS = 'lab-internal-traffic-local';
 const FROM = (client: string) => `kubectl -n ${NS} exec ${client} -- sh -c '${CURL_LOOP}'`;
 const PATCH = `kubectl -n ${NS} patch service agent -p '{"spec":{"internalTrafficPolicy":"Local"}}'`;
-const NAT_AGENT = (node: string) => `docker exec "$DPLAB_CLUSTER-${node}" iptables-save | grep '${NS}/agent'`;
+/**
+ * agent's rules on a node: the filter table's "has no local endpoints" DROP (kube-proxy writes it
+ * where Local leaves no endpoint), then agent's own KUBE-SVL chain and its KUBE-SEP chains in nat,
+ * found from its cluster-IP rule, so it shows the same with leftover Services of other labs.
+ */
+const NAT_AGENT = (node: string) =>
+  `docker exec "$DPLAB_CLUSTER-${node}" iptables-save -t filter | grep -F '"${NS}/agent'; ` +
+  `docker exec "$DPLAB_CLUSTER-${node}" iptables-save -t nat | ${iptablesServiceRules(NS, 'agent', 'chains')}`;
 
 export default defineLab({
   id: ID,
