@@ -79,6 +79,29 @@ describe('fuzz: damaged fixtures', () => {
       expect((err as ParseError).text).toBe('-X KUBE-SVC-OLD');
     }
   });
+
+  it('a rule for a chain only another table declares is refused, not dropped', () => {
+    // filter declares KUBE-FORWARD and has a rule for it just before; nat does not declare it.
+    const text = [
+      '*filter',
+      ':KUBE-FORWARD - [0:0]',
+      '-A KUBE-FORWARD -j ACCEPT',
+      'COMMIT',
+      '*nat',
+      ':KUBE-SERVICES - [0:0]',
+      '-A KUBE-FORWARD -j DROP',
+      'COMMIT',
+      '',
+    ];
+    try {
+      parse('iptables-save', text.join('\n'));
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ParseError);
+      expect((err as ParseError).line).toBe(7);
+      expect((err as ParseError).message).toContain('rule for undeclared chain KUBE-FORWARD');
+    }
+  });
 });
 
 describe('fuzz: random input', () => {

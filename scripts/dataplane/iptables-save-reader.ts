@@ -56,6 +56,71 @@ class OptionStore {
 const NEGATED = 1;
 const ESCAPED = 2;
 
+type Chain = { name: string; line: number; rules: IptRule[] };
+
+/**
+ * Every chain and target name of one dump, once: looked up by its offsets in the text, so a name
+ * the dump repeats (each rule names its chain and its target) is neither cut out nor hashed as a
+ * new string again. Open addressing over a power-of-two table of name ids.
+ */
+class NameTable {
+  private slots = new Int32Array(1 << 12).fill(-1);
+  private hashes: number[] = [];
+  readonly names: string[] = [];
+  /** The chain each name is declared as in the table being read (null when it is not one of its chains). */
+  private readonly chains: Array<Chain | null> = [];
+  private readonly chainTables: Array<IptTable | null> = [];
+
+  constructor(private readonly text: string) {}
+
+  /** The id of text[start, end), interned on first sight. */
+  id(start: number, end: number): number {
+    const t = this.text;
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+    const mask = this.slots.length - 1;
+    const length = end - start;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const id = this.slots[s];
+      if (id < 0) return this.add(s, h, t.slice(start, end));
+      const name = this.names[id];
+      if (this.hashes[id] === h && name.length === length && t.startsWith(name, start)) return id;
+    }
+  }
+
+  private add(slot: number, hash: number, name: string): number {
+    const id = this.names.length;
+    this.names.push(name);
+    this.hashes.push(hash);
+    this.chains.push(null);
+    this.chainTables.push(null);
+    this.slots[slot] = id;
+    if (2 * this.names.length > this.slots.length) this.grow();
+    return id;
+  }
+
+  private grow(): void {
+    const slots = new Int32Array(2 * this.slots.length).fill(-1);
+    const mask = slots.length - 1;
+    for (let id = 0; id < this.names.length; id++) {
+      let s = this.hashes[id] & mask;
+      while (slots[s] >= 0) s = (s + 1) & mask;
+      slots[s] = id;
+    }
+    this.slots = slots;
+  }
+
+  declare(id: number, table: IptTable, chain: Chain): void {
+    this.chains[id] = chain;
+    this.chainTables[id] = table;
+  }
+
+  /** The chain `id` names in `table`, or null when the table did not declare it. */
+  chainIn(id: number, table: IptTable): Chain | null {
+    return this.chainTables[id] === table ? this.chains[id] : null;
+  }
+}
+
 /** One `-A` rule. Options are read with `opt` / `has`; `text` is the line as written. */
 export class IptRule {
   target: string | null = null;
@@ -106,7 +171,7 @@ export class IptRule {
 export interface IptTable {
   name: string;
   /** By name; `name` is the one string every rule of the chain (and every jump to it) shares. */
-  chains: Map<string, { name: string; line: number; rules: IptRule[] }>;
+  chains: Map<string, Chain>;
 }
 
 export interface IptSave {
@@ -182,14 +247,11 @@ export function readIptablesSave(text: string): IptSave {
       continue;
     }
     if (first === COLON) {
-      const chain = reader.chainDeclaration();
-      if (chain === null) throw new ParseError('bad chain declaration', lineNo, reader.raw());
-      current.chains.set(chain, { name: chain, line: lineNo, rules: [] });
+      if (!reader.chainDeclaration(lineNo, current)) throw new ParseError('bad chain declaration', lineNo, reader.raw());
       continue;
     }
     if (first === DASH && end - start > 3 && text.charCodeAt(start + 1) === 65 /* A */ && text.charCodeAt(start + 2) === SPACE) {
-      const rule = reader.rule(lineNo, current);
-      current.chains.get(rule.chain)?.rules.push(rule);
+      reader.rule(lineNo, current);
       ruleCount++;
       continue;
     }
@@ -217,9 +279,11 @@ class LineReader {
   end = 0;
 
   private readonly store: OptionStore;
+  private readonly names: NameTable;
 
   constructor(private readonly text: string) {
     this.store = new OptionStore(text);
+    this.names = new NameTable(text);
   }
 
   next(): boolean {
@@ -243,27 +307,32 @@ class LineReader {
     return this.text.slice(this.rawStart, this.rawEnd);
   }
 
-  /** `:NAME POLICY [packets:bytes]` → NAME, or null when the line is not of that shape. */
-  chainDeclaration(): string | null {
+  /** `:NAME POLICY [packets:bytes]`: declares NAME in `table`; false when the line is not of that shape. */
+  chainDeclaration(lineNo: number, table: IptTable): boolean {
     const t = this.text;
     const nameEnd = this.word(this.start + 1);
-    if (nameEnd === this.start + 1 || t.charCodeAt(nameEnd) !== SPACE) return null;
+    if (nameEnd === this.start + 1 || t.charCodeAt(nameEnd) !== SPACE) return false;
     const policyEnd = this.word(nameEnd + 1);
-    if (policyEnd === nameEnd + 1 || t.charCodeAt(policyEnd) !== SPACE) return null;
+    if (policyEnd === nameEnd + 1 || t.charCodeAt(policyEnd) !== SPACE) return false;
     // [digits:digits] to the end of the line
     let i = policyEnd + 1;
-    if (t.charCodeAt(i) !== 91 /* [ */) return null;
+    if (t.charCodeAt(i) !== 91 /* [ */) return false;
     const digits = (from: number) => {
       let j = from;
       while (j < this.end && isDigit(t.charCodeAt(j))) j++;
       return j;
     };
     let j = digits(++i);
-    if (j === i || t.charCodeAt(j) !== COLON) return null;
+    if (j === i || t.charCodeAt(j) !== COLON) return false;
     i = j + 1;
     j = digits(i);
-    if (j === i || t.charCodeAt(j) !== 93 /* ] */ || j + 1 !== this.end) return null;
-    return t.slice(this.start + 1, nameEnd);
+    if (j === i || t.charCodeAt(j) !== 93 /* ] */ || j + 1 !== this.end) return false;
+    const id = this.names.id(this.start + 1, nameEnd);
+    const name = this.names.names[id];
+    const chain: Chain = { name, line: lineNo, rules: [] };
+    table.chains.set(name, chain);
+    this.names.declare(id, table, chain);
+    return true;
   }
 
   /** The end of the non-blank run that starts at `from`. */
@@ -293,30 +362,11 @@ class LineReader {
     return this.backslashAt;
   }
 
-  /** A jump target: the table's own string when it is a chain of the table (KUBE-SEP-…), else the name itself (DNAT). */
-  private lastTarget = '';
-  private targetName(table: IptTable, name: string): string {
-    if (name === this.lastTarget) return this.lastTarget;
-    const declared = table.chains.get(name);
-    this.lastTarget = declared ? declared.name : name;
-    return this.lastTarget;
-  }
-
-  /** The last chain a rule named: iptables-save prints a chain's rules together, so most lookups end here. */
-  private lastChain: { name: string; line: number; rules: IptRule[] } | null = null;
-  private chainAt(table: IptTable, start: number, end: number) {
-    const last = this.lastChain;
-    if (last && last.name.length === end - start && this.text.startsWith(last.name, start)) return last;
-    const found = table.chains.get(this.text.slice(start, end));
-    if (found) this.lastChain = found;
-    return found;
-  }
-
   /**
    * An `-A CHAIN …` line, tokenised and read into a rule in the same pass. The chain (and a target
    * that is a chain) is looked up once in the table, and the table's own string is kept.
    */
-  rule(lineNo: number, table: IptTable): IptRule {
+  rule(lineNo: number, table: IptTable): void {
     const t = this.text;
     const end = this.end;
     const store = this.store;
@@ -324,7 +374,7 @@ class LineReader {
     while (i < end && t.charCodeAt(i) === SPACE) i++;
     const chainEnd = this.token(i);
     if (chainEnd === i) throw this.fail(lineNo, 'rule without a chain');
-    const declared = this.chainAt(table, i, chainEnd);
+    const declared = this.names.chainIn(this.names.id(i, chainEnd), table);
     if (!declared) throw this.fail(lineNo, `rule for undeclared chain ${t.slice(i, chainEnd)}`);
     const rule = new IptRule(lineNo, store, this.rawStart, this.rawEnd, table.name, declared.name);
     rule.first = store.size;
@@ -383,15 +433,14 @@ class LineReader {
       // The token is the value of the option before it.
       const letter = nameEnd - nameStart === 2 ? t.charCodeAt(nameStart + 1) : 0;
       if (letter === 106 /* -j */ || letter === 103 /* -g */) {
-        const name = escaped ? unescape(t.slice(valueStart, valueEnd)) : t.slice(valueStart, valueEnd);
-        rule.target = this.targetName(table, name);
+        rule.target = escaped ? unescape(t.slice(valueStart, valueEnd)) : this.names.names[this.names.id(valueStart, valueEnd)];
       } else store.push(nameStart, nameEnd, valueStart, valueEnd, (negate ? NEGATED : 0) | (escaped ? ESCAPED : 0));
       negate = false;
       nameStart = -1;
     }
     if (nameStart >= 0) throw this.fail(lineNo, `option ${t.slice(nameStart, nameEnd)} has no value`);
     rule.count = store.size - rule.first;
-    return rule;
+    declared.rules.push(rule);
   }
 }
 
