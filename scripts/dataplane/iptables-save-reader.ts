@@ -7,19 +7,62 @@
 import { ParseError } from './parse-error.ts';
 
 /**
- * The options of every rule of one dump, as offsets into its text: four numbers an option (name
- * start and end, value start and end; value start -1 for a flag such as `--rcheck`) and one byte
- * of flags. Nothing is cut out of the text until a reader asks for it.
+ * Every rule of one dump, by number (0, 1, … in the order of the text), as columns of numbers
+ * rather than an object a rule: where its line is, where its options are, and its target's name
+ * id. Options are four numbers each (name start and end, value start and end; value start -1 for a
+ * flag such as `--rcheck`) and one byte of flags. Nothing is cut out of the text until asked for.
  */
-class OptionStore {
-  bounds = new Int32Array(4 * 1024);
-  flags = new Uint8Array(1024);
+export class IptRules {
+  /** Per rule: line number, line start, line end, first option, option count, target (name id, -1 none, ≤ -2 unescaped). */
+  private rules = new Int32Array(RULE_FIELDS * 1024);
   size = 0;
+  /** @internal Option bounds and flags. */
+  bounds = new Int32Array(4 * 4096);
+  flags = new Uint8Array(4096);
+  options = 0;
+  /** Targets written with escapes, unescaped (target -2 - k is unescaped[k]). */
+  private readonly unescaped: string[] = [];
 
-  constructor(readonly text: string) {}
+  constructor(
+    readonly text: string,
+    private readonly names: string[],
+  ) {}
 
+  /** @internal Starts a rule; its options are the ones pushed until `finish`. */
+  begin(line: number, start: number, end: number): number {
+    if (RULE_FIELDS * (this.size + 1) > this.rules.length) {
+      const rules = new Int32Array(this.rules.length * 2);
+      rules.set(this.rules);
+      this.rules = rules;
+    }
+    const b = RULE_FIELDS * this.size;
+    this.rules[b] = line;
+    this.rules[b + 1] = start;
+    this.rules[b + 2] = end;
+    this.rules[b + 3] = this.options;
+    this.rules[b + 5] = -1;
+    return this.size++;
+  }
+
+  /** @internal */
+  finish(r: number): void {
+    this.rules[RULE_FIELDS * r + 4] = this.options - this.rules[RULE_FIELDS * r + 3];
+  }
+
+  /** @internal */
+  setTarget(r: number, nameId: number): void {
+    this.rules[RULE_FIELDS * r + 5] = nameId;
+  }
+
+  /** @internal A target that had escapes, kept as its unescaped text. */
+  setUnescapedTarget(r: number, name: string): void {
+    this.rules[RULE_FIELDS * r + 5] = -2 - this.unescaped.length;
+    this.unescaped.push(name);
+  }
+
+  /** @internal */
   push(nameStart: number, nameEnd: number, valueStart: number, valueEnd: number, flags: number): void {
-    if (this.size === this.flags.length) {
+    if (this.options === this.flags.length) {
       const bounds = new Int32Array(this.bounds.length * 2);
       bounds.set(this.bounds);
       this.bounds = bounds;
@@ -27,45 +70,86 @@ class OptionStore {
       f.set(this.flags);
       this.flags = f;
     }
-    const b = 4 * this.size;
+    const b = 4 * this.options;
     this.bounds[b] = nameStart;
     this.bounds[b + 1] = nameEnd;
     this.bounds[b + 2] = valueStart;
     this.bounds[b + 3] = valueEnd;
-    this.flags[this.size++] = flags;
+    this.flags[this.options++] = flags;
   }
 
-  /** The index of the last option named `name` among [first, first + count), or -1. */
-  find(first: number, count: number, name: string): number {
-    const { bounds, text } = this;
-    for (let k = first + count - 1; k >= first; k--) {
-      const start = bounds[4 * k];
-      if (bounds[4 * k + 1] - start === name.length && text.startsWith(name, start)) return k;
-    }
-    return -1;
+  /** The line number of rule `r`. */
+  line(r: number): number {
+    return this.rules[RULE_FIELDS * r];
   }
 
-  value(k: number): string {
+  /** Rule `r`'s line as written. */
+  lineText(r: number): string {
+    return this.text.slice(this.rules[RULE_FIELDS * r + 1], this.rules[RULE_FIELDS * r + 2]);
+  }
+
+  /** The `-j` / `-g` target; the same string for every rule (and chain) of that name. */
+  target(r: number): string | null {
+    const id = this.rules[RULE_FIELDS * r + 5];
+    if (id >= 0) return this.names[id];
+    return id === -1 ? null : this.unescaped[-2 - id];
+  }
+
+  /** The option's value (later options win; "" for a flag), or undefined when the rule does not have it. */
+  opt(r: number, name: string): string | undefined {
+    const k = this.find(r, name);
+    if (k < 0) return undefined;
     const start = this.bounds[4 * k + 2];
     if (start < 0) return '';
     const raw = this.text.slice(start, this.bounds[4 * k + 3]);
     return this.flags[k] & ESCAPED ? unescape(raw) : raw;
   }
+
+  has(r: number, name: string): boolean {
+    return this.find(r, name) >= 0;
+  }
+
+  /** Whether the option was written after "!" (`! -s 10.244.0.0/16`). */
+  negated(r: number, name: string): boolean {
+    const k = this.find(r, name);
+    return k >= 0 && (this.flags[k] & NEGATED) !== 0;
+  }
+
+  /** The index of rule `r`'s last option named `name`, or -1. */
+  private find(r: number, name: string): number {
+    const { bounds, text } = this;
+    const first = this.rules[RULE_FIELDS * r + 3];
+    for (let k = first + this.rules[RULE_FIELDS * r + 4] - 1; k >= first; k--) {
+      const start = bounds[4 * k];
+      if (bounds[4 * k + 1] - start === name.length && text.startsWith(name, start)) return k;
+    }
+    return -1;
+  }
 }
 
+const RULE_FIELDS = 6;
+const SLOT_FIELDS = 4;
 const NEGATED = 1;
 const ESCAPED = 2;
 
-type Chain = { name: string; line: number; rules: IptRule[] };
+/** A chain: its rules are numbers into the dump's IptRules, in order. */
+export interface IptChain {
+  name: string;
+  line: number;
+  rules: number[];
+}
+type Chain = IptChain;
 
 /**
  * Every chain and target name of one dump, once: looked up by its offsets in the text, so a name
  * the dump repeats (each rule names its chain and its target) is neither cut out nor hashed as a
- * new string again. Open addressing over a power-of-two table of name ids.
+ * new string again. Open addressing over a power-of-two table; each slot keeps the name's hash, id
+ * and first place in the text, so a look-up compares the text with itself and touches no string.
  */
 class NameTable {
-  private slots = new Int32Array(1 << 12).fill(-1);
-  private hashes: number[] = [];
+  /** Per slot: hash, id + 1 (0 = empty), start and end of the name's first occurrence in the text. */
+  private slots = new Int32Array(SLOT_FIELDS << 12);
+  private mask = (1 << 12) - 1;
   readonly names: string[] = [];
   /** The chain each name is declared as in the table being read (null when it is not one of its chains). */
   private readonly chains: Array<Chain | null> = [];
@@ -78,36 +162,47 @@ class NameTable {
     const t = this.text;
     let h = 0x811c9dc5;
     for (let i = start; i < end; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
-    const mask = this.slots.length - 1;
+    const slots = this.slots;
     const length = end - start;
-    for (let s = h & mask; ; s = (s + 1) & mask) {
-      const id = this.slots[s];
-      if (id < 0) return this.add(s, h, t.slice(start, end));
-      const name = this.names[id];
-      if (this.hashes[id] === h && name.length === length && t.startsWith(name, start)) return id;
+    for (let s = h & this.mask; ; s = (s + 1) & this.mask) {
+      const b = SLOT_FIELDS * s;
+      const id = slots[b + 1] - 1;
+      if (id < 0) return this.add(s, h, start, end);
+      if (slots[b] !== h) continue;
+      const other = slots[b + 2];
+      if (slots[b + 3] - other !== length) continue;
+      let k = 0;
+      while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
+      if (k === length) return id;
     }
   }
 
-  private add(slot: number, hash: number, name: string): number {
+  private add(slot: number, hash: number, start: number, end: number): number {
     const id = this.names.length;
-    this.names.push(name);
-    this.hashes.push(hash);
+    this.names.push(this.text.slice(start, end));
     this.chains.push(null);
     this.chainTables.push(null);
-    this.slots[slot] = id;
-    if (2 * this.names.length > this.slots.length) this.grow();
+    const b = SLOT_FIELDS * slot;
+    this.slots[b] = hash;
+    this.slots[b + 1] = id + 1;
+    this.slots[b + 2] = start;
+    this.slots[b + 3] = end;
+    if (2 * this.names.length > this.mask) this.grow();
     return id;
   }
 
   private grow(): void {
-    const slots = new Int32Array(2 * this.slots.length).fill(-1);
-    const mask = slots.length - 1;
-    for (let id = 0; id < this.names.length; id++) {
-      let s = this.hashes[id] & mask;
-      while (slots[s] >= 0) s = (s + 1) & mask;
-      slots[s] = id;
+    const old = this.slots;
+    const slots = new Int32Array(2 * old.length);
+    const mask = 2 * (this.mask + 1) - 1;
+    for (let b = 0; b < old.length; b += SLOT_FIELDS) {
+      if (old[b + 1] === 0) continue;
+      let s = old[b] & mask;
+      while (slots[SLOT_FIELDS * s + 1] !== 0) s = (s + 1) & mask;
+      slots.set(old.subarray(b, b + SLOT_FIELDS), SLOT_FIELDS * s);
     }
     this.slots = slots;
+    this.mask = mask;
   }
 
   declare(id: number, table: IptTable, chain: Chain): void {
@@ -121,53 +216,6 @@ class NameTable {
   }
 }
 
-/** One `-A` rule. Options are read with `opt` / `has`; `text` is the line as written. */
-export class IptRule {
-  target: string | null = null;
-  /** @internal Where this rule's options start in the store, and how many it has. */
-  first = 0;
-  count = 0;
-
-  constructor(
-    readonly line: number,
-    private readonly store: OptionStore,
-    private readonly start: number,
-    private readonly end: number,
-    readonly table: string,
-    readonly chain: string,
-  ) {}
-
-  get text(): string {
-    return this.store.text.slice(this.start, this.end);
-  }
-
-  /** The option's value (later options win; "" for a flag), or undefined when the rule does not have it. */
-  opt(name: string): string | undefined {
-    const k = this.store.find(this.first, this.count, name);
-    return k < 0 ? undefined : this.store.value(k);
-  }
-
-  has(name: string): boolean {
-    return this.store.find(this.first, this.count, name) >= 0;
-  }
-
-  /** Whether the option was written after "!" (`! -s 10.244.0.0/16`). */
-  negated(name: string): boolean {
-    const k = this.store.find(this.first, this.count, name);
-    return k >= 0 && (this.store.flags[k] & NEGATED) !== 0;
-  }
-
-  /** Module names in order (`-m comment -m tcp` → ["comment", "tcp"]). */
-  get modules(): string[] {
-    const out: string[] = [];
-    for (let k = this.first; k < this.first + this.count; k++) {
-      const start = this.store.bounds[4 * k];
-      if (this.store.bounds[4 * k + 1] - start === 2 && this.store.text.startsWith('-m', start)) out.push(this.store.value(k));
-    }
-    return out;
-  }
-}
-
 export interface IptTable {
   name: string;
   /** By name; `name` is the one string every rule of the chain (and every jump to it) shares. */
@@ -176,6 +224,7 @@ export interface IptTable {
 
 export interface IptSave {
   tables: Map<string, IptTable>;
+  rules: IptRules;
   ruleCount: number;
 }
 
@@ -265,7 +314,7 @@ export function readIptablesSave(text: string): IptSave {
     throw new ParseError('unrecognised line', lineNo, reader.raw());
   }
   if (current) throw new ParseError(`table *${current.name} is not closed by COMMIT (truncated output?)`, openedAt, `*${current.name}`);
-  return { tables, ruleCount };
+  return { tables, rules: reader.rules, ruleCount };
 }
 
 /** Walks the text line by line, keeping the current line's bounds (raw and trimmed) as numbers. */
@@ -278,12 +327,12 @@ class LineReader {
   start = 0;
   end = 0;
 
-  private readonly store: OptionStore;
   private readonly names: NameTable;
+  readonly rules: IptRules;
 
   constructor(private readonly text: string) {
-    this.store = new OptionStore(text);
     this.names = new NameTable(text);
+    this.rules = new IptRules(text, this.names.names);
   }
 
   next(): boolean {
@@ -332,6 +381,7 @@ class LineReader {
     const chain: Chain = { name, line: lineNo, rules: [] };
     table.chains.set(name, chain);
     this.names.declare(id, table, chain);
+    this.lastChain = null; // a chain declared again replaces the one a rule before may have named
     return true;
   }
 
@@ -363,21 +413,46 @@ class LineReader {
   }
 
   /**
+   * The chain text[start, end) names in `table`. iptables-save prints a chain's rules together,
+   * so most rules name the chain of the rule before: that is compared in place, in the text.
+   */
+  private lastChain: Chain | null = null;
+  private lastTable: IptTable | null = null;
+  private lastChainStart = 0;
+  private lastChainEnd = 0;
+  private chainAt(start: number, end: number, table: IptTable): Chain | null {
+    const last = this.lastChain;
+    const length = end - start;
+    if (last && this.lastTable === table && this.lastChainEnd - this.lastChainStart === length) {
+      const t = this.text;
+      const other = this.lastChainStart;
+      let k = 0;
+      while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
+      if (k === length) return last;
+    }
+    const found = this.names.chainIn(this.names.id(start, end), table);
+    this.lastChain = found;
+    this.lastTable = table;
+    this.lastChainStart = start;
+    this.lastChainEnd = end;
+    return found;
+  }
+
+  /**
    * An `-A CHAIN …` line, tokenised and read into a rule in the same pass. The chain (and a target
    * that is a chain) is looked up once in the table, and the table's own string is kept.
    */
   rule(lineNo: number, table: IptTable): void {
     const t = this.text;
     const end = this.end;
-    const store = this.store;
+    const store = this.rules;
     let i = this.start + 3;
     while (i < end && t.charCodeAt(i) === SPACE) i++;
     const chainEnd = this.token(i);
     if (chainEnd === i) throw this.fail(lineNo, 'rule without a chain');
-    const declared = this.names.chainIn(this.names.id(i, chainEnd), table);
+    const declared = this.chainAt(i, chainEnd, table);
     if (!declared) throw this.fail(lineNo, `rule for undeclared chain ${t.slice(i, chainEnd)}`);
-    const rule = new IptRule(lineNo, store, this.rawStart, this.rawEnd, table.name, declared.name);
-    rule.first = store.size;
+    const rule = store.begin(lineNo, this.rawStart, this.rawEnd);
     i = chainEnd;
     let negate = false;
     let nameStart = -1;
@@ -433,13 +508,14 @@ class LineReader {
       // The token is the value of the option before it.
       const letter = nameEnd - nameStart === 2 ? t.charCodeAt(nameStart + 1) : 0;
       if (letter === 106 /* -j */ || letter === 103 /* -g */) {
-        rule.target = escaped ? unescape(t.slice(valueStart, valueEnd)) : this.names.names[this.names.id(valueStart, valueEnd)];
+        if (escaped) store.setUnescapedTarget(rule, unescape(t.slice(valueStart, valueEnd)));
+        else store.setTarget(rule, this.names.id(valueStart, valueEnd));
       } else store.push(nameStart, nameEnd, valueStart, valueEnd, (negate ? NEGATED : 0) | (escaped ? ESCAPED : 0));
       negate = false;
       nameStart = -1;
     }
     if (nameStart >= 0) throw this.fail(lineNo, `option ${t.slice(nameStart, nameEnd)} has no value`);
-    rule.count = store.size - rule.first;
+    store.finish(rule);
     declared.rules.push(rule);
   }
 }
