@@ -13,7 +13,10 @@ import { ParseError } from './parse-error.ts';
  * flag such as `--rcheck`) and one byte of flags. Nothing is cut out of the text until asked for.
  */
 export class IptRules {
-  /** Per rule: line number, line start, line end, first option, option count, target (name id, -1 none, ≤ -2 unescaped). */
+  /**
+   * Per rule: line number, line start, line end, first option, option count, target (name id, -1
+   * none, ≤ -2 unescaped), and the chain of its table the target names (index into `chains`, -1 none).
+   */
   private rules = new Int32Array(RULE_FIELDS * 1024);
   size = 0;
   /** @internal Option bounds and flags. */
@@ -22,6 +25,8 @@ export class IptRules {
   options = 0;
   /** Targets written with escapes, unescaped (target -2 - k is unescaped[k]). */
   private readonly unescaped: string[] = [];
+  /** Every chain of the dump, numbered in the order declared. */
+  readonly chains: Chain[] = [];
 
   constructor(
     readonly text: string,
@@ -41,6 +46,7 @@ export class IptRules {
     this.rules[b + 2] = end;
     this.rules[b + 3] = this.options;
     this.rules[b + 5] = -1;
+    this.rules[b + 6] = -1;
     return this.size++;
   }
 
@@ -95,6 +101,28 @@ export class IptRules {
     return id === -1 ? null : this.unescaped[-2 - id];
   }
 
+  /** The chain the rule's target names in the rule's own table, or null when the target is not one of its chains. */
+  targetChain(r: number): Chain | null {
+    const index = this.rules[RULE_FIELDS * r + 6];
+    return index < 0 ? null : this.chains[index];
+  }
+
+  /**
+   * @internal Once a table is complete (COMMIT): links each of its rules, [first, size), to the
+   * chain its target names there, whether declared before or after the rule.
+   */
+  link(first: number, table: IptTable, names: NameTable): void {
+    const rules = this.rules;
+    for (let r = first; r < this.size; r++) {
+      const id = rules[RULE_FIELDS * r + 5];
+      if (id >= 0) rules[RULE_FIELDS * r + 6] = names.chainIn(id, table);
+      else if (id < -1) {
+        const chain = table.chains.get(this.unescaped[-2 - id]);
+        rules[RULE_FIELDS * r + 6] = chain ? this.chains.indexOf(chain) : -1;
+      }
+    }
+  }
+
   /** The option's value (later options win; "" for a flag), or undefined when the rule does not have it. */
   opt(r: number, name: string): string | undefined {
     const k = this.find(r, name);
@@ -127,7 +155,7 @@ export class IptRules {
   }
 }
 
-const RULE_FIELDS = 6;
+const RULE_FIELDS = 7;
 const SLOT_FIELDS = 4;
 const NEGATED = 1;
 const ESCAPED = 2;
@@ -152,7 +180,7 @@ class NameTable {
   private mask = (1 << 12) - 1;
   readonly names: string[] = [];
   /** The chain each name is declared as in the table being read (null when it is not one of its chains). */
-  private readonly chains: Array<Chain | null> = [];
+  private readonly chains: number[] = [];
   private readonly chainTables: Array<IptTable | null> = [];
 
   constructor(private readonly text: string) {}
@@ -180,7 +208,7 @@ class NameTable {
   private add(slot: number, hash: number, start: number, end: number): number {
     const id = this.names.length;
     this.names.push(this.text.slice(start, end));
-    this.chains.push(null);
+    this.chains.push(-1);
     this.chainTables.push(null);
     const b = SLOT_FIELDS * slot;
     this.slots[b] = hash;
@@ -199,20 +227,21 @@ class NameTable {
       if (old[b + 1] === 0) continue;
       let s = old[b] & mask;
       while (slots[SLOT_FIELDS * s + 1] !== 0) s = (s + 1) & mask;
-      slots.set(old.subarray(b, b + SLOT_FIELDS), SLOT_FIELDS * s);
+      for (let f = 0; f < SLOT_FIELDS; f++) slots[SLOT_FIELDS * s + f] = old[b + f];
     }
     this.slots = slots;
     this.mask = mask;
   }
 
-  declare(id: number, table: IptTable, chain: Chain): void {
+  /** Name `id` is the chain numbered `chain` in `table` (a later declaration replaces an earlier one). */
+  declare(id: number, table: IptTable, chain: number): void {
     this.chains[id] = chain;
     this.chainTables[id] = table;
   }
 
   /** The chain `id` names in `table`, or null when the table did not declare it. */
-  chainIn(id: number, table: IptTable): Chain | null {
-    return this.chainTables[id] === table ? this.chains[id] : null;
+  chainIn(id: number, table: IptTable): number {
+    return this.chainTables[id] === table ? this.chains[id] : -1;
   }
 }
 
@@ -272,6 +301,7 @@ export function readIptablesSave(text: string): IptSave {
   const reader = new LineReader(text);
   let current: IptTable | null = null;
   let openedAt = 0;
+  let tableFirstRule = 0;
   let ruleCount = 0;
 
   for (let lineNo = 1; reader.next(); lineNo++) {
@@ -287,11 +317,13 @@ export function readIptablesSave(text: string): IptSave {
       const name = text.slice(start + 1, end);
       current = { name, chains: new Map() };
       openedAt = lineNo;
+      tableFirstRule = reader.rules.size;
       tables.set(name, current);
       continue;
     }
     if (!current) throw new ParseError('rule or chain outside a table: is this iptables-save output?', lineNo, reader.raw());
     if (end - start === 6 && text.startsWith('COMMIT', start)) {
+      reader.commit(tableFirstRule, current);
       current = null;
       continue;
     }
@@ -352,6 +384,11 @@ class LineReader {
     return true;
   }
 
+  /** The table is complete: its rules learn which of its chains their targets are. */
+  commit(firstRule: number, table: IptTable): void {
+    this.rules.link(firstRule, table, this.names);
+  }
+
   raw(): string {
     return this.text.slice(this.rawStart, this.rawEnd);
   }
@@ -380,7 +417,7 @@ class LineReader {
     const name = this.names.names[id];
     const chain: Chain = { name, line: lineNo, rules: [] };
     table.chains.set(name, chain);
-    this.names.declare(id, table, chain);
+    this.names.declare(id, table, this.rules.chains.push(chain) - 1);
     this.lastChain = null; // a chain declared again replaces the one a rule before may have named
     return true;
   }
@@ -430,12 +467,46 @@ class LineReader {
       while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
       if (k === length) return last;
     }
-    const found = this.names.chainIn(this.names.id(start, end), table);
+    const index = this.names.chainIn(this.names.id(start, end), table);
+    const found = index < 0 ? null : this.rules.chains[index];
     this.lastChain = found;
     this.lastTable = table;
     this.lastChainStart = start;
     this.lastChainEnd = end;
     return found;
+  }
+
+  /**
+   * The name id of a target at text[start, end). Rules repeat a few targets (KUBE-MARK-MASQ, DNAT)
+   * over and over: the last two seen are compared in place, in the recent text, before the table.
+   */
+  private recentTargets = [-1, -1];
+  private recentStarts = [0, 0];
+  private recentEnds = [0, 0];
+  private targetId(start: number, end: number): number {
+    const t = this.text;
+    const length = end - start;
+    for (let n = 0; n < 2; n++) {
+      const other = this.recentStarts[n];
+      if (this.recentTargets[n] < 0 || this.recentEnds[n] - other !== length) continue;
+      let k = 0;
+      while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
+      if (k === length) {
+        // Compare with this newest copy next time: it is still in the cache.
+        this.recentStarts[n] = start;
+        this.recentEnds[n] = end;
+        return this.recentTargets[n];
+      }
+    }
+    const id = this.names.id(start, end);
+    // The newer of the two moves to the second place; this one takes the first.
+    this.recentTargets[1] = this.recentTargets[0];
+    this.recentStarts[1] = this.recentStarts[0];
+    this.recentEnds[1] = this.recentEnds[0];
+    this.recentTargets[0] = id;
+    this.recentStarts[0] = start;
+    this.recentEnds[0] = end;
+    return id;
   }
 
   /**
@@ -509,7 +580,7 @@ class LineReader {
       const letter = nameEnd - nameStart === 2 ? t.charCodeAt(nameStart + 1) : 0;
       if (letter === 106 /* -j */ || letter === 103 /* -g */) {
         if (escaped) store.setUnescapedTarget(rule, unescape(t.slice(valueStart, valueEnd)));
-        else store.setTarget(rule, this.names.id(valueStart, valueEnd));
+        else store.setTarget(rule, this.targetId(valueStart, valueEnd));
       } else store.push(nameStart, nameEnd, valueStart, valueEnd, (negate ? NEGATED : 0) | (escaped ? ESCAPED : 0));
       negate = false;
       nameStart = -1;

@@ -8,7 +8,7 @@ import type { Affinity, Backend, DataplaneModel, Frontend, FrontendType, Protoco
 import { ANY_NODE_IP } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { chainedShares } from './shares.ts';
-import { readIptablesSave, type IptRules, type IptTable } from './iptables-save-reader.ts';
+import { readIptablesSave, type IptChain, type IptRules, type IptTable } from './iptables-save-reader.ts';
 
 const CHOOSER: Chooser = { random: 'statistic random', affinity: 'recent (affinity)' };
 
@@ -41,7 +41,7 @@ export function parseIptablesSave(text: string): DataplaneModel {
     );
   }
   const rs = save.rules;
-  const walker = new ChainWalker(nat, rs);
+  const walker = new ChainWalker(rs);
   const frontends = new Map<string, { service: string | null; portName: string | null; fe: Frontend }>();
   const put = (service: string | null, portName: string | null, fe: Frontend) => frontends.set(frontendKey(fe), { service, portName, fe });
 
@@ -102,16 +102,13 @@ export function parseIptablesSave(text: string): DataplaneModel {
 class ChainWalker {
   private readonly cache = new Map<string, Resolved>();
 
-  constructor(
-    private readonly nat: IptTable,
-    private readonly rs: IptRules,
-  ) {}
+  constructor(private readonly rs: IptRules) {}
 
-  /** `from`: the rule that jumps to `chain`, named in errors. */
+  /** Where rule `from`'s jump to `chain` (its target) leads. */
   resolve(chain: string, from: number): Resolved {
     const hit = this.cache.get(chain);
     if (hit) return hit;
-    const rules = this.rulesOf(chain, from);
+    const { rules } = this.jumpOf(chain, from);
     let resolved: Resolved;
     if (chain.startsWith('KUBE-FW-')) resolved = this.firewall(chain, rules);
     else if (chain.startsWith('KUBE-EXT-')) resolved = this.external(chain, rules);
@@ -120,10 +117,11 @@ class ChainWalker {
     return resolved;
   }
 
-  private rulesOf(chain: string, from: number): number[] {
-    const c = this.nat.chains.get(chain);
+  /** The nat chain rule `from` jumps to: `chain`, its target, which the reader has already looked up. */
+  private jumpOf(chain: string, from: number): IptChain {
+    const c = this.rs.targetChain(from);
     if (!c) throw new ParseError(`jump to undeclared chain ${chain}`, this.rs.line(from), this.rs.lineText(from));
-    return c.rules;
+    return c;
   }
 
   /**
@@ -197,10 +195,10 @@ class ChainWalker {
 
   private dnatOf(sep: string, from: number): { ip: string; port: number } {
     const rs = this.rs;
-    const rules = this.rulesOf(sep, from);
-    const dnat = rules.find((r) => rs.target(r) === 'DNAT');
+    const chain = this.jumpOf(sep, from);
+    const dnat = chain.rules.find((r) => rs.target(r) === 'DNAT');
     const dest = dnat === undefined ? undefined : rs.opt(dnat, '--to-destination');
-    if (dnat === undefined || !dest) throw new ParseError(`${sep} has no DNAT rule`, this.nat.chains.get(sep)?.line ?? rs.line(from), sep);
+    if (dnat === undefined || !dest) throw new ParseError(`${sep} has no DNAT rule`, chain.line, sep);
     const colon = dest.lastIndexOf(':');
     const ip = dest.slice(0, colon);
     const port = colon > 0 ? parsePort(dest.slice(colon + 1)) : null;
