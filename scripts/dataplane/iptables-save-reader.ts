@@ -117,7 +117,7 @@ export class IptRules {
       const id = rules[RULE_FIELDS * r + 5];
       if (id >= 0) rules[RULE_FIELDS * r + 6] = names.chainIn(id, table);
       else if (id < -1) {
-        const chain = table.chains.get(this.unescaped[-2 - id]);
+        const chain = table.chain(this.unescaped[-2 - id]);
         rules[RULE_FIELDS * r + 6] = chain ? this.chains.indexOf(chain) : -1;
       }
     }
@@ -146,10 +146,14 @@ export class IptRules {
   /** The index of rule `r`'s last option named `name`, or -1. */
   private find(r: number, name: string): number {
     const { bounds, text } = this;
+    const length = name.length;
+    // The last character tells most same-length names apart (-d, -p, -s, -m) without a call.
+    const last = name.charCodeAt(length - 1);
     const first = this.rules[RULE_FIELDS * r + 3];
     for (let k = first + this.rules[RULE_FIELDS * r + 4] - 1; k >= first; k--) {
       const start = bounds[4 * k];
-      if (bounds[4 * k + 1] - start === name.length && text.startsWith(name, start)) return k;
+      const end = bounds[4 * k + 1];
+      if (end - start === length && text.charCodeAt(end - 1) === last && text.startsWith(name, start)) return k;
     }
     return -1;
   }
@@ -245,10 +249,16 @@ class NameTable {
   }
 }
 
-export interface IptTable {
-  name: string;
-  /** By name; `name` is the one string every rule of the chain (and every jump to it) shares. */
-  chains: Map<string, Chain>;
+/** One `*table`: its chains in the order declared (a chain declared again takes the first one's place). */
+export class IptTable {
+  readonly chains: Chain[] = [];
+
+  constructor(readonly name: string) {}
+
+  /** The chain named `name`, or undefined. A scan: callers ask for a few built-in chains by name, rules are linked already. */
+  chain(name: string): Chain | undefined {
+    return this.chains.find((c) => c.name === name);
+  }
 }
 
 export interface IptSave {
@@ -315,7 +325,7 @@ export function readIptablesSave(text: string): IptSave {
       for (let i = start + 1; i < end; i++) if (!isLower(text.charCodeAt(i))) throw new ParseError('bad table name', lineNo, reader.raw());
       if (end === start + 1) throw new ParseError('bad table name', lineNo, reader.raw());
       const name = text.slice(start + 1, end);
-      current = { name, chains: new Map() };
+      current = new IptTable(name);
       openedAt = lineNo;
       tableFirstRule = reader.rules.size;
       tables.set(name, current);
@@ -384,6 +394,9 @@ class LineReader {
     return true;
   }
 
+  /** Per chain of the dump (as numbered in `rules.chains`): its place in its table's `chains`. */
+  private readonly tablePlaces: number[] = [];
+
   /** The table is complete: its rules learn which of its chains their targets are. */
   commit(firstRule: number, table: IptTable): void {
     this.rules.link(firstRule, table, this.names);
@@ -403,23 +416,31 @@ class LineReader {
     // [digits:digits] to the end of the line
     let i = policyEnd + 1;
     if (t.charCodeAt(i) !== 91 /* [ */) return false;
-    const digits = (from: number) => {
-      let j = from;
-      while (j < this.end && isDigit(t.charCodeAt(j))) j++;
-      return j;
-    };
-    let j = digits(++i);
+    let j = this.digits(++i);
     if (j === i || t.charCodeAt(j) !== COLON) return false;
     i = j + 1;
-    j = digits(i);
+    j = this.digits(i);
     if (j === i || t.charCodeAt(j) !== 93 /* ] */ || j + 1 !== this.end) return false;
     const id = this.names.id(this.start + 1, nameEnd);
     const name = this.names.names[id];
     const chain: Chain = { name, line: lineNo, rules: [] };
-    table.chains.set(name, chain);
+    const again = this.names.chainIn(id, table);
+    if (again < 0) this.tablePlaces.push(table.chains.push(chain) - 1);
+    else {
+      const place = this.tablePlaces[again];
+      table.chains[place] = chain;
+      this.tablePlaces.push(place);
+    }
     this.names.declare(id, table, this.rules.chains.push(chain) - 1);
     this.lastChain = null; // a chain declared again replaces the one a rule before may have named
     return true;
+  }
+
+  /** The end of the run of digits that starts at `from`. */
+  private digits(from: number): number {
+    let j = from;
+    while (j < this.end && isDigit(this.text.charCodeAt(j))) j++;
+    return j;
   }
 
   /** The end of the non-blank run that starts at `from`. */

@@ -22,11 +22,12 @@ const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
 const ENDPOINT_PREFIX = 'KUBE-SEP-';
 const LOCALHOST_NET = '127.0.0.0/8';
 
-const COMMENT_SUFFIX: Record<string, FrontendType> = {
-  'cluster IP': 'ClusterIP',
-  'external IP': 'ExternalIP',
-  'loadbalancer IP': 'LoadBalancer',
-};
+/** What the end of a frontend rule's comment ("ns/svc:port cluster IP") says it is. */
+const COMMENT_SUFFIX: ReadonlyArray<[suffix: string, type: FrontendType]> = [
+  [' cluster IP', 'ClusterIP'],
+  [' external IP', 'ExternalIP'],
+  [' loadbalancer IP', 'LoadBalancer'],
+];
 const NO_ENDPOINTS = / has no (local )?endpoints$/;
 
 export function parseIptablesSave(text: string): DataplaneModel {
@@ -45,7 +46,7 @@ export function parseIptablesSave(text: string): DataplaneModel {
   const frontends = new Map<string, { service: string | null; portName: string | null; fe: Frontend }>();
   const put = (service: string | null, portName: string | null, fe: Frontend) => frontends.set(frontendKey(fe), { service, portName, fe });
 
-  for (const rule of nat.chains.get(SERVICES)?.rules ?? []) {
+  for (const rule of nat.chain(SERVICES)?.rules ?? []) {
     const target = rs.target(rule);
     if (!target || !FRONTEND_TARGET.test(target)) continue;
     const dst = rs.opt(rule, '-d');
@@ -57,7 +58,7 @@ export function parseIptablesSave(text: string): DataplaneModel {
     put(named.service, named.portName, frontendOf(CHOOSER, type, stripHostMask(dst), port, protocolOf(rs, rule), resolved, [SERVICES]));
   }
 
-  for (const rule of nat.chains.get(NODEPORTS)?.rules ?? []) {
+  for (const rule of nat.chain(NODEPORTS)?.rules ?? []) {
     const target = rs.target(rule);
     if (!target || !FRONTEND_TARGET.test(target)) continue;
     // kube-proxy repeats each NodePort for 127.0.0.0/8 (with an nfacct counter); same frontend.
@@ -82,7 +83,7 @@ export function parseIptablesSave(text: string): DataplaneModel {
   let serviceChains = 0;
   let endpointChains = 0;
   for (const t of save.tables.values()) {
-    for (const c of t.chains.keys()) {
+    for (const { name: c } of t.chains) {
       chains++;
       if (c.startsWith('KUBE-SVC-') || c.startsWith('KUBE-SVL-')) serviceChains++;
       else if (c.startsWith(ENDPOINT_PREFIX)) endpointChains++;
@@ -221,7 +222,7 @@ function applyFilterVerdicts(
   put: (service: string | null, portName: string | null, fe: Frontend) => void,
 ): void {
   for (const chainName of [SERVICES, EXTERNAL_SERVICES]) {
-    for (const rule of filter.chains.get(chainName)?.rules ?? []) {
+    for (const rule of filter.chain(chainName)?.rules ?? []) {
       const comment = commentOf(rs, rule);
       const m = comment ? NO_ENDPOINTS.exec(comment) : null;
       const target = rs.target(rule);
@@ -247,7 +248,7 @@ function applyFilterVerdicts(
     }
   }
   // "ns/svc:port traffic not accepted by KUBE-FW-…": the load balancer's fall-through is dropped here.
-  for (const rule of filter.chains.get(PROXY_FIREWALL)?.rules ?? []) {
+  for (const rule of filter.chain(PROXY_FIREWALL)?.rules ?? []) {
     const dst = rs.opt(rule, '-d');
     const port = dportOf(rs, rule);
     if (!dst || port === null || rs.target(rule) !== 'DROP') continue;
@@ -263,9 +264,9 @@ function noRoute(): Resolved {
 function describeComment(rs: IptRules, rule: number): { service: string | null; portName: string | null; type: FrontendType | null } {
   const comment = commentOf(rs, rule);
   if (comment) {
-    for (const [suffix, type] of Object.entries(COMMENT_SUFFIX)) {
-      if (comment.endsWith(` ${suffix}`)) {
-        const named = splitServicePortName(comment.slice(0, -suffix.length - 1));
+    for (const [suffix, type] of COMMENT_SUFFIX) {
+      if (comment.endsWith(suffix)) {
+        const named = splitServicePortName(comment.slice(0, -suffix.length));
         return { service: named?.service ?? null, portName: named?.portName ?? null, type };
       }
     }
@@ -301,6 +302,6 @@ function frontendKey(fe: Pick<Frontend, 'type' | 'protocol' | 'ip' | 'port'>): s
 
 function countRules(t: IptTable): number {
   let n = 0;
-  for (const c of t.chains.values()) n += c.rules.length;
+  for (const c of t.chains) n += c.rules.length;
   return n;
 }
