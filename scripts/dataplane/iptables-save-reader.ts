@@ -2,8 +2,10 @@
 // It knows nothing about kube-proxy; iptables.ts gives the rules their meaning.
 //
 // One pass over the text by character codes: no per-line regular expressions, no split into an
-// array of lines, and each rule's options kept as two flat arrays instead of a Map. Chain and
-// target names are interned, so the 100,000 rules of a large node share one string per chain.
+// array of lines, no object a rule. Rules and their options are columns of numbers (offsets into
+// the text, IptRules); chains hold rule numbers. Chain and target names are interned by their
+// offsets (NameTable), so the 100,000 rules of a large node share one string per chain and cut
+// no string out to look one up; at COMMIT every rule is linked to the chain its target names.
 import { ParseError } from './parse-error.ts';
 
 /**
@@ -203,9 +205,7 @@ class NameTable {
       if (slots[b] !== h) continue;
       const other = slots[b + 2];
       if (slots[b + 3] - other !== length) continue;
-      let k = 0;
-      while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
-      if (k === length) return id;
+      if (sameRun(t, start, other, length)) return id;
     }
   }
 
@@ -482,11 +482,7 @@ class LineReader {
     const last = this.lastChain;
     const length = end - start;
     if (last && this.lastTable === table && this.lastChainEnd - this.lastChainStart === length) {
-      const t = this.text;
-      const other = this.lastChainStart;
-      let k = 0;
-      while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
-      if (k === length) return last;
+      if (sameRun(this.text, start, this.lastChainStart, length)) return last;
     }
     const index = this.names.chainIn(this.names.id(start, end), table);
     const found = index < 0 ? null : this.rules.chains[index];
@@ -510,9 +506,7 @@ class LineReader {
     for (let n = 0; n < 2; n++) {
       const other = this.recentStarts[n];
       if (this.recentTargets[n] < 0 || this.recentEnds[n] - other !== length) continue;
-      let k = 0;
-      while (k < length && t.charCodeAt(start + k) === t.charCodeAt(other + k)) k++;
-      if (k === length) {
+      if (sameRun(t, start, other, length)) {
         // Compare with this newest copy next time: it is still in the cache.
         this.recentStarts[n] = start;
         this.recentEnds[n] = end;
@@ -610,6 +604,12 @@ class LineReader {
     store.finish(rule);
     declared.rules.push(rule);
   }
+}
+
+/** Whether text[a, a + length) and text[b, b + length) are the same characters. */
+function sameRun(text: string, a: number, b: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (text.charCodeAt(a + k) !== text.charCodeAt(b + k)) return false;
+  return true;
 }
 
 function unescape(s: string): string {
