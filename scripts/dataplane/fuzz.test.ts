@@ -79,6 +79,46 @@ describe('fuzz: damaged fixtures', () => {
       expect((err as ParseError).text).toBe('-X KUBE-SVC-OLD');
     }
   });
+
+  it('a quoted target with escapes is unescaped and followed to its chain', () => {
+    const text = [
+      '*nat',
+      ':KUBE-SERVICES - [0:0]',
+      ':KUBE-SVC-A"B - [0:0]',
+      ':KUBE-SEP-X - [0:0]',
+      '-A KUBE-SERVICES -d 10.96.0.1/32 -p tcp -m tcp --dport 80 -j "KUBE-SVC-A\\"B"',
+      '-A KUBE-SVC-A"B -j KUBE-SEP-X',
+      '-A KUBE-SEP-X -p tcp -m tcp -j DNAT --to-destination 10.244.0.5:8080',
+      'COMMIT',
+      '',
+    ];
+    const [fe] = parse('iptables-save', text.join('\n')).services.flatMap((s) => s.frontends);
+    expect(fe.path).toEqual(['KUBE-SERVICES', 'KUBE-SVC-A"B']);
+    expect(fe.backends.map((b) => `${b.ip}:${b.port}`)).toEqual(['10.244.0.5:8080']);
+  });
+
+  it('a rule for a chain only another table declares is refused, not dropped', () => {
+    // filter declares KUBE-FORWARD and has a rule for it just before; nat does not declare it.
+    const text = [
+      '*filter',
+      ':KUBE-FORWARD - [0:0]',
+      '-A KUBE-FORWARD -j ACCEPT',
+      'COMMIT',
+      '*nat',
+      ':KUBE-SERVICES - [0:0]',
+      '-A KUBE-FORWARD -j DROP',
+      'COMMIT',
+      '',
+    ];
+    try {
+      parse('iptables-save', text.join('\n'));
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ParseError);
+      expect((err as ParseError).line).toBe(7);
+      expect((err as ParseError).message).toContain('rule for undeclared chain KUBE-FORWARD');
+    }
+  });
 });
 
 describe('fuzz: random input', () => {

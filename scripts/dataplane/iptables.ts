@@ -8,7 +8,7 @@ import type { Affinity, Backend, DataplaneModel, Frontend, FrontendType, Protoco
 import { ANY_NODE_IP } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { chainedShares } from './shares.ts';
-import { readIptablesSave, type IptRule, type IptTable } from './iptables-save-reader.ts';
+import { readIptablesSave, type IptChain, type IptRules, type IptTable } from './iptables-save-reader.ts';
 
 const CHOOSER: Chooser = { random: 'statistic random', affinity: 'recent (affinity)' };
 
@@ -22,11 +22,12 @@ const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
 const ENDPOINT_PREFIX = 'KUBE-SEP-';
 const LOCALHOST_NET = '127.0.0.0/8';
 
-const COMMENT_SUFFIX: Record<string, FrontendType> = {
-  'cluster IP': 'ClusterIP',
-  'external IP': 'ExternalIP',
-  'loadbalancer IP': 'LoadBalancer',
-};
+/** What the end of a frontend rule's comment ("ns/svc:port cluster IP") says it is. */
+const COMMENT_SUFFIX: ReadonlyArray<[suffix: string, type: FrontendType]> = [
+  [' cluster IP', 'ClusterIP'],
+  [' external IP', 'ExternalIP'],
+  [' loadbalancer IP', 'LoadBalancer'],
+];
 const NO_ENDPOINTS = / has no (local )?endpoints$/;
 
 export function parseIptablesSave(text: string): DataplaneModel {
@@ -40,38 +41,41 @@ export function parseIptablesSave(text: string): DataplaneModel {
       text.split('\n')[first] ?? '',
     );
   }
-  const walker = new ChainWalker(nat);
+  const rs = save.rules;
+  const walker = new ChainWalker(rs);
   const frontends = new Map<string, { service: string | null; portName: string | null; fe: Frontend }>();
   const put = (service: string | null, portName: string | null, fe: Frontend) => frontends.set(frontendKey(fe), { service, portName, fe });
 
-  for (const rule of nat.chains.get(SERVICES)?.rules ?? []) {
-    if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
-    const dst = rule.opt('-d');
-    const port = dportOf(rule);
-    if (!dst || port === null) throw new ParseError('service rule without destination and port', rule.line, rule.text);
-    const named = describeComment(rule);
-    const type = named.type ?? typeFromTarget(rule.target);
-    const resolved = walker.resolve(rule.target, rule);
-    put(named.service, named.portName, frontendOf(CHOOSER, type, stripHostMask(dst), port, protocolOf(rule), resolved, [SERVICES]));
+  for (const rule of nat.chain(SERVICES)?.rules ?? []) {
+    const target = rs.target(rule);
+    if (!target || !FRONTEND_TARGET.test(target)) continue;
+    const dst = rs.opt(rule, '-d');
+    const port = dportOf(rs, rule);
+    if (!dst || port === null) throw new ParseError('service rule without destination and port', rs.line(rule), rs.lineText(rule));
+    const named = describeComment(rs, rule);
+    const type = named.type ?? typeFromTarget(target);
+    const resolved = walker.resolve(target, rule);
+    put(named.service, named.portName, frontendOf(CHOOSER, type, stripHostMask(dst), port, protocolOf(rs, rule), resolved, [SERVICES]));
   }
 
-  for (const rule of nat.chains.get(NODEPORTS)?.rules ?? []) {
-    if (!rule.target || !FRONTEND_TARGET.test(rule.target)) continue;
+  for (const rule of nat.chain(NODEPORTS)?.rules ?? []) {
+    const target = rs.target(rule);
+    if (!target || !FRONTEND_TARGET.test(target)) continue;
     // kube-proxy repeats each NodePort for 127.0.0.0/8 (with an nfacct counter); same frontend.
-    if (rule.opt('-d') === LOCALHOST_NET) continue;
-    const port = dportOf(rule);
-    if (port === null) throw new ParseError('NodePort rule without --dport', rule.line, rule.text);
-    const named = splitServicePortName(commentOf(rule) ?? '');
-    const resolved = walker.resolve(rule.target, rule);
+    if (rs.opt(rule, '-d') === LOCALHOST_NET) continue;
+    const port = dportOf(rs, rule);
+    if (port === null) throw new ParseError('NodePort rule without --dport', rs.line(rule), rs.lineText(rule));
+    const named = splitServicePortName(commentOf(rs, rule) ?? '');
+    const resolved = walker.resolve(target, rule);
     put(
       named?.service ?? null,
       named?.portName ?? null,
-      frontendOf(CHOOSER, 'NodePort', ANY_NODE_IP, port, protocolOf(rule), resolved, [SERVICES, NODEPORTS]),
+      frontendOf(CHOOSER, 'NodePort', ANY_NODE_IP, port, protocolOf(rs, rule), resolved, [SERVICES, NODEPORTS]),
     );
   }
 
   const filter = save.tables.get('filter');
-  if (filter) applyFilterVerdicts(filter, frontends, put);
+  if (filter) applyFilterVerdicts(filter, rs, frontends, put);
 
   const builder = new ModelBuilder('iptables-save');
   for (const { service, portName, fe } of frontends.values()) builder.add(service, portName, fe);
@@ -79,7 +83,7 @@ export function parseIptablesSave(text: string): DataplaneModel {
   let serviceChains = 0;
   let endpointChains = 0;
   for (const t of save.tables.values()) {
-    for (const c of t.chains.keys()) {
+    for (const { name: c } of t.chains) {
       chains++;
       if (c.startsWith('KUBE-SVC-') || c.startsWith('KUBE-SVL-')) serviceChains++;
       else if (c.startsWith(ENDPOINT_PREFIX)) endpointChains++;
@@ -99,73 +103,90 @@ export function parseIptablesSave(text: string): DataplaneModel {
 class ChainWalker {
   private readonly cache = new Map<string, Resolved>();
 
-  constructor(private readonly nat: IptTable) {}
+  constructor(private readonly rs: IptRules) {}
 
-  resolve(chain: string, from: IptRule): Resolved {
+  /** Where rule `from`'s jump to `chain` (its target) leads. */
+  resolve(chain: string, from: number): Resolved {
     const hit = this.cache.get(chain);
     if (hit) return hit;
-    const rules = this.rulesOf(chain, from);
+    const { rules } = this.jumpOf(chain, from);
     let resolved: Resolved;
-    if (chain.startsWith('KUBE-FW-')) resolved = this.firewall(chain, rules, from);
+    if (chain.startsWith('KUBE-FW-')) resolved = this.firewall(chain, rules);
     else if (chain.startsWith('KUBE-EXT-')) resolved = this.external(chain, rules);
     else resolved = this.policy(chain, rules);
     this.cache.set(chain, resolved);
     return resolved;
   }
 
-  private rulesOf(chain: string, from: IptRule): IptRule[] {
-    const c = this.nat.chains.get(chain);
-    if (!c) throw new ParseError(`jump to undeclared chain ${chain}`, from.line, from.text);
-    return c.rules;
+  /** The nat chain rule `from` jumps to: `chain`, its target, which the reader has already looked up. */
+  private jumpOf(chain: string, from: number): IptChain {
+    const c = this.rs.targetChain(from);
+    if (!c) throw new ParseError(`jump to undeclared chain ${chain}`, this.rs.line(from), this.rs.lineText(from));
+    return c;
   }
 
   /**
    * loadBalancerSourceRanges: one rule per allowed range (or per node IP, for hairpin traffic)
    * jumps on to the EXT chain; the rest falls through and KUBE-PROXY-FIREWALL (filter) drops it.
    */
-  private firewall(chain: string, rules: IptRule[], from: IptRule): Resolved {
-    const onward = rules.filter((r) => r.target?.startsWith('KUBE-EXT-'));
-    const sourceRanges = onward.flatMap((r) => (r.has('-s') ? [stripHostMask(r.opt('-s') as string)] : []));
-    const first = onward[0];
-    if (!first?.target) return { backends: [], affinity: null, localOnly: false, path: [chain], sourceRanges };
-    const next = this.resolve(first.target, first ?? from);
+  private firewall(chain: string, rules: number[]): Resolved {
+    const rs = this.rs;
+    const onward = rules.filter((r) => rs.target(r)?.startsWith('KUBE-EXT-'));
+    const sourceRanges = onward.flatMap((r) => (rs.has(r, '-s') ? [stripHostMask(rs.opt(r, '-s') as string)] : []));
+    const first = onward.length > 0 ? onward[0] : -1;
+    const target = first < 0 ? null : rs.target(first);
+    if (!target) return { backends: [], affinity: null, localOnly: false, path: [chain], sourceRanges };
+    const next = this.resolve(target, first);
     return { ...next, path: [chain, ...next.path], sourceRanges };
   }
 
   /** NodePort / external IP traffic: short-circuits for pod and host traffic, then the policy chain. */
-  private external(chain: string, rules: IptRule[]): Resolved {
-    const shortCircuits = rules.some((r) => r.has('--src-type') || (r.has('-s') && r.target && POLICY_CHAIN.test(r.target)));
-    const final = [...rules].reverse().find((r) => r.target && POLICY_CHAIN.test(r.target) && !r.has('-s') && !r.has('--src-type'));
-    const localOnly = shortCircuits || Boolean(final?.target?.startsWith('KUBE-SVL-'));
-    if (!final?.target) return { backends: [], affinity: null, localOnly, path: [chain] };
-    const next = this.resolve(final.target, final);
+  private external(chain: string, rules: number[]): Resolved {
+    const rs = this.rs;
+    const isPolicy = (r: number) => {
+      const target = rs.target(r);
+      return target !== null && POLICY_CHAIN.test(target);
+    };
+    const shortCircuits = rules.some((r) => rs.has(r, '--src-type') || (rs.has(r, '-s') && isPolicy(r)));
+    let final = -1;
+    for (let k = rules.length - 1; k >= 0 && final < 0; k--) {
+      const r = rules[k];
+      if (isPolicy(r) && !rs.has(r, '-s') && !rs.has(r, '--src-type')) final = r;
+    }
+    const target = final < 0 ? null : rs.target(final);
+    const localOnly = shortCircuits || Boolean(target?.startsWith('KUBE-SVL-'));
+    if (!target) return { backends: [], affinity: null, localOnly, path: [chain] };
+    const next = this.resolve(target, final);
     return { ...next, localOnly: localOnly || next.localOnly, path: [chain, ...next.path] };
   }
 
   /** KUBE-SVC / KUBE-SVL: optional affinity checks, then one probabilistic rule per endpoint. */
-  private policy(chain: string, rules: IptRule[]): Resolved {
+  private policy(chain: string, rules: number[]): Resolved {
+    const rs = this.rs;
     let affinity: Affinity | null = null;
-    const picks: IptRule[] = [];
+    const picks: number[] = [];
     const written: Array<string | undefined> = [];
     const probabilities: Array<number | null> = [];
     for (const r of rules) {
-      if (!r.target || !r.target.startsWith(ENDPOINT_PREFIX)) continue;
-      if (r.has('--rcheck')) {
-        const seconds = Number(r.opt('--seconds'));
-        if (!Number.isFinite(seconds)) throw new ParseError('affinity check without --seconds', r.line, r.text);
+      const target = rs.target(r);
+      if (!target || !target.startsWith(ENDPOINT_PREFIX)) continue;
+      if (rs.has(r, '--rcheck')) {
+        const seconds = Number(rs.opt(r, '--seconds'));
+        if (!Number.isFinite(seconds)) throw new ParseError('affinity check without --seconds', rs.line(r), rs.lineText(r));
         affinity = { timeoutSeconds: seconds };
         continue;
       }
-      const p = r.opt('--probability');
+      const p = rs.opt(r, '--probability');
       const probability = p === undefined ? null : Number(p);
-      if (probability !== null && !(probability >= 0 && probability <= 1)) throw new ParseError('bad --probability', r.line, r.text);
+      if (probability !== null && !(probability >= 0 && probability <= 1))
+        throw new ParseError('bad --probability', rs.line(r), rs.lineText(r));
       picks.push(r);
       written.push(p);
       probabilities.push(probability);
     }
     const shares = chainedShares(probabilities);
     const backends: Backend[] = picks.map((rule, i) => {
-      const via = rule.target as string;
+      const via = rs.target(rule) as string;
       const { ip, port } = this.dnatOf(via, rule);
       const p = written[i];
       return { ip, port, via, detail: p === undefined ? 'always (last rule)' : `probability ${p}`, share: shares[i] ?? 0 };
@@ -173,15 +194,16 @@ class ChainWalker {
     return { backends, affinity, localOnly: chain.startsWith('KUBE-SVL-'), path: [chain] };
   }
 
-  private dnatOf(sep: string, from: IptRule): { ip: string; port: number } {
-    const rules = this.rulesOf(sep, from);
-    const dnat = rules.find((r) => r.target === 'DNAT');
-    const dest = dnat?.opt('--to-destination');
-    if (!dnat || !dest) throw new ParseError(`${sep} has no DNAT rule`, this.nat.chains.get(sep)?.line ?? from.line, sep);
+  private dnatOf(sep: string, from: number): { ip: string; port: number } {
+    const rs = this.rs;
+    const chain = this.jumpOf(sep, from);
+    const dnat = chain.rules.find((r) => rs.target(r) === 'DNAT');
+    const dest = dnat === undefined ? undefined : rs.opt(dnat, '--to-destination');
+    if (dnat === undefined || !dest) throw new ParseError(`${sep} has no DNAT rule`, chain.line, sep);
     const colon = dest.lastIndexOf(':');
     const ip = dest.slice(0, colon);
     const port = colon > 0 ? parsePort(dest.slice(colon + 1)) : null;
-    if (port === null || !isIpv4(ip)) throw new ParseError('bad --to-destination', dnat.line, dnat.text);
+    if (port === null || !isIpv4(ip)) throw new ParseError('bad --to-destination', rs.line(dnat), rs.lineText(dnat));
     return { ip, port };
   }
 }
@@ -195,26 +217,28 @@ class ChainWalker {
  */
 function applyFilterVerdicts(
   filter: IptTable,
+  rs: IptRules,
   frontends: Map<string, { service: string | null; portName: string | null; fe: Frontend }>,
   put: (service: string | null, portName: string | null, fe: Frontend) => void,
 ): void {
   for (const chainName of [SERVICES, EXTERNAL_SERVICES]) {
-    for (const rule of filter.chains.get(chainName)?.rules ?? []) {
-      const comment = commentOf(rule);
+    for (const rule of filter.chain(chainName)?.rules ?? []) {
+      const comment = commentOf(rs, rule);
       const m = comment ? NO_ENDPOINTS.exec(comment) : null;
-      if (!comment || !m || (rule.target !== 'REJECT' && rule.target !== 'DROP')) continue;
-      const port = dportOf(rule);
-      if (port === null) throw new ParseError('no-endpoints rule without --dport', rule.line, rule.text);
+      const target = rs.target(rule);
+      if (!comment || !m || (target !== 'REJECT' && target !== 'DROP')) continue;
+      const port = dportOf(rs, rule);
+      if (port === null) throw new ParseError('no-endpoints rule without --dport', rs.line(rule), rs.lineText(rule));
       const named = splitServicePortName(comment.slice(0, m.index));
-      const dst = rule.opt('-d');
+      const dst = rs.opt(rule, '-d');
       const candidates: FrontendType[] = chainName === SERVICES ? ['ClusterIP'] : dst ? ['LoadBalancer', 'ExternalIP'] : ['NodePort'];
       const ip = dst ? stripHostMask(dst) : ANY_NODE_IP;
-      const protocol = protocolOf(rule);
+      const protocol = protocolOf(rs, rule);
       const existing = candidates.map((type) => frontends.get(frontendKey({ type, ip, port, protocol }))).find(Boolean);
       const fe = existing?.fe ?? frontendOf(CHOOSER, candidates.at(-1) as FrontendType, ip, port, protocol, noRoute(), []);
       if (!existing && candidates.length > 1) fe.chooser = 'none (external IP or load-balancer IP: the filter rule does not say which)';
       const local = Boolean(m[1]);
-      fe.noBackendVerdict = rule.target === 'DROP' ? 'drop' : 'reject';
+      fe.noBackendVerdict = target === 'DROP' ? 'drop' : 'reject';
       if (local) {
         fe.localOnly = true;
         fe.dropsWithoutLocalEndpoints = fe.backends.length === 0;
@@ -224,11 +248,11 @@ function applyFilterVerdicts(
     }
   }
   // "ns/svc:port traffic not accepted by KUBE-FW-…": the load balancer's fall-through is dropped here.
-  for (const rule of filter.chains.get(PROXY_FIREWALL)?.rules ?? []) {
-    const dst = rule.opt('-d');
-    const port = dportOf(rule);
-    if (!dst || port === null || rule.target !== 'DROP') continue;
-    const hit = frontends.get(frontendKey({ type: 'LoadBalancer', ip: stripHostMask(dst), port, protocol: protocolOf(rule) }));
+  for (const rule of filter.chain(PROXY_FIREWALL)?.rules ?? []) {
+    const dst = rs.opt(rule, '-d');
+    const port = dportOf(rs, rule);
+    if (!dst || port === null || rs.target(rule) !== 'DROP') continue;
+    const hit = frontends.get(frontendKey({ type: 'LoadBalancer', ip: stripHostMask(dst), port, protocol: protocolOf(rs, rule) }));
     if (hit && !hit.fe.path.includes(`${PROXY_FIREWALL} (filter)`)) hit.fe.path = [...hit.fe.path, `${PROXY_FIREWALL} (filter)`];
   }
 }
@@ -237,12 +261,12 @@ function noRoute(): Resolved {
   return { backends: [], affinity: null, localOnly: false, path: [] };
 }
 
-function describeComment(rule: IptRule): { service: string | null; portName: string | null; type: FrontendType | null } {
-  const comment = commentOf(rule);
+function describeComment(rs: IptRules, rule: number): { service: string | null; portName: string | null; type: FrontendType | null } {
+  const comment = commentOf(rs, rule);
   if (comment) {
-    for (const [suffix, type] of Object.entries(COMMENT_SUFFIX)) {
-      if (comment.endsWith(` ${suffix}`)) {
-        const named = splitServicePortName(comment.slice(0, -suffix.length - 1));
+    for (const [suffix, type] of COMMENT_SUFFIX) {
+      if (comment.endsWith(suffix)) {
+        const named = splitServicePortName(comment.slice(0, -suffix.length));
         return { service: named?.service ?? null, portName: named?.portName ?? null, type };
       }
     }
@@ -256,19 +280,19 @@ function typeFromTarget(target: string): FrontendType {
   return 'ClusterIP';
 }
 
-function commentOf(rule: IptRule): string | null {
-  return rule.opt('--comment') ?? null;
+function commentOf(rs: IptRules, rule: number): string | null {
+  return rs.opt(rule, '--comment') ?? null;
 }
 
-function dportOf(rule: IptRule): number | null {
-  const v = rule.opt('--dport');
+function dportOf(rs: IptRules, rule: number): number | null {
+  const v = rs.opt(rule, '--dport');
   return v === undefined ? null : parsePort(v);
 }
 
-function protocolOf(rule: IptRule): Protocol {
-  const p = rule.opt('-p');
+function protocolOf(rs: IptRules, rule: number): Protocol {
+  const p = rs.opt(rule, '-p');
   const protocol = p ? toProtocol(p) : null;
-  if (!protocol) throw new ParseError('service rule without -p tcp|udp|sctp', rule.line, rule.text);
+  if (!protocol) throw new ParseError('service rule without -p tcp|udp|sctp', rs.line(rule), rs.lineText(rule));
   return protocol;
 }
 
@@ -278,6 +302,6 @@ function frontendKey(fe: Pick<Frontend, 'type' | 'protocol' | 'ip' | 'port'>): s
 
 function countRules(t: IptTable): number {
   let n = 0;
-  for (const c of t.chains.values()) n += c.rules.length;
+  for (const c of t.chains) n += c.rules.length;
   return n;
 }
