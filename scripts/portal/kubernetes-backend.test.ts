@@ -4,16 +4,15 @@
  * that records every request. The real API server plays this in test/sim/kubernetes-seats.test.ts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { MODES } from '../wire/modes.ts';
+import { clusterStatus } from '../../test/fixtures/cluster-status.ts';
+import { MODES, type Mode } from '../wire/modes.ts';
 import { KubernetesSeatBackend } from './kubernetes-backend.ts';
 import { kubernetesSeatConfigFromEnv } from './kubernetes-config.ts';
 import { KubeApiError, type SeatKind, type SeatKubeApi, type SeatObject } from './seat-kube-api.ts';
 import type { KubernetesSeatConfig } from './seat-objects.ts';
-import { httpTransport, type SeatRunnerRequest, type SeatRunnerResponse, type SeatRunnerTransport } from './seat-runner-client.ts';
+import type { SeatRequest, SeatResponse, SeatTransport } from './seat-client.ts';
 import type { SeatEndpoint } from './seat-backend.ts';
 
 const NS = 'class-7';
@@ -90,10 +89,20 @@ class FakeApi implements SeatKubeApi {
   }
 }
 
-/** A seat runner that records every request and answers from a table. */
-function fakeRunner(answer: (r: SeatRunnerRequest) => SeatRunnerResponse | Error = () => ({ status: 200, body: '{"ok":true}' })) {
-  const seen: (SeatRunnerRequest & { endpoint: SeatEndpoint })[] = [];
-  const transport: SeatRunnerTransport = async (endpoint, r) => {
+/** The runner's answers, in its wire shapes (hand-written, validated by SeatClient as a real one's are). */
+function runnerAnswer(r: SeatRequest): SeatResponse {
+  const json = (status: number, body: unknown) => ({ status, body: JSON.stringify(body) });
+  if (r.path === '/api/health') return json(200, { ok: true, name: 'dataplane-lab', uptimeSeconds: 3 });
+  const mode = r.path.split('/')[3] as Mode;
+  if (r.method === 'POST') return json(202, { mode, state: 'provisioning', events: '/api/clusters/events' });
+  if (r.method === 'DELETE') return json(200, clusterStatus(mode));
+  return json(404, { error: { message: `no route ${r.path}` } });
+}
+
+/** A seat runner that records every request as it would go on the wire, and answers from a table. */
+function fakeRunner(answer: (r: SeatRequest) => SeatResponse | Error = runnerAnswer) {
+  const seen: (SeatRequest & { endpoint: SeatEndpoint })[] = [];
+  const transport: SeatTransport = async (endpoint, r) => {
     seen.push({ ...r, endpoint });
     const a = answer(r);
     if (a instanceof Error) throw a;
@@ -164,13 +173,7 @@ describe('KubernetesSeatBackend with a recording API', () => {
 
   it('walks pending → ready: Ready pod, then the runner answers /api/health on the Service name, then warm clusters are asked for', async () => {
     let healthy = false;
-    const { api, backend, runner } = setup((r) =>
-      r.path === '/api/health'
-        ? healthy
-          ? { status: 200, body: '{"ok":true,"name":"dataplane-lab"}' }
-          : new Error('ECONNREFUSED')
-        : { status: 202, body: '{}' },
-    );
+    const { api, backend, runner } = setup((r) => (r.path === '/api/health' && !healthy ? new Error('ECONNREFUSED') : runnerAnswer(r)));
     const t = token();
     await backend.create({ id: 'b2', runnerToken: t, warm: ['iptables', 'nftables'] });
     api.markReady('dplab-seat-b2');
@@ -183,9 +186,35 @@ describe('KubernetesSeatBackend with a recording API', () => {
     expect(ready).toMatchObject({ id: 'b2', phase: 'ready', endpoint: { url: `http://${host}`, host } });
     const warm = runner.seen.filter((r) => r.method === 'POST');
     expect(warm.map((r) => r.path)).toEqual(['/api/clusters/iptables/up', '/api/clusters/nftables/up']);
-    expect(warm.every((r) => r.token === t && r.endpoint.host === host)).toBe(true);
+    // The security contract, as the requests go on the wire: the seat's own Host, its Origin on
+    // writes, the seat's token; the open health route gets no token and no Origin.
+    for (const r of warm) {
+      expect(r.endpoint.host).toBe(host);
+      expect(r.headers).toMatchObject({ host, origin: `http://${host}`, authorization: `Bearer ${t}` });
+    }
+    const health = runner.seen.filter((r) => r.path === '/api/health');
+    expect(health.length).toBeGreaterThan(1);
+    for (const r of health) expect(r.headers).toEqual({ host, accept: 'application/json' });
     // Asked once per seat, not on every poll.
     await backend.status('b2');
+    expect(runner.seen.filter((r) => r.method === 'POST')).toHaveLength(2);
+  });
+
+  it('says ready with the runner’s own words when it refuses to warm a cluster, and asks again on the next poll', async () => {
+    let refuse = true;
+    const { api, backend, runner } = setup((r) =>
+      r.method === 'POST' && refuse
+        ? { status: 409, body: JSON.stringify({ error: { message: 'Docker is not running.' } }) }
+        : runnerAnswer(r),
+    );
+    await backend.create({ id: 'w1', runnerToken: token(), warm: ['ipvs'] });
+    api.markReady('dplab-seat-w1');
+    expect(await backend.status('w1')).toMatchObject({
+      phase: 'ready',
+      message: "Warming the clusters failed: The seat's runner refused POST /api/clusters/ipvs/up: Docker is not running.",
+    });
+    refuse = false;
+    expect(await backend.status('w1')).toMatchObject({ phase: 'ready', message: 'Clusters warming: ipvs.' });
     expect(runner.seen.filter((r) => r.method === 'POST')).toHaveLength(2);
   });
 
@@ -242,7 +271,7 @@ describe('KubernetesSeatBackend with a recording API', () => {
   });
 
   it('deletes the clusters through the runner first, then Pod, Service and Secret by uid; twice is harmless', async () => {
-    const { api, backend, runner } = setup();
+    const { api, backend, runner, log } = setup();
     const t = token();
     await backend.create({ id: 'f5', runnerToken: t, warm: [] });
     api.markReady('dplab-seat-f5');
@@ -251,7 +280,9 @@ describe('KubernetesSeatBackend with a recording API', () => {
     await backend.delete('f5');
     const deletes = runner.seen.filter((r) => r.method === 'DELETE');
     expect(deletes.map((r) => r.path)).toEqual(MODES.map((m) => `/api/clusters/${m}`));
-    expect(deletes.every((r) => r.token === t)).toBe(true);
+    const host = `dplab-seat-f5.${NS}.svc:4321`;
+    for (const r of deletes) expect(r.headers).toMatchObject({ host, origin: `http://${host}`, authorization: `Bearer ${t}` });
+    expect(log.join('\n')).not.toMatch(/outlive/);
     expect(api.writes()).toEqual([
       { op: 'delete', kind: 'Pod', name: 'dplab-seat-f5', uid: uids[0] },
       { op: 'delete', kind: 'Service', name: 'dplab-seat-f5', uid: uids[1] },
@@ -265,9 +296,7 @@ describe('KubernetesSeatBackend with a recording API', () => {
   });
 
   it('still deletes the seat when its runner does not answer, and says so in the log', async () => {
-    const { api, backend, log } = setup((r) =>
-      r.method === 'DELETE' ? new Error('socket hang up') : { status: 200, body: '{"ok":true}' },
-    );
+    const { api, backend, log } = setup((r) => (r.method === 'DELETE' ? new Error('socket hang up') : runnerAnswer(r)));
     await backend.create({ id: 'g6', runnerToken: token(), warm: [] });
     api.markReady('dplab-seat-g6');
     await backend.delete('g6');
@@ -282,48 +311,6 @@ describe('KubernetesSeatBackend with a recording API', () => {
     api.put('Service', { metadata: { name: 'dplab-seat-h7' }, spec: {} });
     await backend.delete('h7');
     expect([...api.objects.keys()]).toEqual(['Service/dplab-seat-h7']);
-  });
-});
-
-describe('the seat runner transport', () => {
-  it('sends the seat’s own Host, the matching Origin on writes and the bearer token, whatever address it connects to', async () => {
-    const seen: { method?: string; url?: string; headers: IncomingHttpHeaders }[] = [];
-    const server = createServer((req, res) => {
-      seen.push({ method: req.method, url: req.url, headers: req.headers });
-      res.writeHead(req.method === 'POST' ? 202 : 200, { 'content-type': 'application/json' }).end('{"ok":true}');
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-    try {
-      const endpoint = { url: 'http://dplab-seat-a1.class-7.svc:4321', host: 'dplab-seat-a1.class-7.svc:4321' };
-      const transport = httpTransport(() => ({ hostname: '127.0.0.1', port }));
-      expect((await transport(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 2_000 })).status).toBe(200);
-      expect(
-        (await transport(endpoint, { method: 'POST', path: '/api/clusters/ipvs/up', token: 'tok', body: {}, timeoutMs: 2_000 })).status,
-      ).toBe(202);
-      expect(seen[0].headers.host).toBe(endpoint.host);
-      expect(seen[0].headers.authorization).toBeUndefined();
-      expect(seen[0].headers.origin).toBeUndefined();
-      expect(seen[1]).toMatchObject({ method: 'POST', url: '/api/clusters/ipvs/up' });
-      expect(seen[1].headers).toMatchObject({ host: endpoint.host, origin: `http://${endpoint.host}`, authorization: 'Bearer tok' });
-    } finally {
-      server.close();
-    }
-  });
-
-  it('gives up on a runner that never answers', async () => {
-    const server = createServer(() => undefined);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
-    try {
-      const endpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
-      await expect(httpTransport()(endpoint, { method: 'GET', path: '/api/health', timeoutMs: 200 })).rejects.toThrow(
-        /did not answer within 200 ms/,
-      );
-    } finally {
-      server.closeAllConnections();
-      server.close();
-    }
   });
 });
 

@@ -27,13 +27,13 @@ import {
   type KubernetesSeatConfig,
 } from './seat-objects.ts';
 import { podVerdict } from './seat-pod-status.ts';
-import { deleteSeatClusters, httpTransport, runnerHealthy, warmClusters, type SeatRunnerTransport } from './seat-runner-client.ts';
+import { SeatClient, type SeatTransport } from './seat-client.ts';
 
 export interface KubernetesSeatBackendOptions {
   config: KubernetesSeatConfig;
   api: SeatKubeApi;
   /** How the backend reaches a seat's runner (default: HTTP to the Service's DNS name). */
-  transport?: SeatRunnerTransport;
+  transport?: SeatTransport;
   /** Lines for the portal's log: what a delete could not do, a warm-up the runner refused. */
   log?: (line: string) => void;
 }
@@ -42,7 +42,7 @@ export class KubernetesSeatBackend implements SeatBackend {
   readonly kind = 'kubernetes' as const;
   private readonly config: KubernetesSeatConfig;
   private readonly api: SeatKubeApi;
-  private readonly transport: SeatRunnerTransport;
+  private readonly transport: SeatTransport | undefined;
   private readonly log: (line: string) => void;
   /** Seats whose warm clusters this process has asked for (once each). */
   private readonly warmed = new Set<string>();
@@ -50,7 +50,7 @@ export class KubernetesSeatBackend implements SeatBackend {
   constructor(opts: KubernetesSeatBackendOptions) {
     this.config = opts.config;
     this.api = opts.api;
-    this.transport = opts.transport ?? httpTransport();
+    this.transport = opts.transport;
     this.log = opts.log ?? (() => undefined);
   }
 
@@ -101,7 +101,7 @@ export class KubernetesSeatBackend implements SeatBackend {
     if (pod && podVerdict(pod as V1Pod).phase === 'pod-ready') {
       const token = await this.tokenOf(id);
       if (token) {
-        const problems = await deleteSeatClusters(this.transport, this.endpointOf(id), token, opts.signal);
+        const problems = await this.clientOf(id, token).deleteClustersBestEffort({ signal: opts.signal });
         if (problems.length) this.log(`seat ${id}: its clusters may outlive it (the pod goes anyway): ${problems.join('; ')}`);
       }
     }
@@ -116,7 +116,7 @@ export class KubernetesSeatBackend implements SeatBackend {
     const verdict = podVerdict(pod);
     if (verdict.phase !== 'pod-ready') return { id, ...verdict };
     const endpoint = this.endpointOf(id);
-    if (!(await runnerHealthy(this.transport, endpoint))) {
+    if (!(await this.clientOf(id).healthy())) {
       return { id, phase: 'pending', message: 'The seat pod is Ready, but its runner does not answer /api/health yet.' };
     }
     const warm = (pod.metadata?.annotations?.[WARM_ANNOTATION] ?? '').split(',').filter(isMode) as Mode[];
@@ -124,13 +124,19 @@ export class KubernetesSeatBackend implements SeatBackend {
       const token = await this.tokenOf(id);
       try {
         if (!token) throw new Error("the seat's Secret has no token");
-        await warmClusters(this.transport, endpoint, token, warm);
+        const client = this.clientOf(id, token);
+        for (const mode of warm) await client.clusterUp(mode);
         this.warmed.add(id);
       } catch (err) {
         return { id, phase: 'ready', endpoint, message: `Warming the clusters failed: ${(err as Error).message}` };
       }
     }
     return { id, phase: 'ready', endpoint, ...(warm.length ? { message: `Clusters warming: ${warm.join(', ')}.` } : {}) };
+  }
+
+  /** The seat's runner, at its Service's name; without a token it answers /api/health only. */
+  private clientOf(id: string, token?: string): SeatClient {
+    return new SeatClient(this.endpointOf(id), token, this.transport);
   }
 
   private async tokenOf(id: string): Promise<string | null> {

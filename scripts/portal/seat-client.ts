@@ -1,17 +1,23 @@
 /**
- * The portal's own calls to a seat's runner (warm its clusters, read its activity, delete its
- * clusters), with the seat's runner token and the Host and Origin the runner demands. Both
- * seat backends and the dashboard's watcher use it; learners' requests go through forward.ts.
+ * The portal's own calls to a seat's runner (is it up, warm its clusters, read its activity,
+ * delete its clusters), with the seat's runner token and the Host and Origin the runner
+ * demands. Both seat backends and the dashboard's watcher use it; learners' requests go through
+ * forward.ts. Every answer is validated against the wire schemas, and every request has a
+ * timeout: a seat that hangs never holds the portal.
  */
 import { request } from 'node:http';
 import { z } from 'zod';
 import { DplabError } from '../errors.ts';
 import { activitySchema, type Activity } from '../wire/activity.ts';
 import { clusterListSchema, clusterStartSchema, clusterStatusSchema, type ClusterStatus } from '../wire/clusters.ts';
-import type { Mode } from '../wire/modes.ts';
+import { MODES, type Mode } from '../wire/modes.ts';
 import type { SeatEndpoint } from './seat-backend.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** One health read: a runner that is up answers at once. */
+const HEALTH_TIMEOUT_MS = 3_000;
+/** Deleting a kind cluster takes seconds; every mode's worth, and then the seat goes anyway. */
+const BEST_EFFORT_DELETE_MS = 60_000;
 /** Answers larger than this are not a runner's. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -20,65 +26,134 @@ export interface SeatCallOptions {
   timeoutMs?: number;
 }
 
-export class SeatClient {
-  constructor(
-    readonly endpoint: SeatEndpoint,
-    private readonly token: string,
-  ) {}
+/** One request as it goes on the wire: SeatClient has already set every header. */
+export interface SeatRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
 
-  /** One JSON call; a non-2xx answer throws with the runner's own message. */
-  call<S extends z.ZodType>(method: string, path: string, schema: S, body?: unknown, opts: SeatCallOptions = {}): Promise<z.output<S>> {
-    const url = new URL(path, this.endpoint.url);
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    return new Promise((resolve, reject) => {
+export interface SeatResponse {
+  status: number;
+  body: string;
+}
+
+/** Sends one request to a seat's runner. Tests pass their own (a recorder, or httpTransport to a runner on loopback). */
+export type SeatTransport = (endpoint: SeatEndpoint, req: SeatRequest) => Promise<SeatResponse>;
+
+/**
+ * Over node:http to endpoint.url. `connectTo` replaces only where the socket goes (a test's
+ * runner on 127.0.0.1), never the Host header the runner sees.
+ */
+export function httpTransport(connectTo?: (endpoint: SeatEndpoint) => { hostname: string; port: number }): SeatTransport {
+  return (endpoint, r) =>
+    new Promise((resolve, reject) => {
+      const url = new URL(r.path, endpoint.url);
+      const target = connectTo?.(endpoint) ?? { hostname: url.hostname, port: Number(url.port || 80) };
       const req = request(
-        url,
         {
-          method,
-          headers: {
-            host: this.endpoint.host,
-            authorization: `Bearer ${this.token}`,
-            // The runner wants its own origin on every non-GET request.
-            ...(method === 'GET' ? {} : { origin: `http://${this.endpoint.host}` }),
-            ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
-          },
-          timeout: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-          signal: opts.signal,
+          hostname: target.hostname,
+          port: target.port,
+          path: url.pathname + url.search,
+          method: r.method,
+          headers: r.headers,
+          signal: r.signal,
         },
         (res) => {
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (c: Buffer) => {
             size += c.length;
-            if (size > MAX_BODY_BYTES) req.destroy(new Error('answer too large'));
+            if (size > MAX_BODY_BYTES)
+              req.destroy(new DplabError(`The seat's runner answered ${r.method} ${r.path} with more than 4 MiB.`, { status: 502 }));
             else chunks.push(c);
           });
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            let json: unknown;
-            try {
-              json = JSON.parse(text);
-            } catch {
-              return reject(
-                new DplabError(`The seat's runner answered ${method} ${path} with something other than JSON (HTTP ${res.statusCode}).`),
-              );
-            }
-            if ((res.statusCode ?? 500) >= 300) {
-              const message = (json as { error?: { message?: string } })?.error?.message ?? `HTTP ${res.statusCode}`;
-              return reject(new DplabError(`The seat's runner refused ${method} ${path}: ${message}`, { status: 502 }));
-            }
-            const parsed = schema.safeParse(json);
-            if (!parsed.success)
-              return reject(new DplabError(`The seat's runner answered ${method} ${path} in an unexpected shape.`, { status: 502 }));
-            resolve(parsed.data);
-          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
           res.on('error', reject);
         },
       );
-      req.on('timeout', () => req.destroy(new DplabError(`The seat's runner did not answer ${method} ${path} in time.`, { status: 504 })));
+      req.setTimeout(r.timeoutMs, () =>
+        req.destroy(new DplabError(`The seat's runner did not answer ${r.method} ${r.path} within ${r.timeoutMs} ms.`, { status: 504 })),
+      );
       req.on('error', reject);
-      req.end(payload);
+      req.end(r.body);
     });
+}
+
+const healthSchema = z.object({ ok: z.literal(true) });
+
+export class SeatClient {
+  /** `token` may be left out by a caller that only asks /api/health, the one open route. */
+  constructor(
+    readonly endpoint: SeatEndpoint,
+    private readonly token?: string,
+    private readonly transport: SeatTransport = httpTransport(),
+  ) {}
+
+  /** One JSON call with the token; a non-2xx answer throws with the runner's own message. */
+  call<S extends z.ZodType>(
+    method: SeatRequest['method'],
+    path: string,
+    schema: S,
+    body?: unknown,
+    opts: SeatCallOptions = {},
+  ): Promise<z.output<S>> {
+    return this.#send(method, path, schema, body, opts, true);
+  }
+
+  async #send<S extends z.ZodType>(
+    method: SeatRequest['method'],
+    path: string,
+    schema: S,
+    body: unknown,
+    opts: SeatCallOptions,
+    withToken: boolean,
+  ): Promise<z.output<S>> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = { host: this.endpoint.host, accept: 'application/json' };
+    if (withToken && this.token) headers.authorization = `Bearer ${this.token}`;
+    // The runner wants its own origin on every non-GET request.
+    if (method !== 'GET') headers.origin = `http://${this.endpoint.host}`;
+    if (payload) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(payload.length) });
+    const res = await this.transport(this.endpoint, {
+      method,
+      path,
+      headers,
+      body: payload,
+      timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      signal: opts.signal,
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(res.body);
+    } catch {
+      throw new DplabError(`The seat's runner answered ${method} ${path} with something other than JSON (HTTP ${res.status}).`, {
+        status: 502,
+      });
+    }
+    if (res.status < 200 || res.status >= 300) {
+      const message = (json as { error?: { message?: string } } | null)?.error?.message ?? `HTTP ${res.status}`;
+      throw new DplabError(`The seat's runner refused ${method} ${path}: ${message}`, { status: 502 });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new DplabError(`The seat's runner answered ${method} ${path} in an unexpected shape.`, { status: 502 });
+    return parsed.data;
+  }
+
+  /** The open health route, without the token; throws when the runner does not answer it as a runner. */
+  async #health(opts: SeatCallOptions): Promise<void> {
+    await this.#send('GET', '/api/health', healthSchema, undefined, { timeoutMs: HEALTH_TIMEOUT_MS, ...opts }, false);
+  }
+
+  /** True when the runner answers its health route as a Dataplane Lab runner. */
+  async healthy(opts: SeatCallOptions = {}): Promise<boolean> {
+    return this.#health(opts).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Wait until the runner answers its open health route. */
@@ -86,7 +161,7 @@ export class SeatClient {
     const deadline = Date.now() + withinMs;
     for (;;) {
       try {
-        await this.call('GET', '/api/health', z.object({ ok: z.literal(true) }), undefined, { timeoutMs: 2_000 });
+        await this.#health({ timeoutMs: 2_000 });
         return;
       } catch (err) {
         if (Date.now() > deadline) throw err;
@@ -107,22 +182,50 @@ export class SeatClient {
     return this.call('GET', `/api/clusters/${mode}`, clusterStatusSchema, undefined, opts);
   }
 
+  /** Ask the runner to bring a cluster up (it answers 202 and provisions on its own). */
   async clusterUp(mode: Mode, opts?: SeatCallOptions): Promise<void> {
     await this.call('POST', `/api/clusters/${mode}/up`, clusterStartSchema, {}, opts);
   }
 
-  /** Delete every cluster of this seat that exists (or is half made), through its runner. */
+  deleteCluster(mode: Mode, opts?: SeatCallOptions): Promise<ClusterStatus> {
+    return this.call('DELETE', `/api/clusters/${mode}`, clusterStatusSchema, undefined, opts);
+  }
+
+  /**
+   * Delete every cluster of this seat that exists (or is half made), through its runner; throws
+   * at the first it could not delete. For a caller that keeps the seat when its clusters stay.
+   */
   async deleteClusters(opts: SeatCallOptions = {}): Promise<Mode[]> {
     const deleted: Mode[] = [];
     for (const c of await this.clusters(opts)) {
       if (c.state === 'absent') continue;
-      await this.call('DELETE', `/api/clusters/${c.mode}`, clusterStatusSchema, undefined, opts);
+      await this.deleteCluster(c.mode, opts);
       deleted.push(c.mode);
     }
     return deleted;
   }
-}
 
+  /**
+   * Best effort, for a seat that goes anyway: every mode's cluster asked to go (no list first, so
+   * a runner that cannot list still deletes), all within `withinMs` or until `signal` aborts.
+   * Returns what could not be done, in words.
+   */
+  async deleteClustersBestEffort(opts: { signal?: AbortSignal; withinMs?: number } = {}): Promise<string[]> {
+    const withinMs = opts.withinMs ?? BEST_EFFORT_DELETE_MS;
+    const deadline = AbortSignal.timeout(withinMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, deadline]) : deadline;
+    const problems: string[] = [];
+    for (const mode of MODES) {
+      try {
+        await this.deleteCluster(mode, { signal, timeoutMs: withinMs });
+      } catch (err) {
+        problems.push(`${mode}: ${(err as Error).message}`);
+        if (signal.aborted) break;
+      }
+    }
+    return problems;
+  }
+}
 /** One status read while a cluster warms (it lists kind clusters, which a busy host answers slowly). */
 const WARM_STATUS_TIMEOUT_MS = 30_000;
 

@@ -32,7 +32,7 @@ import { projectRoot } from '../../scripts/paths.ts';
 import { KubernetesSeatBackend } from '../../scripts/portal/kubernetes-backend.ts';
 import { clientNodeSeatApi } from '../../scripts/portal/seat-kube-api.ts';
 import { seatHostName, seatPod, seatSecret, seatService, type KubernetesSeatConfig } from '../../scripts/portal/seat-objects.ts';
-import { httpTransport } from '../../scripts/portal/seat-runner-client.ts';
+import { httpTransport } from '../../scripts/portal/seat-client.ts';
 import { simBinDir } from '../../scripts/sim/build.ts';
 import { startControlPlane, type ControlPlane } from '../../scripts/sim/control-plane.ts';
 import { MODES } from '../../scripts/wire/modes.ts';

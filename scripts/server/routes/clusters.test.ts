@@ -6,18 +6,10 @@ import type { ClusterStatus } from '../../clusters/manager.ts';
 import { MODES, type Mode } from '../../clusters/modes.ts';
 import { runPreflight } from '../../preflight/index.ts';
 import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';
+import { clusterStatus } from '../../../test/fixtures/cluster-status.ts';
 import { terminalNotice } from '../terminal-notice.ts';
 
-const status = (mode: Mode, state: ClusterStatus['state'] = 'absent', extra: Partial<ClusterStatus> = {}): ClusterStatus => ({
-  mode,
-  name: `dplab-${mode}`,
-  state,
-  nodes: 0,
-  readyNodes: 0,
-  proxyMode: mode,
-  kubeconfig: `/state/kube/dplab-${mode}.yaml`,
-  ...extra,
-});
+const status = clusterStatus;
 
 function fakeManager() {
   const calls: string[] = [];
