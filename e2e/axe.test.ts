@@ -35,7 +35,13 @@ interface Found {
 }
 
 /** Opens `path` in `theme`, waits for what draws late, and returns axe's violations. */
-async function scan(page: Page, origin: string, path: string, theme: string): Promise<Omit<Found, 'page' | 'theme'>[]> {
+async function scan(
+  page: Page,
+  origin: string,
+  path: string,
+  theme: string,
+  prepare?: (page: Page) => Promise<void>,
+): Promise<Omit<Found, 'page' | 'theme'>[]> {
   await page.goto(`${origin}${path}`, { waitUntil: 'load' });
   // The viewer link's page (/watch/) is no Starlight page: always dark, like the terminal it mirrors.
   if (path !== '/watch/') expect(await page.evaluate(() => document.documentElement.dataset.theme), path).toBe(theme);
@@ -47,6 +53,7 @@ async function scan(page: Page, origin: string, path: string, theme: string): Pr
       { timeout: 20_000 },
     )
     .catch(() => undefined);
+  await prepare?.(page);
   await page.addScriptTag({ path: AXE });
   return page.evaluate(async () => {
     const axe = (
@@ -118,4 +125,25 @@ describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () =
       await page.setViewportSize({ width: 1400, height: 900 });
     });
   }
+
+  it('the presenter view of a lab at 1280×720 with its More menu open: 0 critical, 0 serious', { timeout: 60_000 }, async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 1280, height: 720 });
+    try {
+      const found = (
+        await scan(page, course.origin, '/labs/first-service/?present', 'dark', async (p) => {
+          await p.waitForSelector('html[data-present]');
+          await p.locator('.dplab-present-more > summary').click();
+          expect(await p.getByRole('button', { name: 'Bring cluster to this step' }).isVisible()).toBe(true);
+        })
+      )
+        .filter((v) => v.impact === 'critical' || v.impact === 'serious')
+        .map((v) => `presenter ${v.impact} ${v.id}: ${v.help} — ${v.targets.join(' | ')}`);
+      expect(found).toEqual([]);
+    } finally {
+      // The presenter view is kept for the tab's session: leave it for whatever runs next.
+      await page.evaluate(() => sessionStorage.removeItem('dplab.present'));
+      await page.setViewportSize({ width: 1400, height: 900 });
+    }
+  });
 });

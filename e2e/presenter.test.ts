@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
+import { DAEMON_DOWN_STDERR, healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import {
   hasChromium,
   chromiumNote,
@@ -31,12 +32,88 @@ const scratch = mkdtempSync(join(tmpdir(), 'dplab-e2e-viewer-'));
 
 const rows = (page: Page, selector: string) => page.locator(`${selector} .xterm-rows`).textContent();
 
+/**
+ * What the projector shows above the lesson and the terminal: the height of the chrome (the
+ * top of the panes), every visible control of the bar whose text does not fit it or that lies
+ * outside the window, the mode picker's shown label against its room, and the cluster state.
+ */
+function barGeometry(page: Page) {
+  return page.evaluate(() => {
+    const bar = document.querySelector<HTMLElement>('.dplab-ws-bar')!;
+    const shown = (el: Element) => el.checkVisibility({ visibilityProperty: true });
+    const name = (el: Element) =>
+      `${el.tagName.toLowerCase()}${el.className ? `.${String(el.className).split(' ')[0]}` : ''} "${(el.textContent ?? '').replace(/\s+/g, ' ').trim().slice(0, 40)}"`;
+    const controls = [...bar.querySelectorAll('button, select, summary, label, .dplab-cp-badge, .dplab-present-where')].filter(shown);
+    const clipped = controls.filter((el) => el.scrollWidth > el.clientWidth + 1).map(name);
+    const outside = controls
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        return r.left < 0 || r.right > innerWidth + 0.5 || r.top < 0 || r.bottom > bar.getBoundingClientRect().bottom + 0.5;
+      })
+      .map(name);
+    // A select clips its label without overflowing: measure the chosen label in the select's font.
+    const select = bar.querySelector<HTMLSelectElement>('.dplab-mode-picker select');
+    let mode: { label: string; textWidth: number; room: number } | null = null;
+    if (select && shown(select)) {
+      const cs = getComputedStyle(select);
+      const probe = document.createElement('span');
+      probe.style.cssText = `position:absolute;visibility:hidden;white-space:pre;font:${cs.font};letter-spacing:${cs.letterSpacing}`;
+      probe.textContent = select.selectedOptions[0]?.textContent ?? '';
+      document.body.append(probe);
+      const arrow = 20; // the native drop-down arrow
+      mode = {
+        label: probe.textContent,
+        textWidth: probe.getBoundingClientRect().width,
+        room: select.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight) - arrow,
+      };
+      probe.remove();
+    }
+    const error = [...bar.querySelectorAll<HTMLElement>('.dplab-cp-error')].find(shown);
+    const errorBox = error?.getBoundingClientRect();
+    return {
+      chrome: document.querySelector('.dplab-panes')!.getBoundingClientRect().top,
+      rows: Math.round(bar.getBoundingClientRect().height),
+      clipped,
+      outside,
+      mode,
+      badge: [...bar.querySelectorAll('.dplab-cp-badge')].find(shown)?.textContent ?? null,
+      error: error
+        ? {
+            text: error.innerText.replace(/\s+/g, ' ').trim(),
+            fontSize: parseFloat(getComputedStyle(error).fontSize),
+            inView:
+              errorBox!.top >= 0 && errorBox!.bottom <= bar.getBoundingClientRect().bottom + 0.5 && errorBox!.right <= innerWidth + 0.5,
+          }
+        : null,
+    };
+  });
+}
+
 describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { timeout: 120_000 }, () => {
   let stage: Stage;
   let viewer: Browser;
 
   beforeAll(async () => {
-    stage = await stageWithDoubles(firstServiceScenario('iptables'), { clusterOf: 'iptables' });
+    // Docker answers as on a machine with no lab cluster yet (the cluster is "Not running"); with
+    // `docker: down` in the state the daemon is not reachable, as when Docker Desktop is not started.
+    const lab = firstServiceScenario('iptables');
+    stage = await stageWithDoubles(
+      {
+        rules: [
+          ...lab.rules,
+          { tool: 'docker', match: '^info ', when: { docker: 'down' }, stderr: DAEMON_DOWN_STDERR, exit: 1 },
+          {
+            tool: 'kind',
+            match: '^get clusters$',
+            when: { docker: 'down' },
+            stderr: `ERROR: failed to list clusters: command "docker ps -a" failed with error: exit status 1\nCommand Output: ${DAEMON_DOWN_STDERR}`,
+            exit: 1,
+          },
+          ...healthyRules('iptables'),
+        ],
+      },
+      { clusterOf: 'iptables' },
+    );
     viewer = await launchBrowser();
   });
   afterAll(async () => {
@@ -80,9 +157,11 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
     // Large on the projector: the presenter's 80-odd columns fill the 1920-pixel window.
     const font = Number(await watcher.locator('dplab-terminal-watch').getAttribute('data-font-size'));
     expect(font).toBeGreaterThanOrEqual(18);
-    const screen = await watcher.locator('dplab-terminal-watch .xterm-screen').boundingBox();
-    expect(screen!.width).toBeGreaterThan(1920 * 0.6);
-    expect(screen!.width).toBeLessThanOrEqual(1920);
+    // The grid keeps the presenter's shape: inside the window, and filling it in one direction.
+    const screen = (await watcher.locator('dplab-terminal-watch .xterm-screen').boundingBox())!;
+    expect(screen.width).toBeLessThanOrEqual(1920);
+    expect(screen.height).toBeLessThanOrEqual(1080);
+    expect(Math.max(screen.width / 1920, screen.height / 1080)).toBeGreaterThan(0.6);
     await watcher.screenshot({ path: join(shots, 'viewer-1920.png') });
   });
 
@@ -157,6 +236,16 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
     expect(look.keys.join(' ')).toContain('Shift+P');
     await page.screenshot({ path: join(shots, 'presenter-1920.png') });
 
+    // The lesson and the terminal get the screen: the chrome above them is at most a fifth of it.
+    await expect.poll(() => page.locator('.dplab-cp-badge').first().textContent(), { timeout: 15_000 }).toBe('Not running');
+    const bar = await barGeometry(page);
+    console.log(`[presenter] 1920×1080: chrome ${bar.chrome} px (${((bar.chrome / 1080) * 100).toFixed(1)} %), bar ${bar.rows} px`);
+    expect(bar.chrome).toBeLessThanOrEqual(1080 * 0.2);
+    expect(bar.clipped).toEqual([]);
+    expect(bar.outside).toEqual([]);
+    expect(bar.mode!.textWidth).toBeLessThanOrEqual(bar.mode!.room);
+    expect(bar.badge).toBe('Not running');
+
     const current = () => page.evaluate(() => document.querySelector<HTMLElement>('.dplab-step[data-current]')?.dataset.step);
     const first = await current();
     await page.keyboard.press('n');
@@ -185,7 +274,16 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
     const steps = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.dplab-step')].map((s) => s.dataset.step));
     while ((await page.evaluate(() => document.querySelector<HTMLElement>('.dplab-step[data-current]')?.dataset.step)) !== steps[2])
       await page.keyboard.press('ArrowRight');
-    await page.getByRole('button', { name: 'Bring cluster to this step' }).click();
+    // The rarer controls wait behind More, which the keyboard opens.
+    const goto = page.getByRole('button', { name: 'Bring cluster to this step' });
+    expect(await goto.isVisible()).toBe(false);
+    await page.locator('.dplab-present-more > summary').focus();
+    await page.keyboard.press('Enter');
+    expect(await goto.isVisible()).toBe(true);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Bring cluster to this step');
+    await goto.click();
+    expect(await page.locator('.dplab-present-more').getAttribute('open')).toBeNull();
     await page.waitForSelector('.dplab-present-progress[data-state="ready"]', { timeout: 60_000 });
     const progress = await page.locator('.dplab-present-progress').textContent();
     expect(progress).toMatch(/at the start of step 3/);
@@ -197,5 +295,32 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
       .poll(() => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.dplab-step')].map((s) => s.dataset.status)))
       .toEqual(['pass', 'pass', 'todo', 'todo']);
     await page.screenshot({ path: join(shots, 'presenter-goto.png') });
+  });
+
+  it('presenter view at 1280×720 with Docker not running: the error and its fix readable in a compact bar, nothing clipped', async () => {
+    const { page } = stage.browser;
+    stage.doubles.setState({ docker: 'down' });
+    try {
+      await page.setViewportSize({ width: 1280, height: 720 });
+      await openSignedIn(page, stage.course, `${LAB}?present`);
+      await page.waitForSelector('html[data-present]');
+      await page.waitForSelector('dplab-cluster-panel .dplab-cp-error', { timeout: 15_000 });
+      await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      const bar = await barGeometry(page);
+      console.log(
+        `[presenter] 1280×720, Docker down: chrome ${bar.chrome} px (${((bar.chrome / 720) * 100).toFixed(1)} %), bar ${bar.rows} px`,
+      );
+      await page.screenshot({ path: join(shots, 'presenter-1280-docker-down.png') });
+      expect(bar.chrome).toBeLessThanOrEqual(720 * 0.2);
+      expect(bar.clipped).toEqual([]);
+      expect(bar.outside).toEqual([]);
+      expect(bar.mode!.textWidth).toBeLessThanOrEqual(bar.mode!.room);
+      expect(bar.error!.text).toMatch(/Error: .*Docker/);
+      expect(bar.error!.text).toMatch(/Fix: /);
+      expect(bar.error!.fontSize).toBeGreaterThanOrEqual(16);
+      expect(bar.error!.inView).toBe(true);
+    } finally {
+      stage.doubles.setState({ docker: 'up' });
+    }
   });
 });

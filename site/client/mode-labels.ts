@@ -1,10 +1,12 @@
 /**
- * The mode picker on a narrow screen: its options show their short word ("iptables") instead of
+ * The mode picker on a narrow screen and in the presenter view: its options show their short word ("iptables") instead of
  * the full title, which would not fit the top bar. Each option keeps the full title as its
  * accessible name (aria-label, set in the markup) and the select shows the chosen one's title on
  * hover; the values, and so the keyboard and the page's mode, do not change.
  */
 import { onPageModeChange } from './page-mode.ts';
+
+const presenting = () => document.documentElement.hasAttribute('data-present');
 
 export const NARROW = '(max-width: 60rem)';
 
@@ -17,7 +19,7 @@ export function shortModeLabels(root: ParentNode): void {
       for (const option of select.options) {
         const full = option.getAttribute('aria-label');
         const short = option.dataset.short;
-        if (full && short) option.textContent = narrow.matches ? short : full;
+        if (full && short) option.textContent = narrow.matches || presenting() ? short : full;
       }
       const chosen = select.selectedOptions[0];
       select.title = chosen?.getAttribute('aria-label') ?? chosen?.textContent ?? '';
@@ -25,6 +27,8 @@ export function shortModeLabels(root: ParentNode): void {
   };
   apply();
   narrow.addEventListener('change', apply);
+  // The presenter view's one-row bar has no room for the full title either.
+  new MutationObserver(apply).observe(document.documentElement, { attributes: true, attributeFilter: ['data-present'] });
   for (const select of selects) select.addEventListener('change', apply);
   // The page sets the select's value itself when the mode changes elsewhere (another tab, a reset).
   onPageModeChange(() => queueMicrotask(apply));

@@ -28,7 +28,7 @@ export const PRESENTER_KEYS: readonly { keys: string[]; does: string; action: Ac
   { keys: ['T'], does: 'put the cursor in the terminal', action: 'terminal' },
   { keys: ['Esc'], does: 'leave the presenter view', action: 'exit' },
 ];
-type Action = 'toggle' | 'next' | 'previous' | 'check' | 'hint' | 'goto' | 'reset' | 'terminal' | 'exit' | 'dismiss';
+type Action = 'toggle' | 'next' | 'previous' | 'check' | 'hint' | 'goto' | 'reset' | 'reset-lab' | 'terminal' | 'exit' | 'dismiss';
 
 function actionFor(ev: KeyboardEvent): Action | null {
   if (ev.ctrlKey || ev.metaKey || ev.altKey) return null;
@@ -70,7 +70,14 @@ class PresenterElement extends HTMLElement {
     this.renderKeys();
     this.addEventListener('click', (ev) => {
       const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-present]');
-      if (b) this.do(b.dataset.present as Action);
+      if (!b) return;
+      // A control from the More menu closes it; focus goes back to its summary, not to the page.
+      const menu = b.closest<HTMLDetailsElement>('.dplab-present-more');
+      if (menu) {
+        menu.open = false;
+        menu.querySelector('summary')?.focus();
+      }
+      this.do(b.dataset.present as Action);
     });
     lab.querySelectorAll<HTMLButtonElement>('[data-present-toggle]').forEach((b) => b.addEventListener('click', () => this.do('toggle')));
     document.addEventListener('keydown', (ev) => {
@@ -119,6 +126,10 @@ class PresenterElement extends HTMLElement {
         return;
       case 'reset':
         void this.goto(true);
+        return;
+      case 'reset-lab':
+        // The lab's own Reset (in the bar the presenter view hides), which asks before it acts.
+        this.lab.querySelector<HTMLButtonElement>('[data-action="reset-lab"]')?.click();
         return;
       case 'dismiss':
         if (!this.running) this.querySelector<HTMLElement>('.dplab-present-progress')!.hidden = true;
