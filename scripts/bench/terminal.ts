@@ -719,8 +719,21 @@ async function main(): Promise<void> {
       pages.set(t, await openTarget(browser, t, url));
       figures.renderers[t] = await rendererOf(pages.get(t)!);
     }
+    // Echo is measured on shells that only ever echo: a client's text grows by every flood, and
+    // reading a long string (V8 flattens it) would be timed with the echo. Each Ctrl-C gets a
+    // fresh shell for the same reason.
     const ours = await ourShell(runner);
     const theirs = peer ? await wettyShell(peer) : null;
+    const fresh = async (t: 'us' | 'wetty'): Promise<NodeTerm> =>
+      t === 'us' ? shellAsNodeTerm(await ourShell(runner)) : wettyShell(peer!);
+    const ctrlCFresh = async (t: 'us' | 'wetty'): Promise<number> => {
+      const term = await fresh(t);
+      try {
+        return await ctrlC(term);
+      } finally {
+        term.close();
+      }
+    };
 
     process.stdout.write(`${MANY_TERMINALS} terminals\n`);
     const many: Shell[] = [];
@@ -759,8 +772,8 @@ async function main(): Promise<void> {
       if (theirs) figures.echo.wetty.push(...(await nodeEcho(theirs, NODE_ECHO_SAMPLES / ROUNDS)));
       figures.echo.pty.push(...(await ptyEcho(NODE_ECHO_SAMPLES / ROUNDS)));
       for (let i = 0; i < CTRL_C_SAMPLES; i++) {
-        figures.ctrlC.us.push(await ctrlC(shellAsNodeTerm(ours)));
-        if (theirs) figures.ctrlC.wetty.push(await ctrlC(theirs));
+        figures.ctrlC.us.push(await ctrlCFresh('us'));
+        if (peer) figures.ctrlC.wetty.push(await ctrlCFresh('wetty'));
       }
     }
 
