@@ -98,7 +98,7 @@ describe('leftover Services in the real iptables-save shape', () => {
     const step = loadLabs()
       .find((l) => l.id === 'internal-traffic-local')!
       .steps.find((s) => s.id === 'set-local')!;
-    const snippet = step.snippets!.find((x) => x.label.startsWith('Rules on the agent'))!.command;
+    const snippet = step.snippets!.find((x) => x.label?.startsWith('Rules on the agent'))!.command;
     // The upstream dump's Services stand in for agent: one with a local endpoint, one without.
     const as = (svc: string) => snippet.replaceAll('lab-internal-traffic-local/agent', `ns1/${svc}`).replaceAll("'agent'", `'${svc}'`);
     const crowded = withLeftoverServices(upstream, LEFTOVERS);
