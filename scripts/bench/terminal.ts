@@ -155,7 +155,7 @@ function rawXtermServer(): Promise<{ server: Server; url: string }> {
   const css = readFileSync(join(lib, '..', 'css', 'xterm.css'));
   // The same DOM renderer and grid as the course page, and no socket: bytes go straight into xterm.
   const html = `<!doctype html><html><head><meta charset="utf-8"><link rel="stylesheet" href="/xterm.css">
-<style>html,body{margin:0;background:#0d1117}#t{width:1000px;height:600px}</style></head>
+<style>html,body{margin:0;background:#0d1117}#t{width:1000px}</style></head>
 <body><div id="t"></div><script src="/xterm.js"></script><script>
 const term = new Terminal({ scrollback: 5000, cols: 120, rows: 30, cursorBlink: false });
 term.open(document.getElementById('t'));
@@ -215,6 +215,32 @@ async function waitForTerm(page: Page, t: Target): Promise<void> {
 /** Which renderer the page ended up with (a canvas means WebGL). */
 function rendererOf(page: Page): Promise<string> {
   return page.evaluate(() => (document.querySelector('.xterm canvas') ? 'webgl/canvas' : 'dom'));
+}
+
+interface Grid {
+  cols: number;
+  rows: number;
+}
+
+function gridOf(page: Page): Promise<Grid> {
+  return page.evaluate(() => {
+    const term = (window as unknown as { benchTermRef: { cols: number; rows: number } }).benchTermRef;
+    return { cols: term.cols, rows: term.rows };
+  });
+}
+
+/**
+ * Gives a page's terminal the grid of another: the DOM renderer draws every row each frame, so
+ * a terminal with fewer rows paints a flood for less (the raw page's own 120×30 drew 19 % fewer
+ * rows than the course page's 93×37).
+ */
+async function matchGrid(page: Page, want: Grid): Promise<Grid> {
+  await page.evaluate(
+    ({ cols, rows }) => (window as unknown as { benchTermRef: { resize(c: number, r: number): void } }).benchTermRef.resize(cols, rows),
+    want,
+  );
+  await page.waitForTimeout(200);
+  return gridOf(page);
 }
 
 /** Waits until the visible buffer holds `text` on some line. */
@@ -727,6 +753,7 @@ async function main(): Promise<void> {
     burst: many.burst,
     frame: [] as number[],
     renderers: {} as Record<string, string>,
+    grids: {} as Record<string, Grid>,
   };
   try {
     // Signed in once: the page keeps the token in its origin's storage.
@@ -746,6 +773,9 @@ async function main(): Promise<void> {
       pages.set(t, await openTarget(browser, t, url));
       figures.renderers[t] = await rendererOf(pages.get(t)!);
     }
+    // Every page draws the grid the course page has at this window size.
+    const grid = await gridOf(pages.get('us')!);
+    for (const [t] of targets) figures.grids[t] = t === 'us' ? grid : await matchGrid(pages.get(t)!, grid);
     // Echo is measured on shells that only ever echo: a client's text grows by every flood, and
     // reading a long string (V8 flattens it) would be timed with the echo. Each Ctrl-C gets a
     // fresh shell for the same reason.
@@ -888,7 +918,7 @@ async function main(): Promise<void> {
   ];
   process.stdout.write(
     `renderers: ${Object.entries(figures.renderers)
-      .map(([k, v]) => `${k} ${v}`)
+      .map(([k, v]) => `${k} ${v} ${figures.grids[k]?.cols}×${figures.grids[k]?.rows}`)
       .join(', ')}; ${ROUNDS} rounds, ${KEY_SAMPLES} keystrokes per target per round\n`,
   );
   report('terminal', rows);

@@ -25,7 +25,7 @@
  * Input: a paste is sent as several input messages (splitInput); the server queues them for the
  * pty and writes as fast as the shell reads (terminals/pty-input.ts), never blocking.
  */
-import { INPUT_CHUNK_CHARS, type ClientMessage, type ServerMessage } from '../wire/terminal.ts';
+import { ACK_EVERY_BYTES, INPUT_CHUNK_CHARS, type ClientMessage, type ServerMessage } from '../wire/terminal.ts';
 export { splitInput } from '../wire/terminal.ts';
 
 export const TERMINAL_LIMITS = {
@@ -50,8 +50,8 @@ export const FLOW = {
   // at most this much output is drawn.
   highWatermark: 1024 * 1024,
   lowWatermark: 512 * 1024,
-  /** The client acknowledges after rendering at least this many bytes. */
-  ackEvery: 32 * 1024,
+  /** The client acknowledges after rendering at least this many bytes (scripts/wire/terminal.ts). */
+  ackEvery: ACK_EVERY_BYTES,
   /** Output is sent in frames of up to this many bytes (terminals/batch.ts)… */
   batchMaxBytes: 64 * 1024,
   /** …gathered for at most this long while output keeps coming; a lone echo goes out at once. */

@@ -6,15 +6,12 @@
  * xterm is imported when the element connects, so only pages with a terminal download it.
  * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
  */
-import { serverMessageSchema, splitInput, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
+import { ACK_EVERY_BYTES, serverMessageSchema, splitInput, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
 import { RunnerUnavailable, runnerState } from './runner-api.ts';
 import { openRunnerSocket } from './runner-auth.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 import { FONT_FAMILY, LINE_HEIGHT, THEME } from './terminal-look.ts';
-
-/** Keep in step with FLOW.ackEvery in scripts/terminals/protocol.ts. */
-const ACK_EVERY = 32 * 1024;
 
 type State = 'idle' | 'connecting' | 'open' | 'exited' | 'closed' | 'unavailable';
 
@@ -177,7 +174,7 @@ export class TerminalElement extends HTMLElement {
         const bytes = new Uint8Array(ev.data);
         term.write(bytes, () => {
           this.rendered += bytes.length;
-          if (this.rendered - this.lastAck >= ACK_EVERY) {
+          if (this.rendered - this.lastAck >= ACK_EVERY_BYTES) {
             this.lastAck = this.rendered;
             this.send({ type: 'ack', bytes: this.rendered });
           }
