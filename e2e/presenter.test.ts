@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
-import { DAEMON_DOWN_STDERR, healthyRules } from '../test/fixtures/cluster-scenarios.ts';
+import { daemonDownRules, healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import {
   hasChromium,
   chromiumNote,
@@ -23,6 +23,7 @@ import {
   type Course,
   type Stage,
 } from './harness.ts';
+import { terminalText } from './workspace-view.ts';
 
 const LAB = '/labs/first-service/';
 /** Screenshots stay for a person to look at; the scratch folder goes. */
@@ -99,18 +100,7 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
     const lab = firstServiceScenario('iptables');
     stage = await stageWithDoubles(
       {
-        rules: [
-          ...lab.rules,
-          { tool: 'docker', match: '^info ', when: { docker: 'down' }, stderr: DAEMON_DOWN_STDERR, exit: 1 },
-          {
-            tool: 'kind',
-            match: '^get clusters$',
-            when: { docker: 'down' },
-            stderr: `ERROR: failed to list clusters: command "docker ps -a" failed with error: exit status 1\nCommand Output: ${DAEMON_DOWN_STDERR}`,
-            exit: 1,
-          },
-          ...healthyRules('iptables'),
-        ],
+        rules: [...lab.rules, ...daemonDownRules({ docker: 'down' }), ...healthyRules('iptables')],
       },
       { clusterOf: 'iptables' },
     );
@@ -245,6 +235,11 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
     expect(bar.outside).toEqual([]);
     expect(bar.mode!.textWidth).toBeLessThanOrEqual(bar.mode!.room);
     expect(bar.badge).toBe('Not running');
+    // The terminal's notice (the cluster is not running) at this size: no word broken in two.
+    await expect
+      .poll(async () => (await terminalText(page)).lines.some((l) => l.text.startsWith('The iptables cluster')), { timeout: 15_000 })
+      .toBe(true);
+    expect((await terminalText(page)).midWord).toEqual([]);
 
     const current = () => page.evaluate(() => document.querySelector<HTMLElement>('.dplab-step[data-current]')?.dataset.step);
     const first = await current();
@@ -319,6 +314,24 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
       expect(bar.error!.text).toMatch(/Fix: /);
       expect(bar.error!.fontSize).toBeGreaterThanOrEqual(16);
       expect(bar.error!.inView).toBe(true);
+
+      // The terminal says the same at projector size, broken between words, not inside them.
+      await expect
+        .poll(async () => (await terminalText(page)).lines.map((l) => l.text).join('\n'), { timeout: 15_000 })
+        .toContain('(or Docker Desktop).');
+      const term = await terminalText(page);
+      const first = term.lines.findIndex((l) => l.text.startsWith('The iptables cluster cannot be checked:'));
+      const last = term.lines.findIndex((l, i) => i >= first && l.text.endsWith('(or Docker Desktop).'));
+      const notice = term.lines.slice(first, last + 1);
+      console.log(`[presenter] 1280×720 notice, ${term.cols} columns:\n${notice.map((l) => `  ${l.text}`).join('\n')}`);
+      expect(term.midWord).toEqual([]);
+      expect(first).toBeGreaterThanOrEqual(0);
+      expect(term.cols).toBeLessThan(60);
+      expect(notice.length).toBeGreaterThan(5);
+      for (const line of notice) expect(line.text.length).toBeLessThanOrEqual(term.cols);
+      expect(notice.map((l) => l.text).join(' ')).toMatch(
+        /^The iptables cluster cannot be checked: Docker is not running: .* install one: https:\/\/docs\.docker\.com\/engine\/install\/ \(or Docker Desktop\)\.$/,
+      );
     } finally {
       stage.doubles.setState({ docker: 'up' });
     }

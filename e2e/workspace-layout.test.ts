@@ -3,11 +3,23 @@
  * a lab page and on /terminal/: after `seq 1 100` the last line and the prompt are inside the
  * terminal's visible box, xterm's rows sit on its cell grid (no site margins between them),
  * the terminal is wide (≥ 100 columns at 1920 px), and the page never scrolls sideways.
+ * With Docker not running, the cluster error and its fix are whole and readable at every size.
  * Screenshots of both sizes and of a phone go to test-results/screenshots/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hasChromium, chromiumNote, openSignedIn, startCourse, launchBrowser, type Browser, type Course } from './harness.ts';
-import { screenshot, terminalGeometry } from './workspace-view.ts';
+import { daemonDownRules, scenario } from '../test/fixtures/cluster-scenarios.ts';
+import {
+  hasChromium,
+  chromiumNote,
+  openSignedIn,
+  stageWithDoubles,
+  startCourse,
+  launchBrowser,
+  type Browser,
+  type Course,
+  type Stage,
+} from './harness.ts';
+import { screenshot, terminalGeometry, terminalText } from './workspace-view.ts';
 
 const SIZES = [
   { width: 1280, height: 800, minCols: 80 },
@@ -202,5 +214,135 @@ describe.skipIf(!hasChromium)(`workspace layout${chromiumNote}`, { timeout: 60_0
       before + 10,
     );
     await page.evaluate(() => localStorage.removeItem('dplab:split'));
+  });
+});
+
+/**
+ * With Docker not running the bar shows the cluster error and its fix, the longest thing in it.
+ * At every size, dark and light, all of it can be read: no box of its own or of the bar cuts it
+ * short (the workspace is the one thing that scrolls), it never lies under the phone's tabs, and
+ * scrolled to, its first and last lines are what is on top there. On a phone the tabs stay at
+ * the top while the instructions scroll, and the terminal and back keep the reading place.
+ */
+describe.skipIf(!hasChromium)(`workspace layout with Docker not running${chromiumNote}`, { timeout: 60_000 }, () => {
+  let stage: Stage;
+  const LAB = '/labs/internal-traffic-local/';
+
+  beforeAll(async () => {
+    stage = await stageWithDoubles(scenario('iptables', daemonDownRules()));
+    await openSignedIn(stage.browser.page, stage.course, '/');
+  });
+  afterAll(async () => {
+    await stage?.close();
+  });
+
+  const CASES = [
+    { width: 390, height: 844, theme: 'dark' },
+    { width: 390, height: 844, theme: 'light' },
+    { width: 844, height: 390, theme: 'dark' },
+    { width: 1024, height: 600, theme: 'light' },
+    { width: 1280, height: 720, theme: 'dark' },
+  ] as const;
+  for (const c of CASES) {
+    it(`${c.width}×${c.height} (${c.theme}): the error and its fix are whole, never under the tabs, readable line by line`, async () => {
+      const { page } = stage.browser;
+      await page.setViewportSize({ width: c.width, height: c.height });
+      await page.evaluate((t) => localStorage.setItem('starlight-theme', t), c.theme);
+      await page.goto(`${stage.course.origin}${LAB}`);
+      expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(c.theme);
+      const error = page.locator('.dplab-cluster:not([hidden]) .dplab-cp-error');
+      await error.waitFor({ timeout: 15_000 });
+      await screenshot(page, `lab-docker-down-${c.width}x${c.height}-${c.theme}`);
+      const text = (await error.innerText()).replace(/\s+/g, ' ');
+      expect(text).toMatch(
+        /^Error: Docker is not running: .* Fix: Start Docker: .* install one: https:\/\/docs\.docker\.com\/engine\/install\/ \(or Docker Desktop\)\.$/,
+      );
+
+      const layout = await page.evaluate(() => {
+        const err = document.querySelector<HTMLElement>('.dplab-cluster:not([hidden]) .dplab-cp-error')!;
+        const workspace = document.querySelector<HTMLElement>('dplab-workspace')!;
+        const tabs = document.querySelector<HTMLElement>('.dplab-ws-switch')!;
+        // Every box between the error and the workspace that would cut what does not fit in it.
+        const clipping: string[] = [];
+        for (let el: HTMLElement | null = err; el && el !== workspace; el = el.parentElement) {
+          const cs = getComputedStyle(el);
+          if (cs.overflowY !== 'visible' && el.scrollHeight > el.clientHeight + 1)
+            clipping.push(`${el.tagName.toLowerCase()}.${el.classList[0]} shows ${el.clientHeight} of ${el.scrollHeight} px`);
+        }
+        const e = err.getBoundingClientRect();
+        const t = tabs.getBoundingClientRect();
+        return {
+          clipping,
+          underTabs: tabs.checkVisibility() && e.top < t.bottom - 0.5 && t.top < e.bottom - 0.5 && e.left < t.right && t.left < e.right,
+          page: { scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth },
+        };
+      });
+      expect(layout.clipping).toEqual([]);
+      expect(layout.underTabs, 'the error lies under the Instructions/Terminal tabs').toBe(false);
+      expect(layout.page.scrollWidth).toBeLessThanOrEqual(layout.page.clientWidth);
+
+      // Scrolled to (as far as the workspace needs), its first and its last line are on top.
+      for (const block of ['start', 'end'] as const) {
+        const hit = await page.evaluate((block) => {
+          const err = document.querySelector<HTMLElement>('.dplab-cluster:not([hidden]) .dplab-cp-error')!;
+          err.scrollIntoView({ block });
+          const range = document.createRange();
+          range.selectNodeContents(err);
+          const lines = [...range.getClientRects()].filter((r) => r.width > 0 && r.height > 0);
+          const line = block === 'start' ? lines[0] : lines[lines.length - 1];
+          const x = line.left + Math.min(line.width / 2, 20);
+          const y = line.top + line.height / 2;
+          const top = document.elementFromPoint(x, y);
+          return {
+            inView: y > 0 && y < innerHeight,
+            onTop: !!top && err.contains(top),
+            what: top ? `${top.tagName} ${top.className}` : null,
+          };
+        }, block);
+        expect(hit, `the error's ${block === 'start' ? 'first' : 'last'} line`).toMatchObject({ inView: true, onTop: true });
+      }
+      await page.evaluate(() => document.querySelector('dplab-workspace')!.scrollTo({ top: 0 }));
+    });
+  }
+
+  it('on a phone the tabs stay at the top while the instructions scroll; the terminal and back keep the place', async () => {
+    const { page } = stage.browser;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${stage.course.origin}${LAB}`);
+    await page.locator('.dplab-cluster:not([hidden]) .dplab-cp-error').waitFor({ timeout: 15_000 });
+    const third = page.locator('.dplab-step').nth(2);
+    await third.evaluate((s) => s.scrollIntoView({ block: 'start' }));
+    const place = async () => (await third.boundingBox())!.y;
+    const at = await place();
+    const tab = page.getByRole('tab', { name: 'Terminal', exact: true });
+    const tabBox = (await tab.boundingBox())!;
+    // The step starts below the tabs, which are on screen and on top.
+    expect(tabBox.y).toBeGreaterThanOrEqual(0);
+    expect(at).toBeGreaterThanOrEqual(tabBox.y + tabBox.height - 0.5);
+    expect(
+      await page.evaluate(({ x, y }) => document.elementFromPoint(x, y)?.closest('[role="tab"]')?.textContent, {
+        x: tabBox.x + tabBox.width / 2,
+        y: tabBox.y + tabBox.height / 2,
+      }),
+    ).toBe('Terminal');
+    await screenshot(page, 'lab-docker-down-phone-scrolled');
+    // A tap where the tab is (a locator's click would first scroll the tab's place in the page into view).
+    await page.mouse.click(tabBox.x + tabBox.width / 2, tabBox.y + tabBox.height / 2);
+    expect(await tab.getAttribute('aria-selected')).toBe('true');
+    const box = (await page.locator('dplab-terminal:not([node])').boundingBox())!;
+    expect(box.y).toBeLessThan(844 / 2);
+    expect(box.y + box.height).toBeLessThanOrEqual(844);
+    // The terminal's notice came while its tab was in the background: it is broken between
+    // words for the width it has now, not for the width it guessed then.
+    await expect
+      .poll(async () => (await terminalText(page)).lines.map((l) => l.text).join('\n'), { timeout: 15_000 })
+      .toMatch(/\(or Docker Desktop\)\.\n\(iptables\) workspace [$#]/);
+    const term = await terminalText(page);
+    await screenshot(page, 'lab-docker-down-phone-terminal');
+    expect(term.cols).toBeLessThan(50);
+    expect(term.midWord).toEqual([]);
+    expect(term.lines.map((l) => l.text).join(' ')).toMatch(/The iptables cluster cannot be checked: Docker is not running: /);
+    await page.getByRole('tab', { name: 'Instructions', exact: true }).click();
+    expect(Math.abs((await place()) - at)).toBeLessThan(1);
   });
 });

@@ -65,3 +65,27 @@ export async function terminalGeometry(page: Page, wanted: string[], selector = 
     { wanted, selector },
   );
 }
+
+/**
+ * A terminal read from its xterm buffer (scrollback and screen): its columns, its lines
+ * (trimmed), and every place where xterm broke a line at the last column between two characters
+ * that are not spaces, inside a word (text the page wrote at word boundaries has none).
+ */
+export async function terminalText(
+  page: Page,
+  selector = 'dplab-terminal:not([node])',
+): Promise<{ cols: number; lines: { text: string; wrapped: boolean }[]; midWord: string[] }> {
+  return page.evaluate((selector) => {
+    const t = document.querySelector<HTMLElement & { bufferLines(): { text: string; wrapped: boolean }[] }>(selector)!;
+    const lines = t.bufferLines();
+    return {
+      cols: Number(t.dataset.cols),
+      lines: lines.map((l) => ({ text: l.text.trimEnd(), wrapped: l.wrapped })),
+      midWord: lines.flatMap((l, i) =>
+        i > 0 && l.wrapped && /\S$/.test(lines[i - 1].text) && /^\S/.test(l.text)
+          ? [`${lines[i - 1].text.trimEnd()}|${l.text.trimEnd()}`]
+          : [],
+      ),
+    };
+  }, selector);
+}

@@ -12,6 +12,10 @@ import { openRunnerSocket } from './runner-auth.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 import { FONT_FAMILY, LINE_HEIGHT, THEME } from './terminal-look.ts';
+import { wrapWords } from './word-wrap.ts';
+
+/** SGR colours of what the page itself writes into the terminal. */
+const SAY = { notice: 33, error: 31, dim: 2, info: 36 } as const;
 
 type State = 'idle' | 'connecting' | 'open' | 'exited' | 'closed' | 'unavailable';
 
@@ -26,6 +30,14 @@ export class TerminalElement extends HTMLElement {
   private resizeObserver: ResizeObserver | null = null;
   private disposeFont: (() => void) | null = null;
   private disposeMode: (() => void) | null = null;
+  private host: HTMLElement = this;
+  /**
+   * Writes waiting for the terminal to have a size of its own. In a tab in the background
+   * (display: none) it has none and keeps its first guess at the width; the page's own text is
+   * wrapped for the width the learner will see, so from the first such text on everything waits,
+   * in order, until the terminal is laid out (`say`, `flushHeld`).
+   */
+  private held: (() => void)[] | null = null;
 
   static get observedAttributes(): string[] {
     return ['mode'];
@@ -52,6 +64,7 @@ export class TerminalElement extends HTMLElement {
     this.setState('connecting', 'Starting the terminal…');
     const [{ Terminal }, { FitAddon }] = await Promise.all([import('@xterm/xterm'), import('@xterm/addon-fit')]);
     const host = this.querySelector<HTMLElement>('.dplab-terminal-screen') ?? this;
+    this.host = host;
     this.term = new Terminal({
       fontSize: fontSize(),
       theme: THEME,
@@ -76,7 +89,10 @@ export class TerminalElement extends HTMLElement {
     });
     this.showSize();
     this.term.textarea?.addEventListener('focus', () => (active = this));
-    this.resizeObserver = new ResizeObserver(() => this.fitNow());
+    this.resizeObserver = new ResizeObserver(() => {
+      this.fitNow();
+      this.flushHeld();
+    });
     this.resizeObserver.observe(host);
     this.disposeFont = onFontSizeChange((px) => {
       if (this.term) this.term.options.fontSize = px;
@@ -111,10 +127,11 @@ export class TerminalElement extends HTMLElement {
     const ws = this.ws;
     this.ws = null;
     ws?.close();
+    this.held = null;
     term.reset();
     const what = mode ? `the ${mode} cluster (dplab-${mode})` : 'no cluster';
     this.setState('connecting', `Switched to ${what}: starting a new shell…`);
-    term.write(`\x1b[36m[switched to ${what}; a new shell starts]\x1b[0m\r\n`);
+    this.say(`[switched to ${what}; a new shell starts]`, SAY.info);
     this.connect();
   }
 
@@ -122,6 +139,22 @@ export class TerminalElement extends HTMLElement {
   type(text: string, execute: boolean): void {
     splitInput(execute ? `${text}\r` : text).forEach((piece) => this.send({ type: 'input', data: piece }));
     this.term?.focus();
+  }
+
+  /**
+   * The terminal's buffer (scrollback and screen) as lines as wide as the grid, each marked when
+   * it continues the line before it (xterm wrapped that at the last column): what a learner
+   * reads, readable from outside (tests).
+   */
+  bufferLines(): { text: string; wrapped: boolean }[] {
+    const buffer = this.term?.buffer.active;
+    if (!buffer) return [];
+    const out: { text: string; wrapped: boolean }[] = [];
+    for (let i = 0; i < buffer.length; i++) {
+      const line = buffer.getLine(i);
+      if (line) out.push({ text: line.translateToString(false), wrapped: line.isWrapped });
+    }
+    return out;
   }
 
   /** The grid size, readable from outside (tests, the status line). */
@@ -172,13 +205,15 @@ export class TerminalElement extends HTMLElement {
           this.setState('open');
         }
         const bytes = new Uint8Array(ev.data);
-        term.write(bytes, () => {
-          this.rendered += bytes.length;
-          if (this.rendered - this.lastAck >= ACK_EVERY_BYTES) {
-            this.lastAck = this.rendered;
-            this.send({ type: 'ack', bytes: this.rendered });
-          }
-        });
+        this.output(() =>
+          term.write(bytes, () => {
+            this.rendered += bytes.length;
+            if (this.rendered - this.lastAck >= ACK_EVERY_BYTES) {
+              this.lastAck = this.rendered;
+              this.send({ type: 'ack', bytes: this.rendered });
+            }
+          }),
+        );
         return;
       }
       const msg = serverMessageSchema.safeParse(JSON.parse(String(ev.data)));
@@ -193,7 +228,7 @@ export class TerminalElement extends HTMLElement {
       // 1013 Try Again Later: the runner's terminal limit; its error frame said why.
       if (ev.code === 1013) {
         this.setState('unavailable', lastError || 'The runner has too many terminals open. Close one and try again.');
-        term.write('\x1b[2m[press Enter to try again]\x1b[0m\r\n');
+        this.say('[press Enter to try again]', SAY.dim);
         this.offerRestart();
         return;
       }
@@ -202,7 +237,7 @@ export class TerminalElement extends HTMLElement {
         return;
       }
       this.setState('closed', 'Disconnected from the runner.');
-      term.write('\r\n\x1b[33m[disconnected from the runner; press Enter to reconnect]\x1b[0m\r\n');
+      this.say('\n[disconnected from the runner; press Enter to reconnect]', SAY.notice);
       this.offerRestart();
     };
   }
@@ -210,13 +245,42 @@ export class TerminalElement extends HTMLElement {
   private control(msg: ServerMessage): void {
     const term = this.term;
     if (!term) return;
-    if (msg.type === 'notice') term.write(`\x1b[33m${msg.message}\x1b[0m\r\n`);
-    else if (msg.type === 'error') term.write(`\r\n\x1b[31m[${msg.message}]\x1b[0m\r\n`);
+    if (msg.type === 'notice') this.say(msg.message, SAY.notice);
+    else if (msg.type === 'error') this.say(`\n[${msg.message}]`, SAY.error);
     else if (msg.type === 'exit') {
       this.setState('exited', `The shell exited (code ${msg.code}).`);
-      term.write(`\r\n\x1b[2m[shell exited with code ${msg.code}; press Enter for a new one]\x1b[0m\r\n`);
+      this.say(`\n[shell exited with code ${msg.code}; press Enter for a new one]`, SAY.dim);
       this.offerRestart();
     }
+  }
+
+  /**
+   * A line of the page's own (not the shell's) in one colour, broken at word boundaries for the
+   * terminal's width now. A leading line break in `text` starts it on a fresh line.
+   */
+  private say(text: string, sgr: number): void {
+    const term = this.term;
+    if (!term) return;
+    if (!this.laidOut()) this.held ??= [];
+    this.output(() => term.write(`\x1b[${sgr}m${wrapWords(text, term.cols)}\x1b[0m\r\n`));
+  }
+
+  /** Writes now, or after what is held, in order. */
+  private output(write: () => void): void {
+    if (this.held) this.held.push(write);
+    else write();
+  }
+
+  private laidOut(): boolean {
+    return this.host.clientWidth > 0 && this.host.clientHeight > 0;
+  }
+
+  /** Laid out (its tab came to the front) and fitted: what waited is written at the width now. */
+  private flushHeld(): void {
+    if (!this.held || !this.laidOut()) return;
+    const held = this.held;
+    this.held = null;
+    held.forEach((write) => write());
   }
 
   private offerRestart(): void {
@@ -225,6 +289,7 @@ export class TerminalElement extends HTMLElement {
     const sub = term.onKey(({ domEvent }) => {
       if (domEvent.key !== 'Enter') return;
       sub.dispose();
+      this.held = null;
       term.reset();
       this.connect();
     });
@@ -234,7 +299,8 @@ export class TerminalElement extends HTMLElement {
     const state = await runnerState();
     const message = state === 'ok' ? 'The runner refused the terminal. Reload the page.' : new RunnerUnavailable(state).message;
     this.setState('unavailable', message);
-    this.term?.write(`\x1b[33m${message}\x1b[0m\r\n\x1b[2m[press Enter to try again]\x1b[0m\r\n`);
+    this.say(message, SAY.notice);
+    this.say('[press Enter to try again]', SAY.dim);
     this.offerRestart();
   }
 }
