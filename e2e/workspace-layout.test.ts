@@ -118,6 +118,56 @@ describe.skipIf(!hasChromium)(`workspace layout${chromiumNote}`, { timeout: 60_0
     expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   });
 
+  it('on a phone a command in a snippet wraps between words, not inside one', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${course.origin}/labs/first-service/`);
+    await page.locator('.dplab-snippet-row pre').first().waitFor();
+    const breaks = await page.evaluate(() => {
+      const found: string[] = [];
+      let wrapped = 0;
+      for (const pre of document.querySelectorAll<HTMLElement>('.dplab-snippet-row pre')) {
+        const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+        const chars: { ch: string; top: number; node: Text; i: number }[] = [];
+        for (let n = walker.nextNode() as Text | null; n; n = walker.nextNode() as Text | null) {
+          for (let i = 0; i < n.data.length; i++) {
+            const r = document.createRange();
+            r.setStart(n, i);
+            r.setEnd(n, i + 1);
+            const rect = r.getClientRects()[0];
+            if (rect) chars.push({ ch: n.data[i], top: rect.top, node: n, i });
+          }
+        }
+        const width = pre.clientWidth;
+        for (let k = 1; k < chars.length; k++) {
+          const [a, b] = [chars[k - 1], chars[k]];
+          if (b.top - a.top < 2 || a.ch === '\n') continue;
+          wrapped++;
+          if (/\s/.test(a.ch) || /\s/.test(b.ch)) continue;
+          // A word wider than the whole line has to be cut somewhere.
+          let s = k - 1;
+          while (s > 0 && !/\s/.test(chars[s - 1].ch)) s--;
+          let e = k;
+          while (e < chars.length - 1 && !/\s/.test(chars[e + 1].ch)) e++;
+          const r = document.createRange();
+          r.setStart(chars[s].node, chars[s].i);
+          r.setEnd(chars[e].node, chars[e].i + 1);
+          const wordWidth = [...r.getClientRects()].reduce((w, x) => w + x.width, 0);
+          const text = (from: number, to: number) =>
+            chars
+              .slice(from, to)
+              .map((c) => c.ch)
+              .join('');
+          if (wordWidth <= width) found.push(`${text(s, k)}|${text(k, e + 1)}`);
+        }
+      }
+      return { found, wrapped };
+    });
+    // The page has long commands: some of them must wrap at this width, or this looked at nothing.
+    expect(breaks.wrapped).toBeGreaterThan(0);
+    expect(breaks.found, 'words broken across lines').toEqual([]);
+  });
+
   for (const theme of ['light', 'dark'] as const) {
     it(`on a phone (${theme}) no control in the lab's top bar is cut off or outside the screen; the mode picker says "iptables"`, async () => {
       const { page } = browser;
