@@ -336,4 +336,85 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
       stage.doubles.setState({ docker: 'up' });
     }
   });
+
+  it('a page opened in the presenter view paints nothing of the normal page first', async () => {
+    const page = await stage.browser.context.newPage();
+    try {
+      await page.setViewportSize({ width: 1920, height: 1080 });
+      // When <html> turns presenter and when the first content is painted, in the page's own clock.
+      await page.addInitScript(() => {
+        const w = window as unknown as { seen: Record<string, number> };
+        w.seen = {};
+        new MutationObserver(() => {
+          if (document.documentElement?.hasAttribute('data-present')) w.seen.present ??= performance.now();
+        }).observe(document, { attributes: true, subtree: true, childList: true });
+        new PerformanceObserver((l) => l.getEntries().forEach((e) => (w.seen[e.name] = e.startTime))).observe({
+          type: 'paint',
+          buffered: true,
+        });
+      });
+      await openSignedIn(page, stage.course, `${LAB}?present`);
+      await page.waitForSelector('html[data-present]');
+      await expect
+        .poll(() => page.evaluate(() => (window as unknown as { seen: Record<string, number> }).seen['first-contentful-paint']))
+        .toBeDefined();
+      const seen = await page.evaluate(() => (window as unknown as { seen: Record<string, number> }).seen);
+      expect(seen.present).toBeGreaterThan(0);
+      expect(seen['first-contentful-paint']).toBeGreaterThanOrEqual(seen.present);
+      await page.screenshot({ path: join(shots, 'presenter-first-paint.png') });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('the presenter view and the Follow mirror load only when used: a plain lab page fetches neither; Present, Shift+P and the Follow tab do', async () => {
+    const { page } = stage.browser;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const fetched: string[] = [];
+    const onRequest = (r: { url(): string }) => fetched.push(new URL(r.url()).pathname);
+    page.on('request', onRequest);
+    try {
+      // Not in the presenter view (earlier tests left it on for this tab).
+      await page.goto(`${stage.course.origin}/`);
+      await page.evaluate(() => sessionStorage.removeItem('dplab.present'));
+      await openSignedIn(page, stage.course, LAB);
+      await page.waitForSelector('dplab-terminal:not([node]) .xterm');
+      await page.waitForTimeout(500);
+      const presenterChunk = () => fetched.filter((p) => /\/_astro\/presenter\.[\w-]+\.js$/.test(p));
+      const defined = (tag: string) => page.evaluate((t) => !!customElements.get(t), tag);
+      expect(presenterChunk()).toEqual([]);
+      expect(await defined('dplab-presenter')).toBe(false);
+      expect(await defined('dplab-terminal-watch')).toBe(false);
+      expect(await page.locator('html').getAttribute('data-present-asked')).toBeNull();
+
+      // The Present button loads the view and opens it with that one click.
+      await page.getByRole('button', { name: 'Present', exact: true }).click();
+      await page.waitForSelector('html[data-present]');
+      expect(presenterChunk()).toHaveLength(1);
+      expect(await page.locator('dplab-presenter').isVisible()).toBe(true);
+      await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      await page.keyboard.press('Escape');
+      await page.waitForSelector('html:not([data-present])');
+
+      // Shift+P, on a fresh page: the key that loads the view also opens it.
+      await page.evaluate(() => sessionStorage.removeItem('dplab.present'));
+      await openSignedIn(page, stage.course, LAB);
+      await page.waitForSelector('dplab-terminal:not([node]) .xterm');
+      expect(await defined('dplab-presenter')).toBe(false);
+      await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+      await page.keyboard.press('Shift+P');
+      await page.waitForSelector('html[data-present]');
+      await page.keyboard.press('Shift+P');
+      await page.waitForSelector('html:not([data-present])');
+
+      // The Follow tab: its mirror's element is defined once the tab opens, and mirrors this runner's presenter.
+      await page.getByRole('tab', { name: 'Follow the instructor' }).click();
+      await expect.poll(() => defined('dplab-terminal-watch')).toBe(true);
+      await page.getByRole('button', { name: "Follow this runner's presenter" }).click();
+      await page.waitForSelector('.dplab-follow-view dplab-terminal-watch[data-state="watching"]', { timeout: 15_000 });
+      await page.screenshot({ path: join(shots, 'follow-here.png') });
+    } finally {
+      page.off('request', onRequest);
+    }
+  });
 });

@@ -12,6 +12,7 @@ import { stateDir } from '../paths.ts';
 import type { Lab } from './schema.ts';
 
 import { progressFileSchema, PROGRESS_VERSION, type LabProgress, type ProgressFile } from '../wire/progress.ts';
+import { describeIssues } from '../wire/validate.ts';
 
 export { PROGRESS_VERSION, type LabProgress };
 export const progressSchema = progressFileSchema;
@@ -123,8 +124,7 @@ export function clearPasses(labs: readonly Lab[], lab: Lab, mode: Mode, fromStep
 export function mergeProgress(labs: readonly Lab[], body: unknown): Promise<Progress> {
   const parsed = progressSchema().safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new DplabError(`Progress body is not valid: ${issue.path.join('.') || '(root)'}: ${issue.message}`, { status: 400 });
+    throw new DplabError(`Progress body is not valid: ${describeIssues(parsed.error, 1)}`, { status: 400 });
   }
   const incoming = sanitise(parsed.data, labs);
   return updateProgress(labs, (p) => {

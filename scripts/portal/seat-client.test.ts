@@ -85,7 +85,7 @@ describe('SeatClient', () => {
     });
     await expect(client().activity()).rejects.toThrow(/more than 4 MiB/);
     await expect(client().clusters()).rejects.toThrow(/other than JSON \(HTTP 502\)/);
-    await expect(client().cluster('ipvs')).rejects.toThrow(/unexpected shape/);
+    await expect(client().cluster('ipvs')).rejects.toThrow(/unexpected shape: name: Expected string; state: Expected "absent" or /);
     await expect(client().clusterUp('nftables')).rejects.toThrow(
       "The seat's runner refused POST /api/clusters/nftables/up: Docker is not running.",
     );

@@ -6,11 +6,12 @@
  * timeout: a seat that hangs never holds the portal.
  */
 import { request } from 'node:http';
-import { z } from 'zod';
+import { z } from '../wire/zod.ts';
 import { DplabError } from '../errors.ts';
 import { activitySchema, type Activity } from '../wire/activity.ts';
 import { clusterListSchema, clusterStartSchema, clusterStatusSchema, type ClusterStatus } from '../wire/clusters.ts';
 import { MODES, type Mode } from '../wire/modes.ts';
+import { describeIssues } from '../wire/validate.ts';
 import type { SeatEndpoint } from './seat-backend.ts';
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -94,7 +95,7 @@ export class SeatClient {
   ) {}
 
   /** One JSON call with the token; a non-2xx answer throws with the runner's own message. */
-  call<S extends z.ZodType>(
+  call<S extends z.ZodMiniType>(
     method: SeatRequest['method'],
     path: string,
     schema: S,
@@ -104,7 +105,7 @@ export class SeatClient {
     return this.#send(method, path, schema, body, opts, true);
   }
 
-  async #send<S extends z.ZodType>(
+  async #send<S extends z.ZodMiniType>(
     method: SeatRequest['method'],
     path: string,
     schema: S,
@@ -139,7 +140,10 @@ export class SeatClient {
       throw new DplabError(`The seat's runner refused ${method} ${path}: ${message}`, { status: 502 });
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new DplabError(`The seat's runner answered ${method} ${path} in an unexpected shape.`, { status: 502 });
+    if (!parsed.success)
+      throw new DplabError(`The seat's runner answered ${method} ${path} in an unexpected shape: ${describeIssues(parsed.error)}.`, {
+        status: 502,
+      });
     return parsed.data;
   }
 

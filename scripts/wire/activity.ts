@@ -3,7 +3,7 @@
  * Progress says which steps passed; the check log adds the last verdict per step and how many
  * checks failed in a row, which is how the dashboard tells "stuck" from "not started".
  */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { checkStatusSchema } from './checks.ts';
 import { modeSchema } from './mode-schema.ts';
 import { progressFileSchema } from './progress.ts';
@@ -18,7 +18,7 @@ export const checkRecordSchema = z.object({
   /** Epoch ms of the last check of this step. */
   at: z.number(),
   /** Checks of this step that failed (status fail) back to back, up to now; 0 after a pass. */
-  failStreak: z.number().int().min(0),
+  failStreak: z.int().check(z.minimum(0)),
 });
 export type CheckRecord = z.infer<typeof checkRecordSchema>;
 

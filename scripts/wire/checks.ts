@@ -1,5 +1,5 @@
 /** A step's check result (POST /api/labs/:lab/steps/:step/check) and its parts. */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { modeSchema } from './mode-schema.ts';
 
 /** One line of "what we expected versus what the cluster showed". */
@@ -28,14 +28,14 @@ export const checkResultSchema = z.object({
   message: z.string(),
   facts: z.array(factSchema),
   /** The verdict's measurements, when its check takes any (scale-compare plots them). */
-  figures: z.record(z.string(), figureSchema).optional(),
+  figures: z.optional(z.record(z.string(), figureSchema)),
   /** For `error`: what to do about it. */
-  fix: z.string().optional(),
+  fix: z.optional(z.string()),
   /** For `error`: command output, shown folded. */
-  details: z.string().optional(),
+  details: z.optional(z.string()),
   durationMs: z.number(),
   attempts: z.number(),
   /** What gather returned on the last attempt (the harness records these). */
-  observations: z.unknown().optional(),
+  observations: z.optional(z.unknown()),
 });
 export type CheckResult = z.infer<typeof checkResultSchema>;

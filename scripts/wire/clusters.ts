@@ -1,5 +1,5 @@
 /** Cluster status and progress (GET /api/clusters…) and the event stream (SSE /api/clusters/events). */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { errorJsonSchema } from './errors.ts';
 import { modeSchema } from './mode-schema.ts';
 
@@ -13,8 +13,8 @@ export const actionProgressSchema = z.object({
   id: z.string(),
   title: z.string(),
   state: actionStateSchema,
-  startedAt: z.number().optional(),
-  endedAt: z.number().optional(),
+  startedAt: z.optional(z.number()),
+  endedAt: z.optional(z.number()),
 });
 export type ActionProgress = z.infer<typeof actionProgressSchema>;
 
@@ -22,7 +22,7 @@ export const progressSchema = z.object({
   runId: z.string(),
   startedAt: z.number(),
   /** Set when the run finished (success or failure). */
-  endedAt: z.number().optional(),
+  endedAt: z.optional(z.number()),
   actions: z.array(actionProgressSchema),
   /** Informational lines (skipped images, deleting a leftover cluster). */
   notes: z.array(z.string()),
@@ -42,9 +42,9 @@ export const clusterStatusSchema = z.object({
   /** Path of its kubeconfig (in the state folder). */
   kubeconfig: z.string(),
   /** Why it is broken, or why the last start failed. */
-  error: errorJsonSchema.optional(),
+  error: z.optional(errorJsonSchema),
   /** The current or last provisioning run. */
-  progress: progressSchema.optional(),
+  progress: z.optional(progressSchema),
 });
 export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
 
@@ -67,8 +67,8 @@ export const clusterEventSchema = z.discriminatedUnion('type', [
     title: z.string(),
     phase: actionPhaseSchema,
     at: z.number(),
-    elapsedMs: z.number().optional(),
-    error: errorJsonSchema.optional(),
+    elapsedMs: z.optional(z.number()),
+    error: z.optional(errorJsonSchema),
   }),
   z.object({ type: z.literal('info'), mode: modeSchema, runId: z.string(), message: z.string(), at: z.number() }),
 ]);

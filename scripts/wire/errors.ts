@@ -1,12 +1,12 @@
 /** The error shape every API answer and event carries: a headline, the fix, folded details. */
-import { z } from 'zod';
+import { z } from './zod.ts';
 
 export const errorJsonSchema = z.object({
   message: z.string(),
   /** What the learner can do about it. */
-  fix: z.string().optional(),
+  fix: z.optional(z.string()),
   /** Command output and the like, shown folded. */
-  details: z.string().optional(),
+  details: z.optional(z.string()),
 });
 export type ErrorJson = z.infer<typeof errorJsonSchema>;
 

@@ -1,5 +1,5 @@
 /** The dataplane explorer's answers (GET /api/dataplane/…): one Service's frontends and backends. */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { FORMATS } from './formats.ts';
 import { modeSchema } from './mode-schema.ts';
 
@@ -14,9 +14,9 @@ export const jsonFrontendSchema = z.object({
   backends: z.array(jsonBackendSchema),
   localOnly: z.boolean(),
   dropsWithoutLocalEndpoints: z.boolean(),
-  affinity: z.object({ timeoutSeconds: z.number() }).nullable(),
+  affinity: z.nullable(z.object({ timeoutSeconds: z.number() })),
   /** loadBalancerSourceRanges the dataplane enforces; present only when it restricts the sources. */
-  sourceRanges: z.array(z.string()).optional(),
+  sourceRanges: z.optional(z.array(z.string())),
 });
 export type JsonFrontend = z.infer<typeof jsonFrontendSchema>;
 
@@ -25,12 +25,12 @@ export const explainResponseSchema = z.object({
   format: z.enum(FORMATS),
   source: z.enum(['live', 'fixture']),
   /** Live only: the mode whose cluster was read, its node names (control plane first). */
-  mode: modeSchema.optional(),
-  nodes: z.array(z.string()).optional(),
+  mode: z.optional(modeSchema),
+  nodes: z.optional(z.array(z.string())),
   /** The node whose dataplane this is (a fixture says which node it was printed from). */
-  node: z.string().optional(),
+  node: z.optional(z.string()),
   /** Fixture only: `<format>/<name>`. */
-  fixture: z.string().optional(),
+  fixture: z.optional(z.string()),
   /** The headline count (rules, virtual servers, …) and finer counts, for "how big is this". */
   entries: z.number(),
   entriesLabel: z.string(),
@@ -39,7 +39,7 @@ export const explainResponseSchema = z.object({
   mermaid: z.string(),
   text: z.string(),
   /** What the parser skipped or had to guess (unknown lines or types, an unknown Service CIDR); absent when nothing. */
-  notes: z.array(z.string()).optional(),
+  notes: z.optional(z.array(z.string())),
 });
 export type ExplainResponse = z.infer<typeof explainResponseSchema>;
 

@@ -3,7 +3,7 @@
  * cluster to the start of a step. Progress travels as the clusters' `action` events (one per
  * setup, solution and check, scripts/wire/clusters.ts), the outcome as this result.
  */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { checkResultSchema } from './checks.ts';
 import { clusterEventSchema } from './clusters.ts';
 import { modeSchema } from './mode-schema.ts';
@@ -26,14 +26,14 @@ export const gotoResultSchema = z.object({
   reset: z.boolean(),
   status: gotoStatusSchema,
   message: z.string(),
-  fix: z.string().optional(),
-  details: z.string().optional(),
+  fix: z.optional(z.string()),
+  details: z.optional(z.string()),
   /** Steps whose solution was applied and whose check passed, in order. */
   solved: z.array(z.string()),
   /** The step whose solution or check stopped the run. */
-  stoppedAt: z.string().optional(),
+  stoppedAt: z.optional(z.string()),
   /** Each check's result, in order (observations left out). */
-  checks: z.array(checkResultSchema.omit({ observations: true })),
+  checks: z.array(z.omit(checkResultSchema, { observations: true })),
   /** Cluster-wide changes a reset undid. */
   restored: z.array(z.string()),
   durationMs: z.number(),

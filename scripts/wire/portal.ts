@@ -1,19 +1,24 @@
 /** The workshop portal's own API (`/portal/api/…`): joining, the learner's banner, the instructor's dashboard. */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { clusterStateSchema } from './clusters.ts';
 import { modeSchema } from './mode-schema.ts';
 
 /** POST /portal/api/join */
-export const joinRequestSchema = z.object({
-  code: z.string().min(1).max(40),
-  /** Shown on the instructor's dashboard only. */
-  name: z
-    .string()
-    .trim()
-    .min(1, 'Enter your name.')
-    .max(40, 'A name of at most 40 characters, please.')
-    .refine((n) => !/\p{Cc}/u.test(n), 'A name without control characters, please.'),
-});
+export const joinRequestSchema = z.object(
+  {
+    code: z
+      .string('Enter the workshop code.')
+      .check(z.minLength(1, 'Enter the workshop code.'), z.maxLength(40, 'A workshop code has at most 40 characters.')),
+    /** Shown on the instructor's dashboard only. */
+    name: z.string('Enter your name.').check(
+      z.trim(),
+      z.minLength(1, 'Enter your name.'),
+      z.maxLength(40, 'A name of at most 40 characters, please.'),
+      z.refine((n) => !/\p{Cc}/u.test(n), 'A name without control characters, please.'),
+    ),
+  },
+  'Enter the code and your name.',
+);
 
 export const joinResponseSchema = z.object({
   /** The learner's own token: the page stores it as its runner token; the portal swaps it for the seat's. */
@@ -31,8 +36,8 @@ export const learnerViewSchema = z.object({
   seat: z.string(),
   name: z.string(),
   phase: seatPhaseSchema,
-  message: z.string().optional(),
-  broadcast: z.string().optional(),
+  message: z.optional(z.string()),
+  broadcast: z.optional(z.string()),
   ended: z.boolean(),
 });
 export type LearnerView = z.infer<typeof learnerViewSchema>;
@@ -41,24 +46,24 @@ export const stepCellSchema = z.object({
   step: z.string(),
   status: z.enum(['passed', 'failing', 'not-started']),
   /** The last failing check's message. */
-  message: z.string().optional(),
-  failStreak: z.number().int().min(0),
+  message: z.optional(z.string()),
+  failStreak: z.int().check(z.minimum(0)),
 });
 export type StepCell = z.infer<typeof stepCellSchema>;
 
 export const seatRowSchema = z.object({
   id: z.string(),
-  learner: z.string().optional(),
+  learner: z.optional(z.string()),
   phase: seatPhaseSchema,
-  message: z.string().optional(),
+  message: z.optional(z.string()),
   clusters: z.array(z.object({ mode: modeSchema, state: clusterStateSchema })),
   steps: z.array(stepCellSchema),
   /** Why this learner looks stuck, or absent. */
-  stuck: z.string().optional(),
+  stuck: z.optional(z.string()),
   /** Epoch ms of the learner's last keystroke or action. */
-  lastActiveAt: z.number().optional(),
+  lastActiveAt: z.optional(z.number()),
   /** Epoch ms the dashboard's figures for this seat were read. */
-  readAt: z.number().optional(),
+  readAt: z.optional(z.number()),
 });
 export type SeatRow = z.infer<typeof seatRowSchema>;
 
@@ -67,7 +72,7 @@ export const dashboardStateSchema = z.object({
   lab: z.object({ id: z.string(), title: z.string(), steps: z.array(z.object({ id: z.string(), title: z.string() })) }),
   code: z.string(),
   joinUrl: z.string(),
-  broadcast: z.string().optional(),
+  broadcast: z.optional(z.string()),
   ended: z.boolean(),
   /** Seats being deleted by "End workshop". */
   ending: z.boolean(),
@@ -76,4 +81,4 @@ export const dashboardStateSchema = z.object({
 export type DashboardState = z.infer<typeof dashboardStateSchema>;
 
 /** POST /portal/api/broadcast */
-export const broadcastRequestSchema = z.object({ message: z.string().max(500) });
+export const broadcastRequestSchema = z.object({ message: z.string().check(z.maxLength(500)) });

@@ -1,5 +1,5 @@
 /** GET /api/session: the page is signed in to this runner. */
-import { z } from 'zod';
+import { z } from './zod.ts';
 
 export const sessionSchema = z.object({ ok: z.literal(true) });
 

@@ -1,5 +1,5 @@
 /** POST /api/labs/:lab/setup: the lab's workspace files and, when its cluster runs, its namespace and manifests. */
-import { z } from 'zod';
+import { z } from './zod.ts';
 import { modeSchema } from './mode-schema.ts';
 
 export const setupResultSchema = z.object({

@@ -2,7 +2,7 @@
  * The terminal socket's JSON control frames (the protocol is described in
  * scripts/terminals/protocol.ts, which validates what clients send with its own messages).
  */
-import { z } from 'zod';
+import { z } from './zod.ts';
 
 export type ClientMessage =
   { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
@@ -10,24 +10,30 @@ export type ClientMessage =
 /** What a watcher mirrors: the terminal's id (`null` while the runner has no shell to show) and its grid. */
 export const mirrorSchema = z.object({
   type: z.literal('mirror'),
-  terminal: z.string().nullable(),
-  mode: z.string().nullable(),
+  terminal: z.nullable(z.string()),
+  mode: z.nullable(z.string()),
   /** The node a node shell runs on; null for a learner shell. */
-  node: z.string().nullable(),
-  cols: z.number().int(),
-  rows: z.number().int(),
+  node: z.nullable(z.string()),
+  cols: z.int(),
+  rows: z.int(),
 });
 
 export const serverMessageSchema = z.discriminatedUnion('type', [
   // `terminal` names this shell for the broadcast (GET/POST /api/terminal/broadcast); older runners omit it.
-  z.object({ type: z.literal('ready'), shell: z.string(), cwd: z.string(), mode: z.string().nullable(), terminal: z.string().optional() }),
+  z.object({
+    type: z.literal('ready'),
+    shell: z.string(),
+    cwd: z.string(),
+    mode: z.nullable(z.string()),
+    terminal: z.optional(z.string()),
+  }),
   z.object({ type: z.literal('notice'), message: z.string() }),
   z.object({ type: z.literal('error'), message: z.string() }),
-  z.object({ type: z.literal('exit'), code: z.number(), signal: z.number().nullable() }),
+  z.object({ type: z.literal('exit'), code: z.number(), signal: z.nullable(z.number()) }),
   // Watch socket only: a new screen starts (the viewer resets its terminal to this grid; the replay follows as binary frames).
   mirrorSchema,
   // Watch socket only: the watched terminal was resized.
-  z.object({ type: z.literal('resize'), cols: z.number().int(), rows: z.number().int() }),
+  z.object({ type: z.literal('resize'), cols: z.int(), rows: z.int() }),
 ]);
 export type ServerMessage = z.infer<typeof serverMessageSchema>;
 
@@ -59,23 +65,23 @@ export function splitInput(data: string, max: number = INPUT_CHUNK_CHARS): strin
 /** `GET /api/terminal/broadcast`: the shells a presenter can broadcast, and which one is. */
 export const broadcastTerminalSchema = z.object({
   id: z.string(),
-  mode: z.string().nullable(),
-  node: z.string().nullable(),
-  cols: z.number().int(),
-  rows: z.number().int(),
+  mode: z.nullable(z.string()),
+  node: z.nullable(z.string()),
+  cols: z.int(),
+  rows: z.int(),
   /** Epoch milliseconds. */
   openedAt: z.number(),
 });
 export const broadcastStateSchema = z.object({
   /** The terminal watchers see now (null: none open). */
-  terminal: z.string().nullable(),
+  terminal: z.nullable(z.string()),
   /** True when the presenter chose it; false when it follows the most recently opened learner shell. */
   pinned: z.boolean(),
-  watchers: z.number().int(),
+  watchers: z.int(),
   terminals: z.array(broadcastTerminalSchema),
 });
 export type BroadcastState = z.infer<typeof broadcastStateSchema>;
 
 /** `GET /api/terminal/viewer-link`: the presenter's page asks for the read-only link to hand out. */
-export const viewerLinkSchema = z.object({ path: z.string().startsWith('/watch/#viewer=') });
+export const viewerLinkSchema = z.object({ path: z.string().check(z.startsWith('/watch/#viewer=')) });
 export type BroadcastTerminal = z.infer<typeof broadcastTerminalSchema>;

@@ -3,7 +3,7 @@
  * starts (from the runner's Server-Sent Events stream, not polling), the error with its fix,
  * and Start / Retry / Delete. Without a runner it says so and how to start one.
  */
-import type { z } from 'zod';
+import type { z } from '../../scripts/wire/zod.ts';
 import {
   clusterEventSchema,
   clusterListSchema,
@@ -85,7 +85,7 @@ export class ClusterPanel extends HTMLElement {
     if (this.#source) return;
     // Each event's data is validated against its wire schema before the view sees it.
     const handlers: Record<string, (data: unknown) => void> = {};
-    const on = <S extends z.ZodTypeAny>(type: string, schema: S, fn: (data: z.output<S>) => void) => {
+    const on = <S extends z.ZodMiniType>(type: string, schema: S, fn: (data: z.output<S>) => void) => {
       handlers[type] = (raw) => fn(schema.parse(raw));
     };
     on('snapshot', clusterListSchema, (d) => {

@@ -11,52 +11,10 @@ import { gotoEventSchema, type GotoResult } from '../../scripts/wire/goto.ts';
 import { errorBodySchema } from '../../scripts/wire/errors.ts';
 import { viewerLinkSchema } from '../../scripts/wire/terminal.ts';
 import { setPresentingFontSize } from './font-size.ts';
+import { PRESENT_ASKED, PRESENT_STORE, PRESENTER_KEYS, actionFor, keysBelongElsewhere, presenting, type Action } from './presenter-keys.ts';
 import { pageMode } from './page-mode.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { runnerFetch } from './runner-auth.ts';
-
-const STORE = 'dplab.present';
-
-/** Key → what it does; the page's key list is rendered from the same table. */
-export const PRESENTER_KEYS: readonly { keys: string[]; does: string; action: Action }[] = [
-  { keys: ['Shift+P'], does: 'presenter view on or off', action: 'toggle' },
-  { keys: ['→', 'N', 'Page Down'], does: 'next step', action: 'next' },
-  { keys: ['←', 'B', 'Page Up'], does: 'previous step', action: 'previous' },
-  { keys: ['C'], does: 'check this step', action: 'check' },
-  { keys: ['H'], does: 'show the next hint', action: 'hint' },
-  { keys: ['G'], does: 'bring the cluster to the start of this step', action: 'goto' },
-  { keys: ['T'], does: 'put the cursor in the terminal', action: 'terminal' },
-  { keys: ['Esc'], does: 'leave the presenter view', action: 'exit' },
-];
-type Action = 'toggle' | 'next' | 'previous' | 'check' | 'hint' | 'goto' | 'reset' | 'reset-lab' | 'terminal' | 'exit' | 'dismiss';
-
-function actionFor(ev: KeyboardEvent): Action | null {
-  if (ev.ctrlKey || ev.metaKey || ev.altKey) return null;
-  const k = ev.key;
-  if (k === 'P' && ev.shiftKey) return 'toggle';
-  if (!presenting()) return null;
-  if (k === 'ArrowRight' || k === 'PageDown' || k === 'n' || k === 'N') return 'next';
-  if (k === 'ArrowLeft' || k === 'PageUp' || k === 'b' || k === 'B') return 'previous';
-  if (k === 'c' || k === 'C') return 'check';
-  if (k === 'h' || k === 'H') return 'hint';
-  if (k === 'g' || k === 'G') return 'goto';
-  if (k === 't' || k === 'T') return 'terminal';
-  if (k === 'Escape') return 'exit';
-  return null;
-}
-
-/** Focus in the terminal, a field, a tab list or the divider: the keys belong to it. */
-function keysBelongElsewhere(target: EventTarget | null): boolean {
-  const el = target instanceof Element ? target : null;
-  if (!el) return false;
-  return !!el.closest(
-    'input, textarea, select, [contenteditable=""], [contenteditable="true"], dplab-terminal, dplab-terminal-watch, [role="tab"], [role="separator"], summary',
-  );
-}
-
-export function presenting(): boolean {
-  return document.documentElement.hasAttribute('data-present');
-}
 
 class PresenterElement extends HTMLElement {
   private index = 0;
@@ -86,14 +44,13 @@ class PresenterElement extends HTMLElement {
       ev.preventDefault();
       this.do(action);
     });
-    const asked = new URLSearchParams(location.search).has('present');
-    let stored = false;
-    try {
-      stored = sessionStorage.getItem(STORE) === '1';
-    } catch {
-      // no storage: the query string still works
-    }
-    if (asked || stored) this.set(true);
+    // Asked for before the page painted (PRESENT_EARLY_SCRIPT in the page's head).
+    if (document.documentElement.hasAttribute(PRESENT_ASKED)) this.set(true);
+  }
+
+  /** presenter-start.ts hands over the click or key that loaded this module. */
+  toggle(): void {
+    this.do('toggle');
   }
 
   private steps(): HTMLElement[] {
@@ -142,10 +99,11 @@ class PresenterElement extends HTMLElement {
 
   private set(on: boolean): void {
     document.documentElement.toggleAttribute('data-present', on);
+    document.documentElement.removeAttribute(PRESENT_ASKED);
     this.hidden = !on;
     try {
-      if (on) sessionStorage.setItem(STORE, '1');
-      else sessionStorage.removeItem(STORE);
+      if (on) sessionStorage.setItem(PRESENT_STORE, '1');
+      else sessionStorage.removeItem(PRESENT_STORE);
     } catch {
       // storage disabled
     }
@@ -293,3 +251,5 @@ class PresenterElement extends HTMLElement {
 }
 
 if (!customElements.get('dplab-presenter')) customElements.define('dplab-presenter', PresenterElement);
+
+export type { PresenterElement };

@@ -39,7 +39,7 @@ describe('api()', () => {
     const err = await api('/api/clusters/iptables', clusterStatusSchema).catch((e) => e);
     expect(err).toBeInstanceOf(UnexpectedAnswer);
     expect(err.message).toContain('GET /api/clusters/iptables');
-    expect(err.message).toContain('nodes: Expected number, received string');
+    expect(err.message).toContain('(nodes: Expected number)');
   });
 
   it('turns an error body into an error with its fix', async () => {

@@ -2,7 +2,7 @@
  * Small helpers every browser component uses to talk to the runner on the same origin.
  * The token travels only through runner-auth.ts (bearer header, socket subprotocol).
  */
-import type { z } from 'zod';
+import type { z } from '../../scripts/wire/zod.ts';
 import { errorBodySchema, type ErrorJson } from '../../scripts/wire/errors.ts';
 import { sessionSchema } from '../../scripts/wire/session.ts';
 import { describeIssues } from '../../scripts/wire/validate.ts';
@@ -22,7 +22,7 @@ export class RunnerUnavailable extends Error {
 
 /** The runner answered, but not in the shape this page was built for (an older or newer runner). */
 export class UnexpectedAnswer extends Error {
-  constructor(what: string, error: z.ZodError) {
+  constructor(what: string, error: z.core.$ZodError) {
     super(
       `The runner's answer to ${what} has an unexpected shape (${describeIssues(error)}). Reload the page; if it persists, restart the runner.`,
     );
@@ -30,7 +30,7 @@ export class UnexpectedAnswer extends Error {
 }
 
 /** Call the runner and validate its answer against the wire schema; nothing unchecked reaches the page. */
-export async function api<S extends z.ZodTypeAny>(
+export async function api<S extends z.ZodMiniType>(
   path: string,
   schema: S,
   init: { method?: string; body?: unknown; signal?: AbortSignal } = {},

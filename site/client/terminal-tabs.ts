@@ -2,13 +2,23 @@
  * <dplab-terminal-tabs>: tabs for the learner's shell, a shell on each node of the page's
  * cluster, and the dataplane view. Node tabs appear when the cluster is ready (the cluster
  * status says so with a `dplab:cluster` event) and are dropped when the page's mode changes:
- * every tab follows the one mode. A node shell starts when its tab is first opened.
+ * every tab follows the one mode. A node shell starts when its tab is first opened, and the
+ * Follow tab's mirror (terminal-watch.ts) loads when that tab is first opened.
  */
 import { api } from './runner-api.ts';
 import { clusterNodesSchema } from '../../scripts/wire/clusters.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
-import './terminal-watch.ts';
+
+/** The read-only mirror's element, loaded once, when the Follow tab is first opened. */
+let watchLoaded: Promise<unknown> | null = null;
+function loadWatch(): Promise<unknown> {
+  // A failed load (the runner restarted with another build) is tried again next time.
+  return (watchLoaded ??= import('./terminal-watch.ts').catch((err: unknown) => {
+    watchLoaded = null;
+    throw err;
+  }));
+}
 
 class TerminalTabs extends HTMLElement {
   private list!: HTMLElement;
@@ -58,7 +68,14 @@ class TerminalTabs extends HTMLElement {
       view.replaceChildren(what);
       stop.hidden = false;
     };
-    const watch = (token: string | null) => {
+    const watch = async (token: string | null) => {
+      // Defined before it is made, so the token lands on the element's own property.
+      try {
+        await loadWatch();
+      } catch {
+        note.textContent = 'The read-only view did not load. Reload the page and try again.';
+        return;
+      }
       const el = document.createElement('dplab-terminal-watch') as HTMLElement & { viewerToken: string | null };
       el.viewerToken = token;
       el.setAttribute('role', 'region');
@@ -83,7 +100,7 @@ class TerminalTabs extends HTMLElement {
         return;
       }
       note.textContent = "Following the instructor's terminal (read-only).";
-      if (url.origin === location.origin) watch(token);
+      if (url.origin === location.origin) void watch(token);
       else {
         const frame = document.createElement('iframe');
         frame.title = "The instructor's terminal, read-only";
@@ -94,7 +111,7 @@ class TerminalTabs extends HTMLElement {
     });
     form.querySelector('[data-follow-here]')?.addEventListener('click', () => {
       note.textContent = "Following this runner's presenter (read-only).";
-      watch(null);
+      void watch(null);
     });
     stop.addEventListener('click', () => {
       view.replaceChildren();
@@ -115,6 +132,7 @@ class TerminalTabs extends HTMLElement {
       const panel = document.getElementById(t.getAttribute('aria-controls') ?? '');
       if (panel) panel.hidden = !on;
     }
+    if (tab.dataset.tab === 'follow') loadWatch().catch(() => undefined);
     const panel = document.getElementById(tab.getAttribute('aria-controls') ?? '');
     if (panel && tab.dataset.node && !panel.querySelector('dplab-terminal'))
       panel.append(nodeTerminal(tab.dataset.mode!, tab.dataset.node));

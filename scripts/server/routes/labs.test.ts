@@ -200,5 +200,6 @@ describe('lab API', { timeout: 30_000 }, () => {
     });
     const bad = await api('PUT', '/api/progress', { labs: { 'first-service': { hints: { 'deploy-web': 'many' } } } });
     expect(bad.status).toBe(400);
+    expect(bad.json.error.message).toBe('Progress body is not valid: labs.first-service.hints.deploy-web: Expected number');
   });
 });
