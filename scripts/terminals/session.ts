@@ -80,7 +80,14 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
     },
     discardInput: () => input?.discard() ?? 0,
     resize: (cols, rows) => {
-      if (!exited) proc.resize(cols, rows);
+      if (exited) return;
+      try {
+        proc.resize(cols, rows);
+      } catch {
+        // EBADF: the shell ended and node-pty closed the pty before its exit event came. A
+        // resize from the page in that moment threw out of the socket's message handler and
+        // took the runner down; there is nothing left to resize.
+      }
     },
     pause: () => proc.pause(),
     resume: () => proc.resume(),
