@@ -19,6 +19,10 @@ const ENTRIES = {
     usage:
       'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
   },
+  build: {
+    summary: 'Build the course into dist/ (serve --build-if-needed does it when a source changed).',
+    usage: 'dplab build',
+  },
   portal: {
     summary: 'Run a workshop: a join page for learners, a seat each, and the instructor dashboard.',
     usage: `dplab portal [--lab ID] [--seats N] [--max-seats M] [--warm MODE]… [--code CODE] [--port P] [--idle-minutes N]

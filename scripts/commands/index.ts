@@ -9,6 +9,7 @@ import type { CommandName } from './catalogue.ts';
 
 const LOADERS: { readonly [N in CommandName]: () => Promise<Command> } = {
   serve: async () => (await import('./serve.ts')).serve,
+  build: async () => (await import('./build.ts')).build,
   portal: async () => (await import('./portal.ts')).portal,
   up: async () => (await import('./up.ts')).up,
   down: async () => (await import('./down.ts')).down,

@@ -1,42 +1,13 @@
-import type { Command, CommandContext } from './command.ts';
+import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { commandInfo } from './catalogue.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
-import { BuildProgress, buildIsStale, buildSite } from '../site-build.ts';
-import { DplabError } from '../errors.ts';
+import { BuildProgress, buildIsStale } from '../site-build.ts';
+import { buildWithProgress } from './build.ts';
 import { distDir } from '../paths.ts';
 
-/** The progress line ticks this often (on a terminal only). */
-const TICK_MS = 1_000;
 /** After a failed build the build page gets this long to show the failure (it asks every second) before the server stops. */
 const FAILURE_SHOWN_MS = 3_000;
-
-/**
- * Build the course while the server already answers (with the build page): one line of
- * progress on the terminal (updated in place there), the log to a file, its tail on failure.
- */
-async function buildWithProgress(reason: string, progress: BuildProgress, ctx: CommandContext): Promise<void> {
-  const out = ctx.stdout;
-  const line = () => {
-    const s = progress.status();
-    return `Building the course (${reason})… ${s.step}, ${s.seconds} s${s.pages ? `, ${s.pages} pages` : ''}`;
-  };
-  out.write(out.isTTY ? line() : `Building the course (${reason})…\n`);
-  const tick = out.isTTY ? setInterval(() => out.write(`\r\x1b[2K${line()}`), TICK_MS) : undefined;
-  try {
-    await buildSite({ onOutput: progress.onOutput });
-    const seconds = progress.status().seconds;
-    progress.done();
-    out.write(`${out.isTTY ? '\r\x1b[2K' : ''}Built the course in ${seconds} s.\n`);
-  } catch (err) {
-    progress.failed(err);
-    if (out.isTTY) out.write(`\r\x1b[2K${line()}: failed\n`);
-    if (err instanceof DplabError && err.details) ctx.stderr.write(`${err.details}\n`);
-    throw err;
-  } finally {
-    if (tick) clearInterval(tick);
-  }
-}
 
 export const serve: Command = {
   ...commandInfo('serve'),

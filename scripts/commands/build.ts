@@ -1,0 +1,50 @@
+/**
+ * `dplab build` (what `npm run build` runs): builds the course the way `dplab serve
+ * --build-if-needed` does, with the same progress line, the log in .dplab/build.log and the
+ * stamp the staleness check reads, so a start after it does not build again.
+ */
+import type { Command, CommandContext } from './command.ts';
+import { parseFlags } from './command.ts';
+import { commandInfo } from './catalogue.ts';
+import { BuildProgress, buildIsStale, buildSite } from '../site-build.ts';
+import { DplabError } from '../errors.ts';
+
+/** The progress line ticks this often (on a terminal only). */
+const TICK_MS = 1_000;
+
+/**
+ * Build the course while the server already answers (with the build page): one line of
+ * progress on the terminal (updated in place there), the log to a file, its tail on failure.
+ */
+export async function buildWithProgress(reason: string | null, progress: BuildProgress, ctx: CommandContext): Promise<void> {
+  const out = ctx.stdout;
+  const line = () => {
+    const s = progress.status();
+    return `Building the course${reason ? ` (${reason})` : ''}… ${s.step}, ${s.seconds} s${s.pages ? `, ${s.pages} pages` : ''}`;
+  };
+  out.write(out.isTTY ? line() : `Building the course${reason ? ` (${reason})` : ''}…\n`);
+  const tick = out.isTTY ? setInterval(() => out.write(`\r\x1b[2K${line()}`), TICK_MS) : undefined;
+  try {
+    await buildSite({ onOutput: progress.onOutput });
+    const seconds = progress.status().seconds;
+    progress.done();
+    out.write(`${out.isTTY ? '\r\x1b[2K' : ''}Built the course in ${seconds} s.\n`);
+  } catch (err) {
+    progress.failed(err);
+    if (out.isTTY) out.write(`\r\x1b[2K${line()}: failed\n`);
+    if (err instanceof DplabError && err.details) ctx.stderr.write(`${err.details}\n`);
+    throw err;
+  } finally {
+    if (tick) clearInterval(tick);
+  }
+}
+
+export const build: Command = {
+  ...commandInfo('build'),
+  async run(argv, ctx) {
+    parseFlags(this, argv, {}, false);
+    const stale = buildIsStale();
+    await buildWithProgress(stale.stale ? stale.reason : null, new BuildProgress(), ctx);
+    return 0;
+  },
+};
