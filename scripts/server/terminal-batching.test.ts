@@ -1,6 +1,7 @@
 /**
  * The terminal socket's output path over a real shell: output that keeps coming arrives in
- * large frames, a keystroke's echo after a quiet spell is not held for the batch window, and a
+ * large frames, a keystroke's echo after a quiet spell is not held for the batch window, nor is
+ * Ctrl-C's prompt during a flood, and a
  * client that stops acknowledging still pauses the shell (flow control under batching).
  * attachTerminal is served on a bare WebSocket server here (the gate is tested elsewhere).
  */
@@ -107,6 +108,22 @@ describe('terminal output batching over a real shell', { timeout: 30_000 }, () =
     expect(c.bytes()).toBeGreaterThan(at);
     // Held for the window it would take ≥ 1500 ms; sent at once it takes a few.
     expect(Date.now() - t0).toBeLessThan(windowMs / 2);
+    c.ws.close();
+  });
+
+  it("sends Ctrl-C's prompt during a flood at once, not when the batch window ends", async () => {
+    // A window far longer than the test: whatever it holds back shows.
+    const windowMs = 10_000;
+    const c = await connect({ batch: { windowMs } }, true);
+    c.input('yes\r');
+    await c.waitFor('y\r\ny\r\ny\r\n');
+    await sleep(300);
+    const from = c.text().length;
+    const t0 = Date.now();
+    c.input('\x03');
+    while (!c.text().slice(from).includes('PAR> ') && Date.now() - t0 < windowMs) await sleep(5);
+    expect(c.text().slice(from)).toMatch(/\^C\r\n.*PAR> $/);
+    expect(Date.now() - t0).toBeLessThan(1_000);
     c.ws.close();
   });
 

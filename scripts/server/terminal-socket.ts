@@ -32,7 +32,7 @@ export interface TerminalSocketOptions extends TerminalTarget {
   nodeName?: string;
   onSessionEnd?: () => void;
   /** Output batching (terminals/batch.ts); FLOW's sizes unless a test sets its own. */
-  batch?: { maxBytes?: number; windowMs?: number };
+  batch?: { maxBytes?: number; windowMs?: number; afterInputMs?: number };
   /** The presenter's broadcast: this shell registers its output and grid there for watchers. */
   broadcast?: TerminalBroadcast;
 }
@@ -60,6 +60,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
     },
     opts.batch?.maxBytes,
     opts.batch?.windowMs,
+    opts.batch?.afterInputMs,
   );
   /** A control frame after the output gathered before it, so the two never change places. */
   const say = (msg: ServerMessage) => {
@@ -136,6 +137,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
         say({ type: 'notice', message: `Paste stopped: ${dropped} bytes were not sent.` });
       }
       session.write(msg.data);
+      batcher.inputArrived();
     } else if (msg.type === 'resize') {
       session.resize(msg.cols, msg.rows);
       source?.resize(msg.cols, msg.rows);

@@ -3,10 +3,11 @@ import { OutputBatcher } from './batch.ts';
 
 const WINDOW_MS = 4;
 const MAX = 1000;
+const AFTER_INPUT_MS = 20;
 
 function sink() {
   const frames: string[] = [];
-  const batcher = new OutputBatcher((f) => frames.push(f.toString()), MAX, WINDOW_MS);
+  const batcher = new OutputBatcher((f) => frames.push(f.toString()), MAX, WINDOW_MS, AFTER_INPUT_MS);
   return { frames, batcher };
 }
 
@@ -67,5 +68,36 @@ describe('output batching', () => {
     vi.runAllTimers();
     expect(frames).toEqual(['a', 'b']);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('after input, sends what was gathered and then every chunk at once, until the moment passes', () => {
+    const { frames, batcher } = sink();
+    // A flood: busy, gathering.
+    batcher.push(Buffer.from('y\n'));
+    batcher.push(Buffer.from('y\ny\n'));
+    expect(frames).toEqual(['y\n']);
+    // Ctrl-C reaches the shell: the gathered output goes now, ahead of the answer.
+    batcher.inputArrived();
+    expect(frames).toEqual(['y\n', 'y\ny\n']);
+    batcher.push(Buffer.from('^C\r\n'));
+    batcher.push(Buffer.from('$ '));
+    expect(frames).toEqual(['y\n', 'y\ny\n', '^C\r\n', '$ ']);
+    expect(batcher.waiting).toBe(0);
+    // Once the moment after input has passed, a busy batcher gathers again.
+    vi.advanceTimersByTime(AFTER_INPUT_MS);
+    batcher.push(Buffer.from('a'));
+    batcher.push(Buffer.from('b'));
+    expect(frames.slice(4).join('')).not.toContain('b');
+    vi.advanceTimersByTime(WINDOW_MS);
+    expect(frames.slice(4).join('')).toBe('ab');
+  });
+
+  it('ignores input after close', () => {
+    const { frames, batcher } = sink();
+    batcher.push(Buffer.from('a'));
+    batcher.close();
+    batcher.inputArrived();
+    batcher.push(Buffer.from('b'));
+    expect(frames).toEqual(['a']);
   });
 });

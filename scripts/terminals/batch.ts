@@ -8,7 +8,11 @@
  *     prompt is never held back by a timer;
  *   - busy (a frame went out within `windowMs`): chunks are gathered and sent together when the
  *     window ends, or at once when `maxBytes` are waiting;
- *   - a window that ends with nothing gathered makes the batcher idle again.
+ *   - a window that ends with nothing gathered makes the batcher idle again;
+ *   - input from the learner (inputArrived) sends what is gathered and, for `afterInputMs`, every
+ *     chunk at once: what follows a keystroke is most likely its answer (the echo, the prompt
+ *     after Ctrl-C), and the learner is waiting for it. During a flood a window's hold put up to
+ *     `windowMs` between Ctrl-C and its prompt (6.6 ms against wetty's 3.1, issue 15).
  * Pure bookkeeping over a `send` callback and a timer, so it is tested without a pty or a socket.
  */
 import { FLOW } from './protocol.ts';
@@ -18,11 +22,14 @@ export class OutputBatcher {
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** Until this time (Date.now()) chunks are not gathered: input came in just before. */
+  private answerUntil = 0;
 
   constructor(
     private readonly send: (frame: Buffer) => void,
     private readonly maxBytes: number = FLOW.batchMaxBytes,
     private readonly windowMs: number = FLOW.batchWindowMs,
+    private readonly afterInputMs: number = FLOW.batchAfterInputMs,
   ) {}
 
   /** Bytes gathered and not yet sent. */
@@ -38,9 +45,21 @@ export class OutputBatcher {
       this.openWindow();
       return;
     }
+    if (this.answerUntil > Date.now()) {
+      // Nothing is waiting (inputArrived flushed it): out at once, in order.
+      this.send(chunk);
+      return;
+    }
     this.pending.push(chunk);
     this.pendingBytes += chunk.length;
     if (this.pendingBytes >= this.maxBytes) this.flush();
+  }
+
+  /** The learner typed: what was gathered goes now, and what comes next for a moment goes at once. */
+  inputArrived(): void {
+    if (this.closed) return;
+    this.answerUntil = Date.now() + this.afterInputMs;
+    this.flush();
   }
 
   /** Sends what is gathered now (before a control frame that must come after it, at exit). */

@@ -5,7 +5,8 @@
  *   - binary frames: raw pty output bytes, in order. The client writes them to xterm.js.
  *     While output keeps coming the server gathers it into frames of up to FLOW.batchMaxBytes
  *     (for at most FLOW.batchWindowMs); the first output after a quiet spell (a keystroke's
- *     echo, a prompt) is sent at once (terminals/batch.ts).
+ *     echo, a prompt), and all output for FLOW.batchAfterInputMs after input, is sent at once
+ *     (terminals/batch.ts).
  *   - text frames: JSON control messages
  *       {"type":"ready","shell":"/bin/bash","cwd":"…","mode":"iptables"|null}
  *       {"type":"notice","message":"…"}          something the learner should know (cluster not running)
@@ -56,6 +57,8 @@ export const FLOW = {
   batchMaxBytes: 64 * 1024,
   /** …gathered for at most this long while output keeps coming; a lone echo goes out at once. */
   batchWindowMs: 4,
+  /** …except for this long after input, when output is most likely its answer and goes at once. */
+  batchAfterInputMs: 20,
 } as const;
 
 /** The frame types are wire types, shared with the browser (scripts/wire/terminal.ts). */
