@@ -18,7 +18,8 @@ export const hasChromium = existsSync(CHROMIUM);
 /** Added to a browser suite's name, so a run without Chromium says why its tests were skipped (and a run with it does not). */
 export const chromiumNote = hasChromium ? '' : ' (skipped: /usr/bin/chromium is not installed)';
 
-const FLAGS = [
+/** Every browser test's and benchmark's Chromium runs with these (scripts/bench/cdp-browser.ts too). */
+export const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -59,7 +60,7 @@ export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: FLAGS,
+    args: CHROMIUM_FLAGS,
     viewport: { width: 1400, height: 900 },
     bypassCSP: opts.bypassCSP ?? false,
   });

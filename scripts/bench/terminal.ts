@@ -22,12 +22,11 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import * as pty from '@lydell/node-pty';
-import type { Page } from 'playwright-core';
-import { launchBrowser, type Browser } from '../../e2e/harness.ts';
 import { mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { startRunnerChild, type RunnerChild } from '../../test/fixtures/runner-child.ts';
 import { distDir, projectRoot } from '../paths.ts';
 import { buildIsStale, buildSite } from '../site-build.ts';
+import { launchBenchBrowser, type BenchBrowser, type BenchPage as Page } from './cdp-browser.ts';
 import { report, type BenchRow } from './report.ts';
 
 const WETTY_VERSION = '3.2.0';
@@ -40,6 +39,10 @@ const MANY_TERMINALS = 50;
 const MANY_KEYS_PER_SECOND = 8;
 const MANY_SECONDS = 5;
 const CTRL_C_SAMPLES = 5;
+/** One frame of the headless display's 60 Hz clock. */
+const DISPLAY_FRAME_MS = 1000 / 60;
+/** Every page's window, as the course's e2e tests use. */
+const VIEWPORT = { width: 1400, height: 900 };
 /** The prompt every shell gets (PS1 with \101 = "A", so the typed command never matches it). */
 const PROMPT = 'QAZ> ';
 const SET_PROMPT = "PS1='Q\\101Z> '\r";
@@ -295,16 +298,14 @@ async function keystroke(page: Page): Promise<KeySample> {
     Object.assign(w.benchProbe, { t0: 0, tBuf: 0, tPaint: 0, x0: w.benchTermRef.buffer.active.cursorX, armed: true });
   });
   await page.keyboard.press('x');
-  const s = (await (
-    await page.waitForFunction(
-      () => {
-        const p = (window as unknown as { benchProbe: { t0: number; tBuf: number; tPaint: number } }).benchProbe;
-        return p.tPaint ? { buffer: p.tBuf - p.t0, paint: p.tPaint - p.t0 } : null;
-      },
-      undefined,
-      { timeout: 10_000, polling: 5 },
-    )
-  ).jsonValue()) as KeySample;
+  const s = await page.waitForFunction(
+    () => {
+      const p = (window as unknown as { benchProbe: { t0: number; tBuf: number; tPaint: number } }).benchProbe;
+      return p.tPaint ? { buffer: p.tBuf - p.t0, paint: p.tPaint - p.t0 } : null;
+    },
+    undefined,
+    { timeout: 10_000, polling: 5 },
+  );
   await page.evaluate(() => ((window as unknown as { benchProbe: { armed: boolean } }).benchProbe.armed = false));
   const x = await page.evaluate(
     () => (window as unknown as { benchTermRef: { buffer: { active: { cursorX: number } } } }).benchTermRef.buffer.active.cursorX,
@@ -316,8 +317,10 @@ async function keystroke(page: Page): Promise<KeySample> {
     x - 1,
     { timeout: 10_000 },
   );
-  // Let the erase settle and the page go idle, as between a learner's keys.
-  await page.waitForTimeout(30);
+  // Let the erase settle and the page go idle, as between a learner's keys; then a random part
+  // of a display frame, since a person's key lands at any point of the frame clock. (A fixed
+  // pause put every key at about the same point, and that point moved p50 from run to run.)
+  await page.waitForTimeout(30 + Math.random() * DISPLAY_FRAME_MS);
   return s;
 }
 
@@ -462,9 +465,8 @@ function frameInterval(page: Page): Promise<number> {
 // ---------- Node clients ----------
 
 interface NodeTerm {
-  output(): string;
-  /** Calls `f` after every piece of output; returns the unsubscribe. */
-  onOutput(f: () => void): () => void;
+  /** Calls `f` with every piece of output as it arrives; returns the unsubscribe. */
+  onOutput(f: (piece: string) => void): () => void;
   type(s: string): void;
   waitFor(text: string, ms?: number): Promise<void>;
   close(): void;
@@ -489,6 +491,7 @@ async function wettyShell(peer: Peer): Promise<NodeTerm> {
   let text = '';
   let received = 0;
   const waiters = new Set<() => void>();
+  const listeners = new Set<(piece: string) => void>();
   sock.on('data', (d) => {
     const s = String(d);
     text += s;
@@ -496,13 +499,13 @@ async function wettyShell(peer: Peer): Promise<NodeTerm> {
     // wetty's own client commits what it wrote; do the same so its flow control does not pause us.
     sock.emit('commit', s.length);
     waiters.forEach((w) => w());
+    listeners.forEach((f) => f(s));
   });
   sock.on('login', () => sock.emit('resize', { cols: 80, rows: 24 }));
   const t: NodeTerm = {
-    output: () => text,
     onOutput: (f) => {
-      waiters.add(f);
-      return () => waiters.delete(f);
+      listeners.add(f);
+      return () => listeners.delete(f);
     },
     type: (s) => sock.emit('input', s),
     waitFor: (want, ms = 10_000) =>
@@ -532,19 +535,23 @@ async function wettyShell(peer: Peer): Promise<NodeTerm> {
 }
 
 /**
- * Output grows past `len`, seen the moment it arrives (on the client's own output event: a
- * polling wait per terminal would spin the CPU that 50 terminals' shells and the runner need).
+ * Output that includes `want` (or any output, for null) arrives after this call, seen the moment
+ * it arrives (on the client's own output event: a polling wait per terminal would spin the CPU
+ * that 50 terminals' shells and the runner need). Only the new pieces are searched: searching
+ * the client's whole text made V8 flatten megabytes per message after a flood, and timed that.
  */
-function grown(t: NodeTerm, len: number, includes: string | null, ms = 10_000): Promise<void> {
+function arrives(t: NodeTerm, want: string | null, ms = 10_000): Promise<void> {
   return new Promise<void>((ok, fail) => {
-    const done = () => t.output().length > len && (includes === null || t.output().slice(len).includes(includes));
-    if (done()) return ok();
+    let tail = '';
     const timer = setTimeout(() => {
       off();
-      fail(new Error(`no echo within ${ms} ms`));
+      fail(new Error(`no ${want === null ? 'output' : JSON.stringify(want)} within ${ms} ms`));
     }, ms);
-    const off = t.onOutput(() => {
-      if (!done()) return;
+    const off = t.onOutput((piece) => {
+      if (want !== null) {
+        tail = (tail + piece).slice(-(want.length + piece.length));
+        if (!tail.includes(want)) return;
+      }
       clearTimeout(timer);
       off();
       ok();
@@ -556,14 +563,14 @@ function grown(t: NodeTerm, len: number, includes: string | null, ms = 10_000): 
 async function nodeEcho(t: NodeTerm, samples: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < samples; i++) {
-    const before = t.output().length;
+    const echoed = arrives(t, 'x');
     const t0 = performance.now();
     t.type('x');
-    await grown(t, before, 'x');
+    await echoed;
     out.push(performance.now() - t0);
-    const erased = t.output().length;
+    const erased = arrives(t, null);
     t.type('\x7f');
-    await grown(t, erased, null);
+    await erased;
     await new Promise((r) => setTimeout(r, 2));
   }
   return out;
@@ -583,11 +590,11 @@ async function pacedEcho(terms: NodeTerm[]): Promise<number[]> {
       const keys = MANY_KEYS_PER_SECOND * MANY_SECONDS;
       for (let i = 0; i < keys; i++) {
         const next = performance.now() + period;
-        const before = t.output().length;
+        const echoed = arrives(t, null);
         const t0 = performance.now();
         // Alternate a key and its erase, so the line never grows.
         t.type(i % 2 ? '\x7f' : 'x');
-        await grown(t, before, null);
+        await echoed;
         out.push(performance.now() - t0);
         await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
       }
@@ -601,21 +608,16 @@ async function ctrlC(t: NodeTerm): Promise<number> {
   t.type('yes\r');
   await t.waitFor('y\r\ny\r\ny\r\n');
   await new Promise((r) => setTimeout(r, 300));
-  const from = t.output().length;
+  const prompt = arrives(t, PROMPT, 20_000);
   const t0 = performance.now();
   t.type('\x03');
-  await grown(t, from, PROMPT, 20_000);
+  await prompt;
   return performance.now() - t0;
 }
 
 function shellAsNodeTerm(s: Shell): NodeTerm {
   return {
-    output: () => s.output(),
-    // The shell's own message handler (registered first) has added the output when this runs.
-    onOutput: (f) => {
-      s.ws.on('message', f);
-      return () => s.ws.off('message', f);
-    },
+    onOutput: (f) => s.onOutput(f),
     type: (x) => s.type(x),
     waitFor: (w, ms) => s.waitFor(w, ms),
     close: () => s.close(),
@@ -657,14 +659,14 @@ async function ptyBulk(): Promise<number> {
 async function ptyEcho(samples: number): Promise<number[]> {
   const p = ptyAlone();
   let text = '';
-  const listeners = new Set<() => void>();
+  const listeners = new Set<(piece: string) => void>();
   p.onData((d) => {
-    text += (d as unknown as Buffer).toString();
-    listeners.forEach((f) => f());
+    const piece = (d as unknown as Buffer).toString();
+    text += piece;
+    listeners.forEach((f) => f(piece));
   });
   await new Promise((r) => setTimeout(r, 300));
   const t: NodeTerm = {
-    output: () => text,
     onOutput: (f) => {
       listeners.add(f);
       return () => listeners.delete(f);
@@ -703,19 +705,16 @@ async function manyTerminals(runner: RunnerChild): Promise<{ paced: number[]; bu
 
 // ---------- the run ----------
 
-async function openTarget(b: Browser, t: Target, url: string): Promise<Page> {
-  const page = await b.context.newPage();
-  await page.setViewportSize({ width: 1400, height: 900 });
+async function openTarget(b: BenchBrowser, t: Target, url: string): Promise<Page> {
+  const page = await b.newPage(VIEWPORT);
   await page.goto(url);
   await waitForTerm(page, t);
+  await page.evaluate('void window.benchTermRef.focus()');
   if (t !== 'xterm') {
-    await page.locator('.xterm').first().click();
     await page.waitForTimeout(500);
     await page.keyboard.type(SET_PROMPT.slice(0, -1));
     await page.keyboard.press('Enter');
     await waitForScreen(page, PROMPT);
-  } else {
-    await page.locator('.xterm').first().click();
   }
   await installProbes(page);
   return page;
@@ -742,7 +741,7 @@ async function main(): Promise<void> {
     await runner.stop();
     throw err;
   });
-  const browser = await launchBrowser();
+  const browser = await launchBenchBrowser();
   const figures = {
     bulk: { us: [] as number[], wetty: [] as number[], xterm: [] as number[], pty: [] as number[] },
     key: { us: [] as KeySample[], wetty: [] as KeySample[], xterm: [] as KeySample[] },
@@ -758,9 +757,9 @@ async function main(): Promise<void> {
   try {
     // Signed in once: the page keeps the token in its origin's storage.
     const ourUrl = `${runner.origin}/terminal/`;
-    const signIn = await browser.context.newPage();
+    const signIn = await browser.newPage(VIEWPORT);
     await signIn.goto(`${ourUrl}#token=${runner.token}`);
-    await signIn.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 30_000 });
+    await signIn.waitForFunction(`!!document.querySelector('dplab-terminal[data-state="open"]')`, undefined, { timeout: 30_000 });
     await signIn.close();
 
     const targets: Array<[Target, string]> = [
