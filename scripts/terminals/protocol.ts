@@ -45,12 +45,13 @@ export const TERMINAL_LIMITS = {
 } as const;
 
 export const FLOW = {
-  // Wide enough that the page always has output waiting while the pty refills after a resume:
-  // with 512/64 KiB the page ran dry after every resume and bulk output was ~30 % slower
-  // (`dplab bench terminal`, issue 15). The cost: Ctrl-C during a flood shows its prompt after
-  // at most this much output is drawn.
-  highWatermark: 1024 * 1024,
-  lowWatermark: 512 * 1024,
+  // What is in flight is what the page must draw before Ctrl-C's prompt shows, so the window is
+  // as small as bulk output allows. The low mark must keep the page busy while the pty refills
+  // after a resume: at 512/64 KiB the page ran dry after every resume (bulk ~30 % slower). A/B
+  // in one browser, 6 rounds each (issue 15): 1 MiB/512 KiB drew 8.2 MB/s and showed Ctrl-C's
+  // prompt in 153 ms; 512/256 KiB 8.6 MB/s and 76 ms; 256/128 KiB 7.3 MB/s and 37 ms.
+  highWatermark: 512 * 1024,
+  lowWatermark: 256 * 1024,
   /** The client acknowledges after rendering at least this many bytes (scripts/wire/terminal.ts). */
   ackEvery: ACK_EVERY_BYTES,
   /** Output is sent in frames of up to this many bytes (terminals/batch.ts)… */
