@@ -4,10 +4,12 @@
  *
  *   us       `dplab serve` (as its own process) and the course's /terminal/ page
  *   peer     wetty (WETTY_VERSION), installed with npm into a temporary folder at bench time
- *   limits   raw xterm.js in a local page fed the same bytes with no socket (bulk, echo),
+ *   limits   raw xterm.js in a local page fed the same bytes with no socket (bulk, echo), and
+ *            the same page fed by the least a web terminal does (a pty's reads sent as they come
+ *            over a bare WebSocket: bulk through a pty),
  *            node-pty alone in this process (bytes/s straight from the pty, echo from the pty)
  *
- * Every browser figure comes from the same Chromium (e2e/harness.ts); the targets take turns
+ * Every browser figure comes from the same Chromium (bench/cdp-browser.ts); the targets take turns
  * within each round (interleaved), and the table shows medians over rounds (throughput) or
  * percentiles over every sample of every round (latency). Where wetty cannot be installed or
  * started, the reason is printed and its column stays empty: the run says so, it does not guess.
@@ -22,6 +24,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import * as pty from '@lydell/node-pty';
+import { WebSocketServer } from 'ws';
 import { mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { startRunnerChild, type RunnerChild } from '../../test/fixtures/runner-child.ts';
 import { distDir, projectRoot } from '../paths.ts';
@@ -32,7 +35,7 @@ import { report, type BenchRow } from './report.ts';
 const WETTY_VERSION = '3.2.0';
 const ROUNDS = Number(process.argv[2] ?? 3);
 const SEQ_N = 5_000_000;
-const KEY_SAMPLES = Number(process.env.DPLAB_BENCH_KEYS ?? 25);
+const KEY_SAMPLES = Number(process.env.DPLAB_BENCH_KEYS ?? 60);
 const NODE_ECHO_SAMPLES = 200;
 const MANY_TERMINALS = 50;
 /** Each of the many terminals types at this pace (keys a second), at its own random phase. */
@@ -151,7 +154,13 @@ async function launchWetty(dir: string, keep: boolean): Promise<Peer | { unavail
 
 // ---------- the limit: raw xterm.js in a local page ----------
 
-function rawXtermServer(): Promise<{ server: Server; url: string }> {
+/**
+ * The raw page's server. Its WebSocket (`/seq`) is the least any web terminal does: it runs
+ * `seq 1 SEQ_N` on a pty and sends every read as a binary message, with no protocol, batching
+ * or flow control; the page writes each into xterm. With the pty's own work on the same cores,
+ * it is the limit of bulk output through a pty, where raw xterm alone has no pty at all.
+ */
+function rawXtermServer(): Promise<{ server: Server; url: string; seqUrl: string }> {
   const req = createRequire(join(projectRoot, 'package.json'));
   const lib = dirname(req.resolve('@xterm/xterm'));
   const js = readFileSync(join(lib, 'xterm.js'));
@@ -171,8 +180,18 @@ window.benchTerm = term;
     rs.writeHead(200, { 'content-type': rq.url === '/xterm.js' ? 'text/javascript' : rq.url === '/xterm.css' ? 'text/css' : 'text/html' });
     rs.end(body);
   });
+  const sockets = new WebSocketServer({ server, path: '/seq' });
+  sockets.on('connection', (ws) => {
+    const p = pty.spawn('seq', ['1', String(SEQ_N)], { name: 'xterm-256color', cols: 93, rows: 37, cwd: tmpdir(), encoding: null });
+    p.onData((d) => ws.send(d as unknown as Buffer));
+    // Reads still in flight after the exit arrive on the next turns.
+    p.onExit(() => setTimeout(() => ws.close(), 50));
+  });
   return new Promise((ok) =>
-    server.listen(0, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/` })),
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      ok({ server, url: `http://127.0.0.1:${port}/`, seqUrl: `ws://127.0.0.1:${port}/seq` });
+    }),
   );
 }
 
@@ -242,7 +261,17 @@ async function matchGrid(page: Page, want: Grid): Promise<Grid> {
     ({ cols, rows }) => (window as unknown as { benchTermRef: { resize(c: number, r: number): void } }).benchTermRef.resize(cols, rows),
     want,
   );
-  await page.waitForTimeout(200);
+  // The size the terminal has once xterm has taken the resize (a few ms; 2 s is a failure).
+  await page
+    .waitForFunction(
+      ({ cols, rows }) => {
+        const term = (window as unknown as { benchTermRef: { cols: number; rows: number } }).benchTermRef;
+        return term.cols === cols && term.rows === rows;
+      },
+      want,
+      { timeout: 2_000, polling: 10 },
+    )
+    .catch(() => undefined);
   return gridOf(page);
 }
 
@@ -395,6 +424,36 @@ function bulkRaw(page: Page): Promise<number> {
     });
     return performance.now() - t0;
   }, SEQ_N);
+}
+
+/** `seq 1 N` from the bare socket into the raw page's xterm: ms from the socket opening until every byte is parsed. */
+function bulkBareSocket(page: Page, url: string): Promise<number> {
+  return page.evaluate(
+    (seqUrl) =>
+      new Promise<number>((resolve, reject) => {
+        const term = (window as unknown as { benchTerm: { write(d: Uint8Array, cb: () => void): void; reset(): void } }).benchTerm;
+        term.reset();
+        const ws = new WebSocket(seqUrl);
+        ws.binaryType = 'arraybuffer';
+        let t0 = 0;
+        let parsing = 0;
+        let closed = false;
+        const end = () => resolve(performance.now() - t0);
+        ws.onopen = () => (t0 = performance.now());
+        ws.onmessage = (ev) => {
+          parsing++;
+          term.write(new Uint8Array(ev.data as ArrayBuffer), () => {
+            if (--parsing === 0 && closed) end();
+          });
+        };
+        ws.onclose = () => {
+          closed = true;
+          if (parsing === 0) end();
+        };
+        ws.onerror = () => reject(new Error(`the bare socket ${seqUrl} failed`));
+      }),
+    url,
+  );
 }
 
 /** `yes` in the page's terminal, then Ctrl-C pressed: ms until the prompt is on the screen (everything already sent is drawn first). */
@@ -743,7 +802,7 @@ async function main(): Promise<void> {
   });
   const browser = await launchBenchBrowser();
   const figures = {
-    bulk: { us: [] as number[], wetty: [] as number[], xterm: [] as number[], pty: [] as number[] },
+    bulk: { us: [] as number[], wetty: [] as number[], xterm: [] as number[], bare: [] as number[], pty: [] as number[] },
     key: { us: [] as KeySample[], wetty: [] as KeySample[], xterm: [] as KeySample[] },
     echo: { us: [] as number[], wetty: [] as number[], pty: [] as number[] },
     ctrlC: { us: [] as number[], wetty: [] as number[] },
@@ -808,7 +867,12 @@ async function main(): Promise<void> {
         if (t !== 'xterm') {
           process.stdout.write(', Ctrl-C');
           figures.pageCtrlC[t].push(await ctrlCInPage(page).catch(where));
-        } else figures.frame.push(await frameInterval(page));
+        } else {
+          const bare = await within(bulkBareSocket(page, raw.seqUrl), 180_000, 'bulk output from the bare socket').catch(where);
+          process.stdout.write(`, from a bare pty socket ${(SEQ_BYTES / 1e6 / (bare / 1000)).toFixed(1)} MB/s`);
+          figures.bulk.bare.push(SEQ_BYTES / 1e6 / (bare / 1000));
+          figures.frame.push(await frameInterval(page));
+        }
         process.stdout.write('\n');
       }
       process.stdout.write('  node-pty alone, Node clients, Ctrl-C\n');
@@ -831,7 +895,7 @@ async function main(): Promise<void> {
     await runner.stop();
   }
 
-  const bulk = (t: 'us' | 'wetty' | 'xterm' | 'pty') => median(figures.bulk[t]);
+  const bulk = (t: keyof typeof figures.bulk) => median(figures.bulk[t]);
   const kq = (t: Target, k: keyof KeySample, q: number) =>
     quantile(
       figures.key[t].map((s) => s[k]),
@@ -851,6 +915,13 @@ async function main(): Promise<void> {
         `≥ 0.8 × raw xterm, ahead of wetty${noPeer}`,
         bulk('us') >= 0.8 * bulk('xterm') && !(bulk('us') < wettyOr(bulk('wetty'))),
       ),
+    },
+    {
+      measure: 'the same, against the least a web terminal does (node-pty → bare WebSocket → raw xterm)',
+      unit: 'MB/s',
+      ours: bulk('us'),
+      peer: peerOf(bulk('wetty')),
+      limit: { name: 'bare pty socket', value: bulk('bare') },
     },
     { measure: 'pty output, seq 1 5000000, node-pty alone (limit of the server side)', unit: 'MB/s', ours: bulk('pty') },
     ...([0.5, 0.95] as const).map((q) => {

@@ -13,16 +13,18 @@ import { DplabError } from '../errors.ts';
 const TICK_MS = 1_000;
 
 /**
- * Build the course while the server already answers (with the build page): one line of
- * progress on the terminal (updated in place there), the log to a file, its tail on failure.
+ * Build the course with one line of progress on the terminal (updated in place there), the log
+ * to a file and its tail on failure. `progress` is also what serve's build page reads while the
+ * server already answers; `dplab build` alone has nobody else reading it.
  */
 export async function buildWithProgress(reason: string | null, progress: BuildProgress, ctx: CommandContext): Promise<void> {
   const out = ctx.stdout;
+  const building = `Building the course${reason ? ` (${reason})` : ''}…`;
   const line = () => {
     const s = progress.status();
-    return `Building the course${reason ? ` (${reason})` : ''}… ${s.step}, ${s.seconds} s${s.pages ? `, ${s.pages} pages` : ''}`;
+    return `${building} ${s.step}, ${s.seconds} s${s.pages ? `, ${s.pages} pages` : ''}`;
   };
-  out.write(out.isTTY ? line() : `Building the course${reason ? ` (${reason})` : ''}…\n`);
+  out.write(out.isTTY ? line() : `${building}\n`);
   const tick = out.isTTY ? setInterval(() => out.write(`\r\x1b[2K${line()}`), TICK_MS) : undefined;
   try {
     await buildSite({ onOutput: progress.onOutput });
