@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../paths.ts';
-import { report, type BenchRow } from './report.ts';
+import { report, type BenchRow } from './lib/report.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 15);
 const DPLAB = join(projectRoot, 'scripts', 'dplab.mjs');

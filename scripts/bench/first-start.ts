@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../paths.ts';
-import { report } from './report.ts';
+import { report } from './lib/report.ts';
 
 const GIVE_UP_MS = 15 * 60_000;
 

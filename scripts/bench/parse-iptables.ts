@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parse } from '../dataplane/index.ts';
 import type { SynthCluster, SynthService } from '../dataplane/synth/cluster.ts';
 import { writeIptablesSave } from '../dataplane/synth/iptables-save-writer.ts';
-import { report } from './report.ts';
+import { report } from './lib/report.ts';
 
 const SERVICES = Number(process.argv[3] ?? 10_000);
 const ENDPOINTS_PER_SERVICE = 3;

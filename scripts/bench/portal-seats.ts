@@ -26,7 +26,7 @@ import { seatStateFiles, useDoubles } from '../../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { http } from '../../test/fixtures/terminal-client.ts';
 import { startRunnerChild } from '../../test/fixtures/runner-child.ts';
-import { report } from './report.ts';
+import { report } from './lib/report.ts';
 
 const SEATS = Number(process.argv[2] ?? 30);
 const CHECKS = Math.min(SEATS, 20);

@@ -29,8 +29,8 @@ import { mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-cl
 import { startRunnerChild, type RunnerChild } from '../../test/fixtures/runner-child.ts';
 import { distDir, projectRoot } from '../paths.ts';
 import { buildIsStale, buildSite } from '../site-build.ts';
-import { launchBenchBrowser, type BenchBrowser, type BenchPage as Page } from './cdp-browser.ts';
-import { report, type BenchRow } from './report.ts';
+import { launchBenchBrowser, type BenchBrowser, type BenchPage as Page } from './lib/cdp-browser.ts';
+import { report, type BenchRow } from './lib/report.ts';
 
 const WETTY_VERSION = '3.2.0';
 const ROUNDS = Number(process.argv[2] ?? 3);

@@ -5,11 +5,11 @@ import type { Command, CommandContext } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { commandInfo } from './catalogue.ts';
 import { projectRoot } from '../paths.ts';
-import { writeJoinedReport } from '../bench/report.ts';
+import { writeJoinedReport } from '../bench/lib/report.ts';
 
 const BENCH_DIR = join(projectRoot, 'scripts', 'bench');
 
-/** The benchmarks: every scripts/bench/<name>.ts. */
+/** The benchmarks: every scripts/bench/<name>.ts (what they share is in scripts/bench/lib/). */
 export function benchNames(): string[] {
   return readdirSync(BENCH_DIR)
     .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))

@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { CHROMIUM, CHROMIUM_FLAGS } from '../../e2e/harness.ts';
+import { CHROMIUM, CHROMIUM_FLAGS } from '../../../e2e/harness.ts';
 
 type Json = Record<string, unknown>;
 interface Reply {
