@@ -71,6 +71,7 @@ export interface Runner {
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): boolean;
   /** Open terminal sessions, for tests and the status line. */
   readonly openTerminals: number;
+  /** Closes every terminal socket and resolves once their shells have ended (SIGKILL at the latest). */
   close(): Promise<void>;
 }
 
@@ -142,6 +143,8 @@ export function createRunner(opts: RunnerOptions): Runner {
   });
   const guesses = new GuessLimiter();
   let open = 0;
+  /** One per terminal session, settled when its shell and everything it started have ended. */
+  const ending = new Set<Promise<void>>();
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
 
   /** The gate, plus the guess limit: a request that carries a token while guessing is on hold gets 429. */
@@ -276,6 +279,9 @@ export function createRunner(opts: RunnerOptions): Runner {
             return;
           }
           open++;
+          let ended!: () => void;
+          const gone = new Promise<void>((resolve) => (ended = resolve));
+          ending.add(gone);
           attachTerminal(ws, {
             ...size,
             mode,
@@ -283,7 +289,11 @@ export function createRunner(opts: RunnerOptions): Runner {
             nodeName: nodeShell ? (node ?? undefined) : undefined,
             notice,
             broadcast,
-            onSessionEnd: () => open--,
+            onSessionEnd: () => {
+              open--;
+              ending.delete(gone);
+              ended();
+            },
           });
         });
       if (node === null || node === '') {
@@ -300,6 +310,9 @@ export function createRunner(opts: RunnerOptions): Runner {
     async close() {
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+      // A shell still ending may write (bash saves its history on SIGHUP) into the state folder
+      // that whoever closed the runner removes next: closed means none of them is left.
+      await Promise.all(ending);
     },
   };
 }

@@ -187,3 +187,24 @@ describe('terminal WebSocket', () => {
     });
   });
 });
+
+describe('closing the runner', () => {
+  it('resolves only when its shells have ended, even one that ignores SIGHUP', async () => {
+    const own = await startServer({ port: 0, portExplicit: true, token: TOKEN, siteDir: site });
+    const headers = { authorization: `Bearer ${TOKEN}`, origin: `http://127.0.0.1:${own.port}`, host: `127.0.0.1:${own.port}` };
+    const shell = await openShellOn(own.port, headers);
+    if ('refused' in shell) throw new Error(`refused ${shell.refused}`);
+    await shell.waitFor('"type":"ready"');
+    // Such a shell lives until the SIGKILL after the grace period; what closed the runner next
+    // removes the state folder, which that shell may still write to (bash saves its history).
+    shell.ws.send(JSON.stringify({ type: 'input', data: `trap '' HUP; echo "PID""S $$"\r` }));
+    await shell.waitFor('PIDS ');
+    const pid = Number(/PIDS (\d+)/.exec(shell.output())![1]);
+    expect(groupAlive(pid)).toBe(true);
+    await own.close();
+    // Killed by then; reaping it may take a moment more, far less than the 1.5 s grace.
+    const deadline = Date.now() + 500;
+    while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(groupAlive(pid)).toBe(false);
+  });
+});
