@@ -331,6 +331,25 @@ describe.skipIf(!hasChromium)(`workspace layout with Docker not running${chromiu
       expect(layout.underTabs, 'the error lies under the Instructions/Terminal tabs').toBe(false);
       expect(layout.page.scrollWidth).toBeLessThanOrEqual(layout.page.clientWidth);
 
+      // The setup line beside the error is long too: it wraps its own words, so "Present" is not
+      // left on a line of its own and the progress bar stays beside its count (at 1280 and 1024
+      // both were stranded). Where there is room (≥ 800 px) all of it shares the bar's line.
+      const row = await page.evaluate(() => {
+        const mid = (sel: string) => {
+          const r = document.querySelector(sel)!.getBoundingClientRect();
+          return r.top + r.height / 2;
+        };
+        return {
+          bar: mid('.dplab-progress progress'),
+          count: mid('.dplab-progress-text'),
+          reset: mid('.dplab-progress [data-action="reset-lab"]'),
+          present: mid('.dplab-progress [data-present-toggle]'),
+        };
+      });
+      expect(Math.abs(row.count - row.bar), 'the progress bar and its count on one line').toBeLessThan(4);
+      expect(Math.abs(row.present - row.reset), '"Reset lab" and "Present" on one line').toBeLessThan(4);
+      if (c.width >= 800) expect(Math.abs(row.present - row.bar), '"Present" on the progress bar\'s line').toBeLessThan(4);
+
       // Scrolled to (as far as the workspace needs), its first and its last line are on top.
       for (const block of ['start', 'end'] as const) {
         const hit = await page.evaluate((block) => {
