@@ -9,7 +9,7 @@
  *            over a bare WebSocket: bulk through a pty),
  *            node-pty alone in this process (bytes/s straight from the pty, echo from the pty)
  *
- * Every browser figure comes from the same Chromium (bench/cdp-browser.ts); the targets take turns
+ * Every browser figure comes from the same Chromium (bench/lib/cdp-browser.ts); the targets take turns
  * within each round (interleaved), and the table shows medians over rounds (throughput) or
  * percentiles over every sample of every round (latency). Where wetty cannot be installed or
  * started, the reason is printed and its column stays empty: the run says so, it does not guess.

@@ -142,9 +142,8 @@ export function createRunner(opts: RunnerOptions): Runner {
     handleProtocols: (offered) => (offered.has(TERMINAL_SUBPROTOCOL) ? TERMINAL_SUBPROTOCOL : false),
   });
   const guesses = new GuessLimiter();
-  let open = 0;
-  /** One per terminal session, settled when its shell and everything it started have ended. */
-  const ending = new Set<Promise<void>>();
+  /** One per open terminal session, settled when its shell and everything it started have ended. */
+  const sessions = new Set<Promise<void>>();
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
 
   /** The gate, plus the guess limit: a request that carries a token while guessing is on hold gets 429. */
@@ -191,7 +190,7 @@ export function createRunner(opts: RunnerOptions): Runner {
     viewerToken,
     broadcast,
     get openTerminals() {
-      return open;
+      return sessions.size;
     },
     handle(req, res, next) {
       let url: URL;
@@ -271,6 +270,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       const accept = (nodeShell?: readonly string[]) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
           // Past the gate, so the page can be told why in words (an HTTP refusal it cannot read).
+          const open = sessions.size;
           if (open >= maxTerminals) {
             refuseTerminal(
               ws,
@@ -278,10 +278,9 @@ export function createRunner(opts: RunnerOptions): Runner {
             );
             return;
           }
-          open++;
           let ended!: () => void;
           const gone = new Promise<void>((resolve) => (ended = resolve));
-          ending.add(gone);
+          sessions.add(gone);
           attachTerminal(ws, {
             ...size,
             mode,
@@ -290,8 +289,7 @@ export function createRunner(opts: RunnerOptions): Runner {
             notice,
             broadcast,
             onSessionEnd: () => {
-              open--;
-              ending.delete(gone);
+              sessions.delete(gone);
               ended();
             },
           });
@@ -312,7 +310,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       // A shell still ending may write (bash saves its history on SIGHUP) into the state folder
       // that whoever closed the runner removes next: closed means none of them is left.
-      await Promise.all(ending);
+      await Promise.all(sessions);
     },
   };
 }

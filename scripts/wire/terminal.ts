@@ -41,10 +41,10 @@ export type ServerMessage = z.infer<typeof serverMessageSchema>;
 export const INPUT_CHUNK_CHARS = 32 * 1024;
 
 /**
- * A client acknowledges output after drawing at least this many bytes more. An eighth of the
- * flow-control window (scripts/terminals/protocol.ts FLOW): the runner resumes a paused shell
- * when less than half the window is unacknowledged, so it learns of it in time. At 32 KiB the
- * page sent ~1,400 acks for 44 MB, and each `send` cost it ~0.1 ms of main thread.
+ * A client acknowledges output after drawing at least this many bytes more. Half the
+ * flow-control window's low mark (scripts/terminals/protocol.ts FLOW): the runner resumes a
+ * paused shell once less than that mark is unacknowledged, so it learns of it in time. At 32 KiB
+ * the page sent ~1,400 acks for 44 MB, and each `send` cost it ~0.1 ms of main thread.
  */
 export const ACK_EVERY_BYTES = 128 * 1024;
 
