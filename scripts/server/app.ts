@@ -48,7 +48,7 @@ export interface RunnerOptions {
    * Lab terminals print a notice when their cluster is not ready: `true` reads it from the cluster
    * service's status; a function replaces that reading (tests use one to delay the notice).
    */
-  terminalNotice?: boolean | ((mode: Mode) => Promise<string | null>);
+  terminalNotice?: boolean | ((mode: Mode, signal: AbortSignal) => Promise<string | null>);
   /** The services the routes run on; tests replace the parts they play. */
   services?: Partial<RunnerServices>;
   /** The event stream's keep-alive interval (tests shorten it). */
@@ -133,7 +133,7 @@ export function createRunner(opts: RunnerOptions): Runner {
     typeof opts.terminalNotice === 'function'
       ? opts.terminalNotice
       : opts.terminalNotice
-        ? (mode: Mode) => terminalNotice(mode, services.clusters)
+        ? (mode: Mode, signal: AbortSignal) => terminalNotice(mode, services.clusters, signal)
         : undefined;
   // Answer with our protocol only: the client's second subprotocol is the token, never echoed.
   const wss = new WebSocketServer({

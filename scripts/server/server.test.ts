@@ -207,4 +207,34 @@ describe('closing the runner', () => {
     while (groupAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(groupAlive(pid)).toBe(false);
   });
+
+  it("resolves only when a lab terminal's cluster-notice read has been cancelled and has ended", async () => {
+    // The read runs kind and docker: left running, they wrote into a state folder already removed.
+    let seenAbort = false;
+    let settled = false;
+    const own = await startServer({
+      port: 0,
+      portExplicit: true,
+      token: TOKEN,
+      siteDir: site,
+      terminalNotice: (_mode, signal) =>
+        new Promise<string | null>((ok) =>
+          signal.addEventListener('abort', () => {
+            seenAbort = true;
+            // Ending takes a moment, as a killed command does.
+            setTimeout(() => {
+              settled = true;
+              ok(null);
+            }, 200);
+          }),
+        ),
+    });
+    const headers = { authorization: `Bearer ${TOKEN}`, origin: `http://127.0.0.1:${own.port}`, host: `127.0.0.1:${own.port}` };
+    const shell = await openShellOn(own.port, headers, 'cols=80&rows=24&mode=iptables');
+    if ('refused' in shell) throw new Error(`refused ${shell.refused}`);
+    await shell.waitFor('"type":"ready"');
+    await own.close();
+    expect(seenAbort).toBe(true);
+    expect(settled).toBe(true);
+  });
 });

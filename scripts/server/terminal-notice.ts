@@ -11,9 +11,9 @@ import type { ClusterService } from '../runner/services.ts';
  * What a lab terminal prints before its prompt when the cluster is not usable yet, or null
  * when it is ready. Never throws: a terminal must open whatever the cluster's state.
  */
-export async function terminalNotice(mode: Mode, manager: Pick<ClusterService, 'status'>): Promise<string | null> {
+export async function terminalNotice(mode: Mode, manager: Pick<ClusterService, 'status'>, signal?: AbortSignal): Promise<string | null> {
   try {
-    const s = await manager.status(mode);
+    const s = await manager.status(mode, { signal });
     switch (s.state) {
       case 'ready':
         return null;

@@ -27,7 +27,7 @@ export function refuseTerminal(ws: WebSocket, message: string): void {
 
 export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
-  notice?: (mode: Mode) => Promise<string | null>;
+  notice?: (mode: Mode, signal: AbortSignal) => Promise<string | null>;
   /** The node a node shell runs on (for the broadcast's list). */
   nodeName?: string;
   onSessionEnd?: () => void;
@@ -69,12 +69,17 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   };
   const source = opts.broadcast?.register({ mode: opts.mode, node: opts.nodeName ?? null, cols: opts.cols, rows: opts.rows });
   let ended = false;
+  // The notice's status read (kind, docker) is cancelled with the session, and the session has
+  // ended only when that read has too: its commands outlived a closed runner otherwise.
+  const noticeRead = new AbortController();
+  let noticeDone: Promise<unknown> = Promise.resolve();
   const end = () => {
     if (ended) return;
     ended = true;
     batcher.close();
     source?.end();
-    void session.dispose().finally(() => opts.onSessionEnd?.());
+    noticeRead.abort();
+    void Promise.allSettled([session.dispose(), noticeDone]).finally(() => opts.onSessionEnd?.());
   };
 
   send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode, terminal: source?.id });
@@ -89,8 +94,8 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
       chunks?.forEach(forward);
     };
     const timer = setTimeout(release, NOTICE_WAIT_MS);
-    opts
-      .notice(opts.mode)
+    noticeDone = opts
+      .notice(opts.mode, noticeRead.signal)
       .then((message) => {
         if (message) say({ type: 'notice', message: held ? message : `\r\n${message}` });
       })
