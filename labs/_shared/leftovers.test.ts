@@ -64,7 +64,7 @@ function sh(lines: string[], dump: string, ready = '3') {
   return { out, docker: read('docker'), answers: read('answers') };
 }
 
-/** A real dump recorded on the sim provider's kube-proxy v1.35 (every earlier lab's web still there). */
+/** A real dump recorded on kube-proxy v1.35 (kind first, else the sim provider; every earlier lab's web still there). */
 const recorded = (): string => recordedObservations('headless', 'no-rules', 'solved', 'iptables').clusterIp.dump.stdout;
 
 describe('leftover Services in the real iptables-save shape', () => {

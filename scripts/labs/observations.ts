@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { Mode } from '../clusters/modes.ts';
+import { PROVIDERS, type ProviderId } from '../clusters/provider.ts';
 import { labsDir } from '../paths.ts';
 import { DplabError } from '../errors.ts';
 import type { ObservationSchema } from './checks/types.ts';
@@ -58,14 +59,32 @@ export function observationsDir(labId: string): string {
   return join(labsDir, labId, 'observations');
 }
 
-export function observationFileName(step: string, state: StepState, mode?: Mode): string {
-  return `${step}.${state}${mode ? `.${mode}` : ''}.json`;
+/**
+ * `<step>.<state>[.<mode>][.<provider>].json`: a recording names the provider it was made on
+ * (`first-service/observations/expose-web.solved.iptables.kind.json`), so recordings of one step on
+ * kind and on the sim provider sit side by side; a hand-written file names none.
+ */
+export function observationFileName(step: string, state: StepState, mode?: Mode, provider?: ProviderId): string {
+  return `${step}.${state}${mode ? `.${mode}` : ''}${provider ? `.${provider}` : ''}.json`;
 }
 
-/** The file that applies to this step, state and mode (mode-specific first), or undefined. */
-export function findObservationFile(labId: string, step: string, state: StepState, mode: Mode): string | undefined {
+/**
+ * Every file that applies to this step, state and mode: its recordings (kind first, then sim),
+ * or, where none exists, the hand-written one (mode-specific first, then the shared one).
+ */
+export function findObservationFiles(labId: string, step: string, state: StepState, mode: Mode): string[] {
   const dir = observationsDir(labId);
-  return [observationFileName(step, state, mode), observationFileName(step, state)].map((n) => join(dir, n)).find((p) => existsSync(p));
+  const recorded = PROVIDERS.map((p) => join(dir, observationFileName(step, state, mode, p))).filter((p) => existsSync(p));
+  if (recorded.length) return recorded;
+  const written = [observationFileName(step, state, mode), observationFileName(step, state)]
+    .map((n) => join(dir, n))
+    .find((p) => existsSync(p));
+  return written ? [written] : [];
+}
+
+/** The one file to replay where one is enough (kind's recording first), or undefined. */
+export function findObservationFile(labId: string, step: string, state: StepState, mode: Mode): string | undefined {
+  return findObservationFiles(labId, step, state, mode)[0];
 }
 
 /**

@@ -6,7 +6,7 @@ import { syncTime } from './scale.ts';
 
 describe('syncTime', () => {
   it("reads kube-proxy v1.35's ip_family-labelled series (recorded on the sim provider), summed over families", () => {
-    const file = JSON.parse(readFileSync(join(labsDir, 'scale-compare/observations/hundred.solved.iptables.json'), 'utf8')) as {
+    const file = JSON.parse(readFileSync(join(labsDir, 'scale-compare/observations/hundred.solved.iptables.sim.json'), 'utf8')) as {
       observations: { scale: { syncMetrics: string } };
     };
     const text = file.observations.scale.syncMetrics;
