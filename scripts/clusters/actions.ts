@@ -6,7 +6,8 @@ import { CommandError, run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
 import { ensureKubeconfigDir, kubectlFor } from './kube.ts';
-import { clusterName, kindConfigPath, type Mode } from './modes.ts';
+import { kindConfigFor, kindOverlay } from './kind-overlay.ts';
+import { clusterName, type Mode } from './modes.ts';
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
 import { CILIUM_HELM_REPO, CILIUM_VERSION } from './versions.ts';
 import { waitUntil } from './wait.ts';
@@ -75,6 +76,8 @@ export const ACTIONS: readonly Action[] = [
       `Check \`docker ps -a --filter name=${ctx.name}\` and free disk space; \`dplab doctor --mode ${ctx.mode}\` checks the host.`,
     async run(ctx) {
       ensureKubeconfigDir(ctx.mode);
+      const overlay = kindOverlay();
+      if (overlay) ctx.note(`Using the kind overlay of ${overlay.name} (DPLAB_KIND_OVERLAY).`);
       // --wait 0s: kind's own wait needs a CNI (absent in Cilium mode until we install it); the
       // waits below are ours, bounded and shown as separate steps.
       const args = [
@@ -83,7 +86,7 @@ export const ACTIONS: readonly Action[] = [
         '--name',
         ctx.name,
         '--config',
-        kindConfigPath(ctx.mode),
+        kindConfigFor(ctx.mode),
         '--kubeconfig',
         ctx.kubeconfig,
         '--wait',
@@ -100,29 +103,20 @@ export const ACTIONS: readonly Action[] = [
     fix: (ctx) => logsFix(ctx, 'the cilium pods (`-l k8s-app=cilium`)'),
     async run(ctx) {
       const opts = { timeoutMs: ctx.timeouts.ciliumInstall, signal: ctx.signal };
+      // The overlay (test environment only) installs from a chart folder with extra values.
+      const local = kindOverlay()?.cilium;
+      const values = [...ciliumValues(ctx.mode), ...(local?.values ?? [])];
       if (ctx.ciliumInstaller === 'helm') {
+        const chart = local ? [local.chart] : ['cilium', '--repo', CILIUM_HELM_REPO, '--version', CILIUM_VERSION];
         await run(
           'helm',
-          [
-            'upgrade',
-            '--install',
-            'cilium',
-            'cilium',
-            '--repo',
-            CILIUM_HELM_REPO,
-            '--version',
-            CILIUM_VERSION,
-            '--namespace',
-            'kube-system',
-            '--kubeconfig',
-            ctx.kubeconfig,
-            ...setFlags(ciliumValues(ctx.mode)),
-          ],
+          ['upgrade', '--install', 'cilium', ...chart, '--namespace', 'kube-system', '--kubeconfig', ctx.kubeconfig, ...setFlags(values)],
           opts,
         );
       } else {
         // The cilium CLI has no --kubeconfig flag; KUBECONFIG keeps it off ~/.kube/config.
-        await run('cilium', ['install', '--version', CILIUM_VERSION, ...setFlags(ciliumValues(ctx.mode))], {
+        const chart = local ? ['--chart-directory', local.chart] : [];
+        await run('cilium', ['install', '--version', CILIUM_VERSION, ...chart, ...setFlags(values)], {
           ...opts,
           env: { KUBECONFIG: ctx.kubeconfig },
         });

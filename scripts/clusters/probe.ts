@@ -18,7 +18,7 @@ import { request } from 'node:http';
 import { CommandError, run, type RunOptions } from '../exec.ts';
 import { checkDocker, nodeIpsReachableFromHost } from '../preflight/docker.ts';
 import { realSystem } from '../preflight/system.ts';
-import { NODE_IMAGE } from './versions.ts';
+import { nodeImage } from './kind-overlay.ts';
 
 export type ProbeRoute = 'host' | 'helper';
 
@@ -91,7 +91,7 @@ export async function probeFromHelper(url: string, opts?: RunOptions): Promise<P
     KIND_NETWORK,
     '--entrypoint',
     'curl',
-    NODE_IMAGE,
+    nodeImage(),
     '-sS',
     '--max-time',
     String(PROBE_TIMEOUT_SECONDS),

@@ -7,7 +7,10 @@
 import { run, TIMEOUTS } from '../exec.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
-import { kubeVersionSchema } from '../clusters/kube-objects.ts';
+import { release } from 'node:os';
+import { z } from 'zod';
+import { kindOverlay } from '../clusters/kind-overlay.ts';
+import { kubeVersionSchema, listOf } from '../clusters/kube-objects.ts';
 import type { Mode } from '../clusters/modes.ts';
 import { runCheck, type CheckResult } from './engine.ts';
 import { formatTable } from './format.ts';
@@ -48,6 +51,53 @@ export interface HarnessReport {
   table: string;
 }
 
+const nodeInfoSchema = listOf(
+  z
+    .object({
+      status: z
+        .object({
+          nodeInfo: z
+            .object({ kubeletVersion: z.string(), containerRuntimeVersion: z.string(), kernelVersion: z.string(), osImage: z.string() })
+            .partial()
+            .passthrough()
+            .optional(),
+        })
+        .passthrough()
+        .optional(),
+    })
+    .passthrough(),
+);
+const podImagesSchema = listOf(
+  z
+    .object({
+      spec: z
+        .object({ containers: z.array(z.object({ name: z.string(), image: z.string() }).passthrough()) })
+        .passthrough()
+        .optional(),
+    })
+    .passthrough(),
+);
+
+/**
+ * What a kind cluster is made of, read from the cluster itself: the nodes' kubelet, runtime,
+ * kernel and OS, every kube-system container's image (kube-proxy, CoreDNS, kindnet, Cilium…),
+ * and the kind overlay when the test environment made it.
+ */
+async function kindComponents(cluster: ClusterHandle): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const nodes = await cluster.kubectlJson(['get', 'nodes'], nodeInfoSchema, { timeoutMs: TIMEOUTS.quick });
+  const info = nodes.items?.[0]?.status?.nodeInfo;
+  if (info?.kubeletVersion) out.kubelet = info.kubeletVersion;
+  if (info?.containerRuntimeVersion) out.runtime = info.containerRuntimeVersion;
+  if (info?.kernelVersion) out.kernel = info.kernelVersion;
+  if (info?.osImage) out.os = info.osImage;
+  const pods = await cluster.kubectlJson(['-n', 'kube-system', 'get', 'pods'], podImagesSchema, { timeoutMs: TIMEOUTS.quick });
+  for (const pod of pods.items ?? []) for (const c of pod.spec?.containers ?? []) out[c.name] ??= c.image;
+  const overlay = kindOverlay();
+  if (overlay) out.environment = overlay.name;
+  return out;
+}
+
 async function recordedSource(cluster: ClusterHandle): Promise<Extract<ObservationFile['source'], { kind: 'recorded' }>> {
   const kube = await cluster.kubectlJson(['version'], kubeVersionSchema, { timeoutMs: TIMEOUTS.quick });
   const base = {
@@ -55,14 +105,14 @@ async function recordedSource(cluster: ClusterHandle): Promise<Extract<Observati
     kubernetesVersion: kube.serverVersion?.gitVersion ?? 'unknown',
     date: new Date().toISOString(),
   };
-  if (cluster.provider === 'sim') return { ...base, provider: 'sim', components: componentVersions() };
+  if (cluster.provider === 'sim') return { ...base, provider: 'sim', components: { ...componentVersions(), kernel: release() } };
   const kind = await run('kind', ['version'], { timeoutMs: TIMEOUTS.quick });
-  return { ...base, provider: 'kind', kindVersion: kind.stdout.trim() };
+  return { ...base, provider: 'kind', kindVersion: kind.stdout.trim(), components: await kindComponents(cluster) };
 }
 
 function record(lab: Lab, mode: Mode, r: CheckResult, state: 'unsolved' | 'solved', source: ObservationFile['source']): void {
   if (r.status === 'error') return;
-  writeObservationFile(lab.id, observationFileName(r.step, state, mode), {
+  writeObservationFile(lab.id, observationFileName(r.step, state, mode, source.kind === 'recorded' ? source.provider : undefined), {
     source,
     expect: { status: r.status, message: r.message },
     observations: r.observations,

@@ -1,0 +1,106 @@
+/**
+ * The one switch between a learner's kind path and the project's own test environment
+ * (`npm run testenv`, test/kind/): `DPLAB_KIND_OVERLAY` names a JSON file that says what differs
+ * on a machine with no image registry and an unusual host. A learner never sets it; without it
+ * every function here returns what the kind configs and versions.ts say.
+ *
+ * What it can change, and nothing else: the node image (built locally, so it cannot match the
+ * pinned digest), kubeadm and containerd patches appended to the mode's config (the kubelet's
+ * `failCgroupV1: false` on a cgroup v1 host; containerd's `restrict_oom_score_adj` where root
+ * lacks CAP_SYS_RESOURCE), where kind publishes the API server (an engine in a guest VM), and
+ * where Cilium's chart comes from with extra values (local images without digests, no Envoy,
+ * no capability the host cannot grant). `dplab up` says in its progress that the overlay is on.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { DplabError } from '../errors.ts';
+import { stateDir } from '../paths.ts';
+import { describeIssues } from '../wire/validate.ts';
+import { clusterName, kindConfigPath, type Mode } from './modes.ts';
+import { NODE_IMAGE } from './versions.ts';
+
+export const KIND_OVERLAY_ENV = 'DPLAB_KIND_OVERLAY';
+
+export const kindOverlaySchema = z
+  .object({
+    /** Who wrote the file and why, in a few words ("dplab test environment, cgroup v1 host"). */
+    name: z.string().min(1),
+    /** The image every node runs instead of NODE_IMAGE. */
+    nodeImage: z.string().min(1).optional(),
+    /** kubeadm config patches (YAML documents) appended to the mode's `kubeadmConfigPatches`. */
+    kubeadmConfigPatches: z.array(z.string().min(1)).default([]),
+    /** containerd config patches (TOML) appended to the mode's `containerdConfigPatches`. */
+    containerdConfigPatches: z.array(z.string().min(1)).default([]),
+    /** `networking.apiServerAddress`: where the API server is published (the engine's own address when it runs elsewhere). */
+    apiServerAddress: z.string().min(1).optional(),
+    cilium: z
+      .object({
+        /** A chart folder on this machine, used instead of the Helm repository. */
+        chart: z.string().min(1),
+        /** Extra `--set` values (`image.useDigest=false`, …). */
+        values: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type KindOverlay = z.output<typeof kindOverlaySchema>;
+
+/** The overlay in force, or undefined on a learner's machine. Read on every call: tests and the test environment set it per process. */
+export function kindOverlay(): KindOverlay | undefined {
+  const path = process.env[KIND_OVERLAY_ENV];
+  if (path === undefined || path === '') return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new DplabError(`${KIND_OVERLAY_ENV}=${path} cannot be read as JSON: ${err instanceof Error ? err.message : String(err)}`, {
+      fix: `Unset ${KIND_OVERLAY_ENV} (a learner never needs it), or run \`npm run testenv -- up\` again to rewrite the file.`,
+      status: 400,
+    });
+  }
+  const parsed = kindOverlaySchema.safeParse(raw);
+  if (!parsed.success)
+    throw new DplabError(`${KIND_OVERLAY_ENV}=${path} is not a kind overlay: ${describeIssues(parsed.error)}.`, {
+      fix: `Unset ${KIND_OVERLAY_ENV}, or run \`npm run testenv -- up\` again to rewrite the file.`,
+      status: 400,
+    });
+  return parsed.data;
+}
+
+/** The node image the cluster runs (and the probe helper container uses). */
+export function nodeImage(): string {
+  return kindOverlay()?.nodeImage ?? NODE_IMAGE;
+}
+
+/** The mode's kind config with the overlay applied (YAML text); comments of the original are kept. */
+export function overlaidKindConfig(mode: Mode, overlay: KindOverlay): string {
+  const doc = parseDocument(readFileSync(kindConfigPath(mode), 'utf8'));
+  if (overlay.nodeImage) {
+    const nodes = doc.get('nodes');
+    const count = nodes && typeof nodes === 'object' && 'items' in nodes ? (nodes.items as unknown[]).length : 0;
+    for (let i = 0; i < count; i++) doc.setIn(['nodes', i, 'image'], overlay.nodeImage);
+  }
+  if (overlay.apiServerAddress) doc.setIn(['networking', 'apiServerAddress'], overlay.apiServerAddress);
+  for (const key of ['kubeadmConfigPatches', 'containerdConfigPatches'] as const) {
+    if (overlay[key].length === 0) continue;
+    const existing = (doc.get(key) as { toJSON(): unknown } | undefined)?.toJSON();
+    doc.set(key, doc.createNode([...(Array.isArray(existing) ? existing.map(String) : []), ...overlay[key]]));
+  }
+  doc.commentBefore = ` Generated from ${kindConfigPath(mode)} with ${KIND_OVERLAY_ENV} (${overlay.name}).\n${doc.commentBefore ?? ''}`;
+  return doc.toString();
+}
+
+/** The config file `kind create cluster` gets: the mode's own, or the overlaid copy in the state folder. */
+export function kindConfigFor(mode: Mode): string {
+  const overlay = kindOverlay();
+  if (!overlay) return kindConfigPath(mode);
+  const dir = join(stateDir(), 'kind');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${clusterName(mode)}.yaml`);
+  writeFileSync(path, overlaidKindConfig(mode, overlay));
+  return path;
+}
