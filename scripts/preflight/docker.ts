@@ -18,6 +18,13 @@ export interface DockerInfo {
   cgroupVersion: string;
   /** Containers get a private cgroup namespace by default (`name=cgroupns` in SecurityOptions). */
   cgroupns: boolean;
+  /** The engine runs on another machine (`DOCKER_HOST=tcp://…` or `ssh://…`): its kernel and its node network are not this machine's. */
+  remote: boolean;
+}
+
+/** `DOCKER_HOST` names another machine (tcp:// or ssh://), not a local socket. */
+export function isRemoteDockerHost(value: string | undefined): boolean {
+  return !!value && /^(tcp|ssh|https?):\/\//.test(value);
 }
 
 export interface DockerCheck {
@@ -50,8 +57,11 @@ export function isDockerDesktop(operatingSystem: string, name: string): boolean 
  * Node IPs are reachable from the host only with a native, rootful Linux engine: Docker Desktop
  * keeps the `kind` bridge in its VM, rootless Docker in the network namespace of its RootlessKit.
  */
-export function nodeIpsReachableFromHost(info: Pick<DockerInfo, 'desktop' | 'rootless'> | undefined, platform: NodeJS.Platform): boolean {
-  return platform === 'linux' && !!info && !info.desktop && !info.rootless;
+export function nodeIpsReachableFromHost(
+  info: (Pick<DockerInfo, 'desktop' | 'rootless'> & Partial<Pick<DockerInfo, 'remote'>>) | undefined,
+  platform: NodeJS.Platform,
+): boolean {
+  return platform === 'linux' && !!info && !info.desktop && !info.rootless && !info.remote;
 }
 
 const ROOTLESS_FIX =
@@ -77,6 +87,14 @@ function reachability(info: DockerInfo, platform: NodeJS.Platform): Finding {
       status: 'warn',
       detail: `${info.desktop ? 'Docker Desktop' : `Docker on ${platform}`} runs in a VM, so node IPs are not reachable from this machine.`,
       fix: DOCKER_DESKTOP_FIX,
+    };
+  }
+  if (info.remote) {
+    return {
+      ...base,
+      status: 'warn',
+      detail: `The engine runs on another machine (DOCKER_HOST=${process.env.DOCKER_HOST}), so node IPs are not reachable from this one unless that machine routes them.`,
+      fix: "Nothing to install: the course reaches nodes through a helper container on the `kind` network. Where this machine has a route to the engine's `kind` network, DPLAB_PROBE_FROM=host sends probes directly.",
     };
   }
   if (info.rootless) {
@@ -126,6 +144,7 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
       kernelVersion: String(raw.KernelVersion ?? ''),
       cgroupVersion: String(raw.CgroupVersion ?? ''),
       cgroupns: securityOption(raw, 'cgroupns'),
+      remote: isRemoteDockerHost(process.env.DOCKER_HOST),
     };
     const findings: Finding[] = [
       cli,
@@ -133,7 +152,7 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
         id: 'docker-daemon',
         title: 'Docker daemon',
         status: 'ok',
-        detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}${info.rootless ? ' (rootless)' : ''}`,
+        detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}${info.rootless ? ' (rootless)' : ''}${info.remote ? ` (on ${info.name || 'another machine'})` : ''}`,
       },
       reachability(info, system.platform),
     ];

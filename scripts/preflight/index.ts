@@ -41,7 +41,7 @@ export async function runPreflight(opts: PreflightOptions): Promise<PreflightRep
   if (cilium) findings.push(cilium.finding);
   findings.push(checkInotify(system, docker.info));
   if (modes.includes('ipvs')) findings.push(checkIpvsModules(system, docker.info));
-  for (const f of [checkKernelVersion(modes, docker.info), checkCgroups(modes, docker.info)]) if (f) findings.push(f);
+  for (const f of [checkKernelVersion(modes, docker.info), checkCgroups(modes, docker.info, system)]) if (f) findings.push(f);
   findings.push(checkMemory(system, opts.clusters ?? modes.length, docker.info));
   if (opts.seats) findings.push(checkSeatCapacity(system, opts.seats, modes, docker.info));
   return { findings, ok: findings.every((f) => f.status !== 'fail'), docker: docker.info, ciliumInstaller: cilium?.installer };

@@ -32,6 +32,12 @@ export function checkInotify(system: PreflightSystem, docker?: DockerInfo): Find
   if (system.platform !== 'linux' || docker?.desktop) {
     return { ...base, status: 'ok', detail: 'Not checked: Docker runs in a VM whose kernel settings Docker manages.' };
   }
+  if (docker?.remote)
+    return {
+      ...base,
+      status: 'ok',
+      detail: `Not checked: the nodes run on the engine's machine (${docker.name || 'DOCKER_HOST'}), not this one.`,
+    };
   const watches = readNumber(system, '/proc/sys/fs/inotify/max_user_watches');
   const instances = readNumber(system, '/proc/sys/fs/inotify/max_user_instances');
   if (watches === undefined || instances === undefined)
@@ -69,6 +75,14 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
       detail:
         "Not checked: the kernel is the Docker VM's. Docker Desktop's kernel usually ships IPVS; if kube-proxy logs \"can't use the IPVS proxier\", the VM kernel lacks it.",
       fix: "If the IPVS cluster's kube-proxy fails, use another mode or a Docker VM whose kernel has ip_vs (e.g. a Linux machine).",
+    };
+  }
+  if (docker?.remote) {
+    return {
+      ...base,
+      status: 'warn',
+      detail: `Not checked: the nodes share the kernel of the engine's machine (${docker.name || 'DOCKER_HOST'}, Linux ${docker.kernelVersion || '?'}), not this one's.`,
+      fix: `On that machine: \`${fix}\`; if kube-proxy logs "can't use the IPVS proxier", its kernel lacks ip_vs.`,
     };
   }
   const procModules = system.readText('/proc/modules');
@@ -133,7 +147,7 @@ export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo):
  * Cilium's socket load balancer attaches its programs at the cgroup v2 root; on kind each node
  * must sit in a private cgroup namespace, or the nodes' programs see each other's sockets.
  */
-export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
+export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo, system?: PreflightSystem): Finding | null {
   if (!modes.includes('cilium')) return null;
   const base = { id: 'cgroups', title: 'cgroup v2 and cgroup namespaces' };
   if (!docker || docker.cgroupVersion === '')
@@ -143,6 +157,20 @@ export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo): Findi
       detail: "Not checked: Docker did not report its cgroup version. Cilium's socket load balancer needs cgroup v2.",
     };
   if (docker.cgroupVersion !== '2') {
+    // A hybrid host (cgroup v1 controllers, the v2 hierarchy mounted beside them): Cilium mounts
+    // cgroup2 itself and attaches its socket programs there. Seen working on these machines
+    // (kind v0.31.0, Docker 20.10 on cgroup v1 hybrid, Cilium 1.19.4: KubeProxyReplacement True,
+    // pod-to-Service connections translated at connect()).
+    const hybrid =
+      !docker.remote && !docker.desktop && system?.platform === 'linux' && system.exists('/sys/fs/cgroup/unified/cgroup.procs');
+    if (hybrid)
+      return {
+        ...base,
+        status: 'warn',
+        detail:
+          'Docker runs on cgroup v1 with the unified v2 hierarchy beside it (hybrid): Cilium mounts cgroup v2 itself and its socket load balancer works there, but kind and the kubelet deprecate cgroup v1 (Kubernetes 1.35 refuses it unless told to).',
+        fix: 'Boot the host with the unified cgroup hierarchy (systemd.unified_cgroup_hierarchy=1 on the kernel command line) when you can.',
+      };
     return {
       ...base,
       status: 'fail',

@@ -4,7 +4,7 @@ import { DAEMON_DOWN_STDERR, dockerInfo, fakeSystem, scenario } from '../../test
 import { formatFindings } from './format.ts';
 import { preflightError, runPreflight } from './index.ts';
 import { checkCgroups, checkInotify, checkIpvsModules, checkKernelVersion } from './kernel.ts';
-import type { DockerInfo } from './docker.ts';
+import { isRemoteDockerHost, nodeIpsReachableFromHost, type DockerInfo } from './docker.ts';
 import { checkMemory, MEMORY_PER_CLUSTER_BYTES } from './memory.ts';
 
 const GiB = 1024 ** 3;
@@ -176,6 +176,7 @@ describe('host checks', () => {
     kernelVersion: '6.8.0-45-generic',
     cgroupVersion: '2',
     cgroupns: true,
+    remote: false,
     ...patch,
   });
 
@@ -205,6 +206,37 @@ describe('host checks', () => {
     });
     expect(checkCgroups(['cilium'], info({}))?.status).toBe('ok');
     expect(checkCgroups(['iptables'], info({ cgroupVersion: '1' }))).toBeNull();
+  });
+
+  it('cgroups: a local hybrid host (v1 controllers, cgroup2 at /sys/fs/cgroup/unified) is a warning, as Cilium runs there; elsewhere v1 still fails', () => {
+    const hybrid = fakeSystem({ exists: (p) => p === '/sys/fs/cgroup/unified/cgroup.procs' });
+    expect(checkCgroups(['cilium'], info({ cgroupVersion: '1' }), hybrid)).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/hybrid/),
+    });
+    // The file says nothing about an engine on another machine or in Docker Desktop's VM.
+    expect(checkCgroups(['cilium'], info({ cgroupVersion: '1', remote: true }), hybrid)?.status).toBe('fail');
+    expect(checkCgroups(['cilium'], info({ cgroupVersion: '1', desktop: true }), hybrid)?.status).toBe('fail');
+    expect(checkCgroups(['cilium'], info({ cgroupVersion: '1' }), fakeSystem())?.status).toBe('fail');
+  });
+
+  it('an engine on another machine (DOCKER_HOST=tcp://…): its kernel is not read from this one', () => {
+    const noIpvs = fakeSystem({
+      files: { '/proc/modules': '', '/proc/sys/kernel/osrelease': '6.18.0\n', '/lib/modules/6.18.0/modules.dep': '' },
+    });
+    expect(checkIpvsModules(noIpvs, info({})).status).toBe('fail');
+    expect(checkIpvsModules(noIpvs, info({ remote: true, name: 'guest', kernelVersion: '6.1.0-40-amd64' }))).toMatchObject({
+      status: 'warn',
+      detail: expect.stringMatching(/guest, Linux 6\.1\.0-40-amd64/),
+    });
+    expect(checkInotify(fakeSystem({ files: { '/proc/sys/fs/inotify/max_user_instances': '128\n' } }), info({ remote: true })).status).toBe(
+      'ok',
+    );
+    expect(isRemoteDockerHost('tcp://192.168.127.2:2375')).toBe(true);
+    expect(isRemoteDockerHost('ssh://me@box')).toBe(true);
+    expect(isRemoteDockerHost('unix:///run/docker.sock')).toBe(false);
+    expect(isRemoteDockerHost(undefined)).toBe(false);
+    expect(nodeIpsReachableFromHost({ desktop: false, rootless: false, remote: true }, 'linux')).toBe(false);
   });
 
   it('memory: 3 GiB per cluster; warn below, fail under half', () => {
