@@ -21,6 +21,8 @@ export const NODE_IMAGE = `kindest/node:v${KUBERNETES_VERSION}@sha256:452d707d48
 export const SIM_KUBERNETES_VERSION = KUBERNETES_VERSION;
 export const SIM_ETCD_VERSION = '3.6.6';
 export const SIM_COREDNS_VERSION = '1.13.1';
+/** The agnhost the labs' manifests name (`registry.k8s.io/e2e-test-images/agnhost:<this>`). */
+export const AGNHOST_VERSION = '2.53';
 
 /** `kubeProxyMode: nftables` arrived in kind 0.23; nftables mode is beta from Kubernetes 1.31. */
 export const MIN_KIND_FOR_NFTABLES = '0.23.0';

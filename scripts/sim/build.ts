@@ -1,6 +1,8 @@
 /**
- * Builds the sim provider's real components (components.ts) with the local Go toolchain into a
- * cache outside the repository: `${DPLAB_SIM_CACHE:-~/.cache/dplab/sim}/k8s-v<version>/bin/`.
+ * Builds Go programs from small wrapper modules (committed as go.mod/go.sum only) with the local
+ * Go toolchain into a cache outside the repository. The sim provider's components (components.ts)
+ * go to `${DPLAB_SIM_CACHE:-~/.cache/dplab/sim}/k8s-v<version>/bin/`; the kind test environment
+ * (test/kind/) builds its own list with the same function.
  * A component is rebuilt only when its module (go.mod, go.sum, .go files), package, flags or the
  * Go version changed; a stamp file next to each binary records that hash. Builds run under
  * `nice -n 10`, one after the other (they share Go's build cache), with a progress line each.
@@ -13,7 +15,7 @@ import { CommandError, run } from '../exec.ts';
 import { DplabError } from '../errors.ts';
 import { projectRoot } from '../paths.ts';
 import { KUBERNETES_VERSION } from '../clusters/versions.ts';
-import { SIM_COMPONENTS, type SimComponent } from './components.ts';
+import { SIM_COMPONENTS, type GoComponent } from './components.ts';
 
 /** A cold build needs the module cache (~1.5 GiB) plus Go's build cache (~3 GiB) plus the binaries. */
 const MIN_FREE_BYTES = 6 * 1024 ** 3;
@@ -25,6 +27,8 @@ export interface BuildOptions {
   signal?: AbortSignal;
   /** Only these components (default: all). */
   only?: readonly string[];
+  /** What the missing-Go error says needs it ("The sim provider builds Kubernetes from source"). */
+  purpose?: string;
 }
 
 export function simCacheDir(): string {
@@ -47,9 +51,11 @@ function moduleFiles(dir: string): string[] {
 }
 
 /** What decides whether a built binary is still the right one. */
-export function componentHash(c: SimComponent, goVersion: string): string {
+export function componentHash(c: GoComponent, goVersion: string): string {
   const h = createHash('sha256');
-  h.update(JSON.stringify({ pkg: c.pkg, ldflags: c.ldflags ?? [], version: c.version, goVersion }));
+  h.update(
+    JSON.stringify({ pkg: c.pkg, ldflags: c.ldflags ?? [], tags: c.tags ?? [], cgo: c.cgo ?? false, version: c.version, goVersion }),
+  );
   const dir = join(projectRoot, c.moduleDir);
   for (const f of moduleFiles(dir)) h.update(f.slice(dir.length)).update(readFileSync(f));
   return h.digest('hex').slice(0, 16);
@@ -57,19 +63,19 @@ export function componentHash(c: SimComponent, goVersion: string): string {
 
 const stampPath = (binDir: string, name: string) => join(binDir, `.${name}.stamp`);
 
-function isBuilt(binDir: string, c: SimComponent, hash: string): boolean {
+function isBuilt(binDir: string, c: GoComponent, hash: string): boolean {
   const bin = join(binDir, c.name);
   if (!existsSync(bin) || !existsSync(stampPath(binDir, c.name))) return false;
   return readFileSync(stampPath(binDir, c.name), 'utf8').trim() === hash && statSync(bin).size > 0;
 }
 
-async function goVersion(signal?: AbortSignal): Promise<string> {
+async function goVersion(purpose: string, signal?: AbortSignal): Promise<string> {
   try {
     const r = await run('go', ['env', 'GOVERSION'], { timeoutMs: 30_000, signal });
     return r.stdout.trim();
   } catch (err) {
     if (err instanceof CommandError && err.kind === 'tool-missing') {
-      throw new DplabError('The sim provider builds Kubernetes from source, but the Go toolchain (`go`) is not on PATH.', {
+      throw new DplabError(`${purpose}, but the Go toolchain (\`go\`) is not on PATH.`, {
         fix: "Install Go 1.25 or newer (https://go.dev/dl/; Debian 12's golang package is too old) and put `go` on PATH.",
         status: 409,
         cause: err,
@@ -79,13 +85,13 @@ async function goVersion(signal?: AbortSignal): Promise<string> {
   }
 }
 
-function checkDisk(dir: string): void {
+function checkDisk(dir: string, what: string): void {
   mkdirSync(dir, { recursive: true });
   const s = statfsSync(dir);
   const free = s.bavail * s.bsize;
   if (free < MIN_FREE_BYTES) {
     throw new DplabError(
-      `Only ${(free / 1024 ** 3).toFixed(1)} GiB are free under ${dir}; building the sim components needs about ${MIN_FREE_BYTES / 1024 ** 3} GiB.`,
+      `Only ${(free / 1024 ** 3).toFixed(1)} GiB are free under ${dir}; building ${what} needs about ${MIN_FREE_BYTES / 1024 ** 3} GiB.`,
       {
         fix: 'Free disk space (or point DPLAB_SIM_CACHE, GOMODCACHE and GOCACHE at a bigger disk), then try again.',
         status: 409,
@@ -95,7 +101,7 @@ function checkDisk(dir: string): void {
 }
 
 /** Turn a failed `go build` into the error a person can act on. */
-function buildFailure(c: SimComponent, err: unknown): DplabError {
+function buildFailure(c: GoComponent, err: unknown): DplabError {
   if (!(err instanceof CommandError) || err.kind === 'aborted') return err instanceof DplabError ? err : new DplabError(String(err));
   const text = `${err.stderr}\n${err.stdout}`;
   if (/no space left on device/i.test(text)) {
@@ -119,12 +125,22 @@ function buildFailure(c: SimComponent, err: unknown): DplabError {
   });
 }
 
+export interface BuildResult {
+  binDir: string;
+  built: string[];
+  reused: string[];
+}
+
 /** Build (or reuse) every sim component; resolves with the folder holding the binaries. */
-export async function ensureSimBinaries(opts: BuildOptions = {}): Promise<{ binDir: string; built: string[]; reused: string[] }> {
+export function ensureSimBinaries(opts: BuildOptions = {}): Promise<BuildResult> {
+  return ensureGoBinaries(SIM_COMPONENTS, simBinDir(), { purpose: 'The sim provider builds Kubernetes from source', ...opts });
+}
+
+/** Build (or reuse) these components into binDir. */
+export async function ensureGoBinaries(list: readonly GoComponent[], binDir: string, opts: BuildOptions = {}): Promise<BuildResult> {
   const say = opts.onProgress ?? (() => undefined);
-  const binDir = simBinDir();
-  const components = SIM_COMPONENTS.filter((c) => !opts.only || opts.only.includes(c.name));
-  const gov = await goVersion(opts.signal);
+  const components = list.filter((c) => !opts.only || opts.only.includes(c.name));
+  const gov = await goVersion(opts.purpose ?? 'Building these programs needs Go', opts.signal);
   const todo = components
     .map((c) => ({ c, hash: componentHash(c, gov) }))
     .filter(({ c, hash }) => {
@@ -134,7 +150,7 @@ export async function ensureSimBinaries(opts: BuildOptions = {}): Promise<{ binD
     });
   const reused = components.filter((c) => !todo.some((t) => t.c === c)).map((c) => c.name);
   if (todo.length === 0) return { binDir, built: [], reused };
-  checkDisk(binDir);
+  checkDisk(binDir, todo.map((t) => t.c.name).join(', '));
   const built: string[] = [];
   say(
     `building ${todo.map((t) => t.c.name).join(', ')} with ${gov} into ${binDir} (the first build downloads the modules and compiles for many minutes; later ones reuse Go's caches)`,
@@ -143,9 +159,27 @@ export async function ensureSimBinaries(opts: BuildOptions = {}): Promise<{ binD
     const started = Date.now();
     say(`building ${c.name} ${c.version} (${i + 1}/${todo.length})…`);
     const tmp = join(binDir, `.${c.name}.tmp`);
-    const args = ['-n', '10', 'go', 'build', '-trimpath', '-o', tmp, '-ldflags', ['-s', '-w', ...(c.ldflags ?? [])].join(' '), c.pkg];
+    const tags = c.tags?.length ? ['-tags', c.tags.join(',')] : [];
+    const args = [
+      '-n',
+      '10',
+      'go',
+      'build',
+      '-trimpath',
+      ...tags,
+      '-o',
+      tmp,
+      '-ldflags',
+      ['-s', '-w', ...(c.ldflags ?? [])].join(' '),
+      c.pkg,
+    ];
     try {
-      await run('nice', args, { cwd: join(projectRoot, c.moduleDir), timeoutMs: BUILD_TIMEOUT_MS, signal: opts.signal });
+      await run('nice', args, {
+        cwd: join(projectRoot, c.moduleDir),
+        timeoutMs: BUILD_TIMEOUT_MS,
+        signal: opts.signal,
+        env: { CGO_ENABLED: c.cgo ? '1' : '0' },
+      });
     } catch (err) {
       rmSync(tmp, { force: true });
       throw buildFailure(c, err);

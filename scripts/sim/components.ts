@@ -3,9 +3,9 @@
  * from (a small wrapper module in this folder, committed as go.mod/go.sum only), the package with
  * its `main`, the binary it produces and the version it reports. build.ts reads nothing else.
  */
-import { KUBERNETES_VERSION, SIM_COREDNS_VERSION, SIM_ETCD_VERSION } from '../clusters/versions.ts';
+import { AGNHOST_VERSION, KUBERNETES_VERSION, SIM_COREDNS_VERSION, SIM_ETCD_VERSION } from '../clusters/versions.ts';
 
-export interface SimComponent {
+export interface GoComponent {
   /** Binary name in the cache's bin/ folder. */
   name: string;
   /** The module to build in, relative to the project root (its go.mod pins the version). */
@@ -16,6 +16,10 @@ export interface SimComponent {
   version: string;
   /** Extra `-ldflags` (version stamps). */
   ldflags?: readonly string[];
+  /** Build tags (`-tags`). */
+  tags?: readonly string[];
+  /** Build with cgo (runc's seccomp, containerd): needs gcc and the C headers; default off, a static binary. */
+  cgo?: boolean;
 }
 
 /** What k8s.io/kubernetes' own build (hack/lib/version.sh) stamps, so `--version` and /version say v1.35.0. */
@@ -32,7 +36,8 @@ function kubeVersionFlags(): string[] {
 }
 
 const K8S_MODULE = 'scripts/sim/go';
-const k8s = (name: string, pkg: string): SimComponent => ({
+/** A program of the k8s.io/kubernetes wrapper module, stamped with the pinned version. */
+export const k8s = (name: string, pkg: string): GoComponent => ({
   name,
   moduleDir: K8S_MODULE,
   pkg,
@@ -40,14 +45,15 @@ const k8s = (name: string, pkg: string): SimComponent => ({
   ldflags: kubeVersionFlags(),
 });
 
-export const SIM_COMPONENTS: readonly SimComponent[] = [
+export const SIM_COMPONENTS: readonly GoComponent[] = [
   k8s('kube-apiserver', 'k8s.io/kubernetes/cmd/kube-apiserver'),
   k8s('kube-controller-manager', 'k8s.io/kubernetes/cmd/kube-controller-manager'),
   k8s('kube-scheduler', 'k8s.io/kubernetes/cmd/kube-scheduler'),
   k8s('kube-proxy', 'k8s.io/kubernetes/cmd/kube-proxy'),
   k8s('kubectl', 'k8s.io/kubernetes/cmd/kubectl'),
-  // The labs' workload image (registry.k8s.io/e2e-test-images/agnhost); its VERSION file in v1.35.0 says 2.59.
-  { name: 'agnhost', moduleDir: K8S_MODULE, pkg: 'k8s.io/kubernetes/test/images/agnhost', version: '2.59' },
+  // The labs' workload, the agnhost their manifests name (registry.k8s.io/e2e-test-images/agnhost:2.53):
+  // test/images/agnhost of k8s.io/kubernetes v1.32.0, whose VERSION file says 2.53 (v1.35.0's says 2.59).
+  { name: 'agnhost', moduleDir: 'scripts/sim/go-agnhost', pkg: 'k8s.io/kubernetes/test/images/agnhost', version: AGNHOST_VERSION },
   { name: 'etcd', moduleDir: 'scripts/sim/go-etcd', pkg: 'go.etcd.io/etcd/server/v3', version: `v${SIM_ETCD_VERSION}` },
   { name: 'coredns', moduleDir: 'scripts/sim/go-coredns', pkg: 'github.com/coredns/coredns', version: `v${SIM_COREDNS_VERSION}` },
   // The kubelet stand-in's exec/logs server (k8s.io/kubelet's streaming code; scripts/sim/exec-server).
