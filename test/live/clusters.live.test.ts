@@ -10,14 +10,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { clusterHandle } from '../../scripts/clusters/providers.ts';
 import { sharedClusterManager } from '../../scripts/runner/services.ts';
 
 const clusterManager = sharedClusterManager();
 import { MODE_INFO, MODES } from '../../scripts/clusters/modes.ts';
-import { KPR_TRUE } from '../../scripts/clusters/actions.ts';
-import { verifyLabs } from '../../scripts/labs/harness.ts';
-import { loadLabs } from '../../scripts/labs/registry.ts';
+import { labContract, upAndCheckDataplane } from './contract.ts';
 import { mayDelete, modeSkip } from './ownership.ts';
 
 function skipReason(): string | undefined {
@@ -58,23 +55,8 @@ describe.skipIf(!!reason)(`live clusters${reason ? ` (skipped: ${reason})` : ''}
       `${mode}: up, dataplane reports ${MODE_INFO[mode].proxyMode ?? 'KubeProxyReplacement: True'}, every lab's contract holds${skip ? ` (skipped: ${skip})` : ''}`,
       async () => {
         try {
-          const status = await clusterManager.ensure(mode, {
-            onEvent: (e) => e.type === 'action' && console.log(`[${mode}] ${e.phase} ${e.title}`),
-          });
-          expect(status.state).toBe('ready');
-          expect(status.nodes).toBe(3);
-          const h = clusterHandle(mode);
-          const nodes = await h.nodes();
-          if (mode === 'cilium') {
-            const r = await h.kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status']);
-            expect(r.stdout).toMatch(KPR_TRUE);
-          } else {
-            for (const node of nodes) expect(await h.proxyMode(node)).toBe(MODE_INFO[mode].proxyMode);
-          }
-          const report = await verifyLabs(loadLabs(), { modes: [mode], log: (l) => console.log(`[${mode}] ${l}`) });
-          console.log(report.table);
-          expect(report.rows.length).toBeGreaterThan(0);
-          expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab} / ${r.step}: ${r.breach}`)).toEqual([]);
+          await upAndCheckDataplane(clusterManager, mode, (l) => console.log(`[${mode}] ${l}`));
+          await labContract(mode, (l) => console.log(`[${mode}] ${l}`));
         } finally {
           // Only what this run created is deleted.
           if (ours) await clusterManager.delete(mode);

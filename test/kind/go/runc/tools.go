@@ -1,0 +1,3 @@
+//go:build tools
+package tools
+import _ "github.com/opencontainers/runc"

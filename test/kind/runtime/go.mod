@@ -1,0 +1,3 @@
+module dataplane-lab.invalid/test/runtime
+
+go 1.25.0

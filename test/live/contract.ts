@@ -1,0 +1,34 @@
+/**
+ * One mode on a real kind cluster, as the live and kind tiers both run it: bring the cluster up
+ * through the product's own provider, check the dataplane it reports, and run every lab's
+ * author contract on it (`verify-labs`: setup → check fails → solve → check passes).
+ */
+import { expect } from 'vitest';
+import { KPR_TRUE } from '../../scripts/clusters/actions.ts';
+import type { ClusterManager } from '../../scripts/clusters/manager.ts';
+import { MODE_INFO, type Mode } from '../../scripts/clusters/modes.ts';
+import { clusterHandle } from '../../scripts/clusters/providers.ts';
+import { verifyLabs, type HarnessReport } from '../../scripts/labs/harness.ts';
+import { loadLabs } from '../../scripts/labs/registry.ts';
+
+export async function upAndCheckDataplane(manager: ClusterManager, mode: Mode, log: (l: string) => void): Promise<void> {
+  const status = await manager.ensure(mode, { onEvent: (e) => e.type === 'action' && log(`${e.phase} ${e.title}`) });
+  expect(status.state).toBe('ready');
+  expect(status.nodes).toBe(3);
+  const h = clusterHandle(mode);
+  const nodes = await h.nodes();
+  if (mode === 'cilium') {
+    const r = await h.kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status']);
+    expect(r.stdout).toMatch(KPR_TRUE);
+  } else {
+    for (const node of nodes) expect(await h.proxyMode(node)).toBe(MODE_INFO[mode].proxyMode);
+  }
+}
+
+export async function labContract(mode: Mode, log: (l: string) => void): Promise<HarnessReport> {
+  const report = await verifyLabs(loadLabs(), { modes: [mode], log });
+  log(report.table);
+  expect(report.rows.length).toBeGreaterThan(0);
+  expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab} / ${r.step}: ${r.breach}`)).toEqual([]);
+  return report;
+}
