@@ -132,13 +132,16 @@ export const dropsCheck = defineCheck({
   observations: observationsOf({ other: schemas.podCommand, hubble: schemas.hubble.optional() }),
   settleMs: 20_000,
   async gather(ctx) {
+    // Hubble first: the drops must come from the learner's own requests, not from the one this
+    // check sends afterwards to see that the policy still drops other.
+    const hubble = await gatherHubble(ctx, ['--namespace', ctx.namespace, '--verdict', 'DROPPED']);
     const other = await gatherPodCommand(ctx, 'other', [
       'sh',
       '-c',
       `curl -s -o /dev/null -w '%{http_code}' --max-time 3 ${API}/api/v1/hostname; echo`,
     ]);
     if (!other.result) return { other };
-    return { other, hubble: await gatherHubble(ctx, ['--namespace', ctx.namespace, '--verdict', 'DROPPED']) };
+    return { other, hubble };
   },
   evaluate(obs, ctx) {
     const notUsable = labPodNotUsable('other', obs.other, ctx);
@@ -169,7 +172,12 @@ export const dropsCheck = defineCheck({
         `The pod other got ${codeText(code)} from api; the policy should drop it, since other is not a frontend. Is api-l7 still in place?`,
         facts,
       );
-    if (!fromOther.length) return fail('Hubble shows no DROPPED flow from other yet.', facts, true);
+    if (!fromOther.length)
+      return fail(
+        `Hubble shows no DROPPED flow from other yet. Send other's request yourself (\`kubectl -n ${ctx.namespace} exec other -- curl -s --max-time 3 ${API}/api/v1/hostname\`): the check reads Hubble before its own request, so only yours count.`,
+        facts,
+        true,
+      );
     return pass(
       `Hubble shows ${fromOther.length} dropped flow${fromOther.length === 1 ? '' : 's'} from other (${fromOther[0].drop_reason_desc ?? 'policy denied'})${l7.length ? ` and ${l7.length} L7 request${l7.length === 1 ? '' : 's'} denied by the proxy` : ''}.`,
       facts,
