@@ -113,3 +113,18 @@ describe('lesson order', () => {
     expect(new Set(orders).size).toBe(orders.length);
   });
 });
+
+describe('install commands a learner copies', () => {
+  // Issue 24: an unpinned `cilium install` or `helm install` gets whatever Cilium is newest.
+  it('pin the Cilium the provisioner installs', () => {
+    const installs = pages.flatMap((p) =>
+      p.body
+        .split('\n')
+        .filter((l) => /\b(cilium install|helm (install|upgrade) cilium)\b/.test(l) && !/^\s*(\/\/|#)/.test(l))
+        .map((line) => ({ file: p.file, line })),
+    );
+    expect(installs.length).toBeGreaterThan(0);
+    for (const { file, line } of installs)
+      expect(line, `${file}: ${line.trim()}`).toMatch(/--version (\$\{CILIUM_VERSION\}|\d+\.\d+\.\d+)/);
+  });
+});
