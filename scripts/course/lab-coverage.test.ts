@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { loadLabs } from '../labs/registry.ts';
 import { LAB_MODULES } from '../../labs/index.ts';
 import { CONCEPTS, isConceptId } from './concepts.ts';
+import { readDocPages } from './lessons.ts';
 
 const labs = loadLabs();
 
@@ -52,5 +53,67 @@ describe('lab coverage', () => {
     const labIds = new Set<string>(CONCEPTS.filter((c) => c.lab).map((c) => c.id));
     const idle = labs.filter((l) => !l.concepts.some((c) => labIds.has(c))).map((l) => l.id);
     expect(idle, `labs practising no lab concept: ${idle.join(', ')}`).toEqual([]);
+  });
+});
+
+describe("a lesson's lab blurbs", () => {
+  // Issue 24: blurbs promised steps that did not exist (a conntrack step in cilium-kpr, a scale
+  // step in first-service). Every command or value a blurb names in backticks must be in the
+  // lab's steps: their instructions, snippets, hints or solutions.
+  const stepText = (lab: (typeof labs)[number]) =>
+    lab.steps
+      .map((s) =>
+        [
+          s.title,
+          s.instructions,
+          ...(s.snippets ?? []).map((x) => x.command),
+          ...(s.hints ?? []),
+          ...Object.values(s.solution ?? {})
+            .flat()
+            .map(String),
+        ].join('\n'),
+      )
+      .join('\n');
+  /** Words a blurb may use for something the learner does, and what a command must contain then. */
+  const ACTIONS: Record<string, RegExp> = {
+    conntrack: /\bconntrack\b/,
+    scale: /\bkubectl\b[^\n]*\bscale\b/,
+    hubble: /\bhubble\b/,
+    ipvsadm: /\bipvsadm\b/,
+    ipset: /\bipset\b/,
+    nslookup: /\bnslookup\b|\bdig\b/,
+    metrics: /\/metrics\b|sync-time/,
+  };
+  const commandText = (lab: (typeof labs)[number]) =>
+    lab.steps
+      .flatMap((s) => [
+        ...(s.snippets ?? []).map((x) => x.command),
+        ...Object.values(s.solution ?? {})
+          .flat()
+          .map(String),
+      ])
+      .join('\n');
+  const blurbs = readDocPages().flatMap((p) =>
+    [...p.body.matchAll(/(?:^|\n)- \[[^\]]+\]\(\/labs\/([a-z0-9-]+)\/\):([\s\S]*?)(?=\n- |\n\n|\n?$(?![\s\S]))/g)].map((m) => ({
+      file: p.file,
+      lab: m[1],
+      text: m[2],
+    })),
+  );
+
+  it('are found', () => {
+    expect(blurbs.length).toBeGreaterThan(5);
+  });
+
+  it.each(blurbs.map((b) => [`${b.file} → ${b.lab}`, b] as const))('%s names only what the steps do', (_n, b) => {
+    const lab = labs.find((l) => l.id === b.lab);
+    expect(lab, `no lab ${b.lab}`).toBeTruthy();
+    const text = stepText(lab!);
+    for (const [, term] of b.text.matchAll(/`([^`]+)`/g)) expect(text, `${b.file}: \`${term}\` is in no step of ${b.lab}`).toContain(term);
+    // A tool or action the blurb promises must be in a command the lab has the learner run.
+    const commands = commandText(lab!);
+    for (const [word, ran] of Object.entries(ACTIONS))
+      if (new RegExp(`\\b${word}`, 'i').test(b.text))
+        expect(commands, `${b.file}: "${word}" but no command of ${b.lab} runs it`).toMatch(ran);
   });
 });
