@@ -37,8 +37,9 @@ export const MIN_KIND_RECOMMENDED = '0.31.0';
  * (1.18's page stops at 1.33). Cilium keeps a release line's tested Kubernetes versions for
  * its whole maintenance period, so the list holds for every 1.19 patch. 1.19.4 is the newest
  * patch the stable upgrade guide names (`helm template cilium/cilium --version 1.19.4`).
- * `cilium-dbg service list` prints the same columns as 1.18 (no ID column; cilium-dbg/cmd/
- * service_list.go), which is what scripts/dataplane/cilium.ts reads.
+ * `cilium-dbg service list` prints `ID  Frontend  Service Type  Backend` (cilium-dbg/cmd/
+ * service_list.go; recorded from 1.19.4 on kind in scripts/dataplane/fixtures/cilium/), which is
+ * what scripts/dataplane/cilium.ts reads.
  */
 export const CILIUM_VERSION = '1.19.4';
 export const CILIUM_HELM_REPO = 'https://helm.cilium.io';

@@ -1,5 +1,5 @@
-// Cilium's kube-proxy replacement, read from `cilium-dbg service list` (text, with or without the
-// pre-1.18 ID column) or `-o json`. One row per frontend; backends in state "active" share new
+// Cilium's kube-proxy replacement, read from `cilium-dbg service list` (text: `ID  Frontend  Service
+// Type  Backend`, as 1.18 and 1.19 print it; a paste without the ID column reads the same) or `-o json`. One row per frontend; backends in state "active" share new
 // connections equally (random selection; Maglev also spreads evenly). When a Service's external
 // and internal traffic policies differ, Cilium keeps a second, internal-scope frontend ("/i") for
 // in-cluster clients: it is folded into its external twin. Cilium 1.18's load balancer lists a

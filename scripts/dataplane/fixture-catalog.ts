@@ -37,14 +37,7 @@ const DESCRIPTIONS: Record<ScenarioId, string> = {
 };
 
 /** Fixtures outside the format × scenario grid. */
-const EXTRA: ReadonlyArray<{ format: Format; name: string; scenario: ScenarioId; description: string }> = [
-  {
-    format: 'cilium',
-    name: 'clusterip-v1.17',
-    scenario: 'clusterip',
-    description: `${DESCRIPTIONS.clusterip}, as cilium 1.17 prints it (with the ID column)`,
-  },
-];
+const EXTRA: ReadonlyArray<{ format: Format; name: string; scenario: ScenarioId; description: string }> = [];
 
 import type { FixtureInfo } from '../wire/explain.ts';
 

@@ -1,7 +1,8 @@
 // Prints what `cilium-dbg service list` shows with kube-proxy replacement: one row per frontend
 // (ClusterIP; NodePort once, as 0.0.0.0:port, the way Cilium 1.18's load balancer lists its
 // frontends table, see pkg/loadbalancer/tests/testdata/nodeport.txtar), backends as "n => ip:port/PROTO (state)",
-// following cilium-dbg/cmd/service_list.go (1.18 drops the numeric ID column; 1.17 has it) and the
+// with the numeric ID column first, as cilium-dbg/cmd/service_list.go prints it (the real 1.19.4 in
+// fixtures/cilium/recorded-kind-v1.19.4.txt does too, rows in ID order), and the
 // api/v1 models (ServiceSpec, FrontendAddress, BackendAddress) for `-o json`.
 import { externalEndpoints, type SynthCluster, type SynthEndpoint, type SynthService } from './cluster.ts';
 
@@ -54,13 +55,12 @@ function rows(c: SynthCluster): Row[] {
   return out;
 }
 
-export function writeCiliumServiceList(c: SynthCluster, withIdColumn: boolean): string {
+export function writeCiliumServiceList(c: SynthCluster): string {
   const frontend = (r: Row) => `${r.ip}:${r.port}/${r.protocol}${r.scope === 'internal' ? '/i' : ''}`;
-  const table: string[][] = [withIdColumn ? ['ID', 'Frontend', 'Service Type', 'Backend'] : ['Frontend', 'Service Type', 'Backend']];
-  const sorted = withIdColumn ? rows(c) : [...rows(c)].sort((a, b) => (frontend(a) < frontend(b) ? -1 : 1));
-  for (const r of sorted) {
+  const table: string[][] = [['ID', 'Frontend', 'Service Type', 'Backend']];
+  for (const r of rows(c)) {
     const be = r.backends.map((b, i) => `${i + 1} => ${b.ip}:${r.service.targetPort}/${r.protocol} (active)`);
-    const lead = withIdColumn ? [String(r.id), frontend(r), r.type] : [frontend(r), r.type];
+    const lead = [String(r.id), frontend(r), r.type];
     table.push([...lead, be[0] ?? '']);
     for (const more of be.slice(1)) table.push([...lead.map(() => ''), more]);
   }

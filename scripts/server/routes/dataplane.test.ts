@@ -48,9 +48,9 @@ describe('GET /api/dataplane/fixtures', () => {
     expect(r.status).toBe(200);
     const ids = r.json.fixtures.map((f: { id: string }) => f.id);
     expect(ids).toContain('iptables-save/clusterip');
-    expect(ids).toContain('cilium/clusterip-v1.17');
+    expect(ids).toContain('cilium/clusterip');
     expect(ids).toContain('iptables-save/upstream-v1.35-overall');
-    expect(ids.length).toBe(43);
+    expect(ids.length).toBe(42);
     const first = r.json.fixtures[0];
     expect(first).toMatchObject({ id: 'iptables-save/clusterip', format: 'iptables-save', name: 'clusterip', node: 'dplab-worker' });
     expect(first.description).toMatch(/ClusterIP/);
