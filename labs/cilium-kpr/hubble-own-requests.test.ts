@@ -47,7 +47,7 @@ describe('Hubble checks count only the learner’s requests', () => {
     expect(execs.some((c) => /curl|wget|http:\/\/web/.test(c))).toBe(false);
     const observe = execs.find((c) => c.includes('hubble observe'));
     expect(observe).toContain('--from-pod lab-cilium-kpr/client');
-    expect(observe).toContain('--to-service lab-cilium-kpr/web');
+    expect(observe).toContain('--to-pod lab-cilium-kpr/web-');
   });
 
   it('cilium-l7-policy hubble-drops reads Hubble before it sends its own request from other', async () => {

@@ -19,7 +19,7 @@ const KPR_VALUE = `$(${AGENT} cilium-dbg status | awk '/^KubeProxyReplacement:/ 
  * the port-forward (a bare `enable && port-forward &` would background the enable too, and
  * `hubble observe` would run before Relay exists).
  */
-export const RELAY_OBSERVE = `cilium hubble enable && { cilium hubble port-forward & sleep 5; } && hubble observe --to-service ${NS}/web --last 20`;
+export const RELAY_OBSERVE = `cilium hubble enable && { cilium hubble port-forward & sleep 5; } && hubble observe --from-pod ${NS}/client --to-pod ${NS}/web- --last 20`;
 const KUBE_SVC_COUNT = 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c KUBE-SVC || true\'';
 const save = (name: string, key: string, value: string) =>
   `kubectl -n ${NS} create configmap ${name} --from-literal=${key}="${value}" --dry-run=client -o yaml | kubectl apply -f -`;
@@ -140,23 +140,26 @@ export default defineLab({
           label: 'Send a few requests',
           command: `for i in 1 2 3 4 5; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
         },
-        { label: 'Flows to web, in the agent', command: `${AGENT} hubble observe --to-service ${NS}/web --last 20` },
+        {
+          label: "Flows from client to web's pods, in an agent",
+          command: `${AGENT} hubble observe --from-pod ${NS}/client --to-pod ${NS}/web- --last 20`,
+        },
         { label: 'Or cluster-wide through Hubble Relay (needs the hubble CLI on your machine)', command: RELAY_OBSERVE },
       ],
       hints: [
         'Flows only exist once something talks to web: start the client pod and send a few requests first.',
         `Each agent sees only its own node's flows. \`${AGENT} hubble observe …\` asks one agent; if it shows nothing, the client may run on another node: pick that node's agent pod (\`kubectl -n kube-system get pods -l k8s-app=cilium -o wide\`).`,
-        "Look for `pre-xlate-fwd` (the client connecting to web's ClusterIP) followed by `post-xlate-fwd` (the same socket, now pointing at a pod): the backend was chosen at connect().",
+        "Look at the first packet's destination: a web pod on port 8080, never the ClusterIP on port 80. The backend was chosen at connect(), before any packet existed.",
       ],
       solution: {
         commands: [
           `kubectl -n ${NS} apply -f cilium-kpr/client.yaml`,
           `kubectl -n ${NS} wait --for=condition=Ready pod/client --timeout=120s`,
           `for i in 1 2 3 4 5; do kubectl -n ${NS} exec client -- curl -s http://web/hostname; echo; done`,
-          `${AGENT} hubble observe --to-service ${NS}/web --last 20`,
+          `${AGENT} hubble observe --from-pod ${NS}/client --to-pod ${NS}/web- --last 20`,
         ],
         explanation:
-          "Hubble reads Cilium's flow events. `--to-service` keeps the flows whose destination resolves to web: the socket-level translation events and the packets that follow.",
+          "Hubble reads Cilium's flow events. `--from-pod` and `--to-pod` (name prefixes) keep the packets from client to web's pods; their first packet already goes to a pod address, because the socket-level load balancer rewrote the ClusterIP at connect().",
       },
       check: hubbleCheck,
     },
