@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { kindConfigFor, kindOverlay, nodeImage } from './kind-overlay.ts';
-import { kindConfigPath } from './modes.ts';
+import { kindConfigPath, MODES } from './modes.ts';
 import { NODE_IMAGE } from './versions.ts';
 
 const saved = { overlay: process.env.DPLAB_KIND_OVERLAY, state: process.env.DPLAB_STATE_DIR };
@@ -41,7 +41,10 @@ describe('kind overlay', () => {
       kubeadmConfigPatches: ['kind: KubeletConfiguration\nfailCgroupV1: false\n'],
       containerdConfigPatches: ['[plugins."io.containerd.grpc.v1.cri"]\n  restrict_oom_score_adj = true\n'],
       apiServerAddress: '192.168.127.2',
+      apiServerPortBase: 16443,
     });
+    // One port per mode: the base plus the mode's place in MODES.
+    expect(parse(readFileSync(kindConfigFor('ipvs'), 'utf8')).networking.apiServerPort).toBe(16443 + MODES.indexOf('ipvs'));
     const path = kindConfigFor('iptables');
     expect(path).not.toBe(kindConfigPath('iptables'));
     const mine = parse(readFileSync(path, 'utf8'));
@@ -52,7 +55,7 @@ describe('kind overlay', () => {
       'dplab.local/kindest-node:v1.35.0-abc',
     ]);
     expect(mine.nodes.map((n: { role: string }) => n.role)).toEqual(theirs.nodes.map((n: { role: string }) => n.role));
-    expect(mine.networking).toEqual({ ...theirs.networking, apiServerAddress: '192.168.127.2' });
+    expect(mine.networking).toEqual({ ...theirs.networking, apiServerAddress: '192.168.127.2', apiServerPort: 16443 + MODES.indexOf('iptables') });
     expect(mine.kubeadmConfigPatches).toEqual(['kind: KubeletConfiguration\nfailCgroupV1: false\n']);
     expect(mine.containerdConfigPatches[0]).toMatch(/restrict_oom_score_adj = true/);
     expect(readFileSync(path, 'utf8')).toMatch(/Generated from .*iptables\.yaml with DPLAB_KIND_OVERLAY \(test\)/);

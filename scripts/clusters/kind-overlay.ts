@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { DplabError } from '../errors.ts';
 import { stateDir } from '../paths.ts';
 import { describeIssues } from '../wire/validate.ts';
-import { clusterName, kindConfigPath, type Mode } from './modes.ts';
+import { clusterName, kindConfigPath, MODES, type Mode } from './modes.ts';
 import { NODE_IMAGE } from './versions.ts';
 
 export const KIND_OVERLAY_ENV = 'DPLAB_KIND_OVERLAY';
@@ -35,6 +35,11 @@ export const kindOverlaySchema = z
     containerdConfigPatches: z.array(z.string().min(1)).default([]),
     /** `networking.apiServerAddress`: where the API server is published (the engine's own address when it runs elsewhere). */
     apiServerAddress: z.string().min(1).optional(),
+    /**
+     * With an address that is not this machine's, kind cannot pick a free port by listening on
+     * it, so the port is given: this base plus the mode's index in MODES (one port per mode).
+     */
+    apiServerPortBase: z.number().int().min(1024).max(65000).optional(),
     cilium: z
       .object({
         /** A chart folder on this machine, used instead of the Helm repository. */
@@ -85,6 +90,7 @@ export function overlaidKindConfig(mode: Mode, overlay: KindOverlay): string {
     for (let i = 0; i < count; i++) doc.setIn(['nodes', i, 'image'], overlay.nodeImage);
   }
   if (overlay.apiServerAddress) doc.setIn(['networking', 'apiServerAddress'], overlay.apiServerAddress);
+  if (overlay.apiServerPortBase) doc.setIn(['networking', 'apiServerPort'], overlay.apiServerPortBase + MODES.indexOf(mode));
   for (const key of ['kubeadmConfigPatches', 'containerdConfigPatches'] as const) {
     if (overlay[key].length === 0) continue;
     const existing = (doc.get(key) as { toJSON(): unknown } | undefined)?.toJSON();

@@ -229,6 +229,8 @@ export async function ensureGuestEnv(host: TestEnv, opts: EnsureOptions = {}): P
     ...overlayFor(host.nodeImage, host.overlay.cilium?.chart ?? '', { cgroupV1: false, lacksSysResource: false }),
     name: 'dplab test environment (test/kind/: local images, Docker in a QEMU guest with ip_vs)',
     apiServerAddress: GUEST.ip,
+    // kind would pick a free port by listening on GUEST.ip, which is not this machine's address.
+    apiServerPortBase: 16443,
   };
   writeFileSync(guestPaths.overlay(), `${JSON.stringify(overlay, null, 2)}\n`);
   const kernel = (await run('docker', ['info', '--format', '{{.KernelVersion}}'], { ...guestEngine(), timeoutMs: 30_000 })).stdout.trim();
