@@ -1,9 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installDoubles } from '../../test/fixtures/doubles.ts';
 import { clusterHandle } from './providers.ts';
-import { probeRoute, resetProbeRoute } from './probe.ts';
+import { probeFromHost, probeRoute, resetProbeRoute } from './probe.ts';
 import { NODE_IMAGE } from './versions.ts';
 
 let server: Server;
@@ -90,5 +90,29 @@ describe('probeFromOutside', () => {
   it('DPLAB_PROBE_FROM forces the route', async () => {
     installDoubles({ rules: [] }, {}, { DPLAB_PROBE_FROM: 'helper' });
     expect(await probeRoute()).toBe('helper');
+  });
+});
+
+describe('probeFromHost', () => {
+  // Real kind showed why: a probe that reused the previous check's kept-alive connection saw the
+  // client address that connection had before the Service's traffic policy changed.
+  it('opens a new connection for every probe, as a fresh client would', async () => {
+    const seen = new Server();
+    const remotePorts: number[] = [];
+    seen.on('request', (req, res) => {
+      remotePorts.push(req.socket.remotePort ?? 0);
+      res.end(`${req.socket.remoteAddress}:${req.socket.remotePort}`);
+    });
+    await new Promise<void>((r) => seen.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(seen.address() as AddressInfo).port}/clientip`;
+    try {
+      const [a, b, c] = [await probeFromHost(url), await probeFromHost(url), await probeFromHost(url)];
+      expect([a, b, c].every((p) => p.answered && p.status === 200)).toBe(true);
+      expect(new Set(remotePorts).size).toBe(3);
+      expect(new Set([a.body, b.body, c.body]).size).toBe(3);
+    } finally {
+      seen.closeAllConnections();
+      await new Promise((r) => seen.close(r));
+    }
   });
 });

@@ -67,13 +67,21 @@ const NO_ANSWER_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', '
 
 export function probeFromHost(url: string, signal?: AbortSignal): Promise<ProbeResult> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'GET', timeout: PROBE_TIMEOUT_SECONDS * 1000, signal }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ from: 'host', url, answered: true, status: res.statusCode, body }));
-      res.on('error', (e) => resolve({ from: 'host', url, answered: false, error: e.message }));
-    });
+    // A connection of its own every time (agent: false, Connection: close): Node's global agent
+    // keeps sockets alive, and a probe that rode an earlier probe's connection would report what
+    // the dataplane decided for that connection (a kept client address after the Service's
+    // traffic policy changed, measured on real kind), not what it does now.
+    const req = request(
+      url,
+      { method: 'GET', timeout: PROBE_TIMEOUT_SECONDS * 1000, signal, agent: false, headers: { connection: 'close' } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ from: 'host', url, answered: true, status: res.statusCode, body }));
+        res.on('error', (e) => resolve({ from: 'host', url, answered: false, error: e.message }));
+      },
+    );
     req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${PROBE_TIMEOUT_SECONDS} s`), { code: 'ETIMEDOUT' })));
     req.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code && NO_ANSWER_ERRNO.has(e.code)) resolve({ from: 'host', url, answered: false, error: `${e.code}: ${e.message}` });
