@@ -73,16 +73,19 @@ export function nodeImageKubernetesVersion(image: string): string | null {
 
 /**
  * What one lab cluster (kind: a control plane and two workers) asks of its host, per mode:
- * the figures `dplab doctor` budgets with (one cluster; `--seats N` multiplies them). Estimates,
- * not measurements from these machines (they have no Docker):
- * - memory: an idle three-node kind cluster holds roughly 2–2.5 GiB (control plane ~1.2 GiB
- *   with etcd and the API server, each worker ~0.4 GiB); we ask 3 GiB so lab workloads fit.
- *   Cilium's agent on every node and its operator add ~0.3 GiB per node, so 4 GiB.
+ * the figures `dplab doctor` budgets with (one cluster; `--seats N` multiplies them).
+ * - memory, measured with `docker stats` on the kind test environment (kind v0.31.0, the node
+ *   image built there, Kubernetes v1.35.0, 2 cores), the three node containers summed, with
+ *   etp-local's pods running: iptables 766 MiB, nftables 773 MiB (control plane ~505 MiB,
+ *   workers 120–140 MiB), Cilium 1.19.4 2.1 GiB (control plane 1.0 GiB, workers ~540 MiB:
+ *   an agent each). IPVS is not measured yet (its guest did not finish a cluster); it runs the
+ *   same components as iptables. We ask 3 GiB for the kube-proxy modes and 4 GiB for Cilium, so
+ *   the labs' own workloads (scale-compare's 1,000 Services) and a learner's extras fit.
  * - CPU: kubeadm, which kind runs inside its nodes, documents "2 CPUs or more" for a
- *   control-plane machine and 2 GB of RAM per machine ("Installing kubeadm", Before you begin);
- *   kind's nodes share the host's cores and do not enforce it, but a control plane with less
- *   than that starts slowly. Workers idle near a tenth of a core; Cilium's agents add about
- *   one more core between them while they compile their BPF programs.
+ *   control-plane machine ("Installing kubeadm", Before you begin); kind's nodes share the
+ *   host's cores and do not enforce it, but a control plane with less starts slowly. Idle, the
+ *   control plane used ~20 % of a core and each worker ~1 % (same measurement); Cilium's agents
+ *   add about one more core between them while they compile their BPF programs.
  */
 export const CLUSTER_FOOTPRINT = {
   iptables: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
