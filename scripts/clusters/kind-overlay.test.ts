@@ -55,7 +55,11 @@ describe('kind overlay', () => {
       'dplab.local/kindest-node:v1.35.0-abc',
     ]);
     expect(mine.nodes.map((n: { role: string }) => n.role)).toEqual(theirs.nodes.map((n: { role: string }) => n.role));
-    expect(mine.networking).toEqual({ ...theirs.networking, apiServerAddress: '192.168.127.2', apiServerPort: 16443 + MODES.indexOf('iptables') });
+    expect(mine.networking).toEqual({
+      ...theirs.networking,
+      apiServerAddress: '192.168.127.2',
+      apiServerPort: 16443 + MODES.indexOf('iptables'),
+    });
     expect(mine.kubeadmConfigPatches).toEqual(['kind: KubeletConfiguration\nfailCgroupV1: false\n']);
     expect(mine.containerdConfigPatches[0]).toMatch(/restrict_oom_score_adj = true/);
     expect(readFileSync(path, 'utf8')).toMatch(/Generated from .*iptables\.yaml with DPLAB_KIND_OVERLAY \(test\)/);
