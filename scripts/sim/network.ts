@@ -40,7 +40,30 @@ export async function createNodeNetwork(layout: SimLayout, signal?: AbortSignal)
   await ip(['link', 'add', layout.bridge, 'type', 'bridge'], o);
   await ip(['addr', 'add', `${layout.gateway}/${layout.prefixLength}`, 'dev', layout.bridge], o);
   await ip(['link', 'set', layout.bridge, 'up'], o);
+  await allowBridgeForwarding(layout.bridge, true, signal);
   for (const node of layout.nodes) await createNode(layout, node, signal);
+}
+
+/**
+ * The host's FORWARD rule for traffic between the nodes on the bridge. Where a Docker engine runs
+ * on the same host, it loads br_netfilter (bridged frames pass iptables) and sets the FORWARD
+ * policy to DROP, so without this rule the nodes cannot reach each other: measured here, the
+ * workers' kubelet stand-ins never registered. Docker writes the same rule for its own bridges.
+ * No iptables on the host (and so no Docker): nothing to do.
+ */
+async function allowBridgeForwarding(bridge: string, on: boolean, signal?: AbortSignal): Promise<void> {
+  const rule = ['FORWARD', '-i', bridge, '-o', bridge, '-m', 'comment', '--comment', 'dplab sim nodes', '-j', 'ACCEPT'];
+  const iptables = (args: string[]) => run('iptables', ['-w', '5', ...args], { timeoutMs: 15_000, signal });
+  const present = await iptables(['-C', ...rule]).then(
+    () => true,
+    (err: unknown) => {
+      if (err instanceof CommandError && err.kind === 'tool-missing') return undefined;
+      return false;
+    },
+  );
+  if (present === undefined) return;
+  if (on && !present) await iptables(['-I', ...rule]);
+  if (!on && present) await iptables(['-D', ...rule]).catch(() => undefined);
 }
 
 async function createNode(layout: SimLayout, node: SimNode, signal?: AbortSignal): Promise<void> {
@@ -103,6 +126,7 @@ export async function deleteNodeNetwork(layout: SimLayout): Promise<string[]> {
     await ip(['netns', 'delete', ns]).catch(() => undefined);
     removed.push(`netns ${ns}`);
   }
+  await allowBridgeForwarding(layout.bridge, false);
   for (const link of [layout.bridge, ...layout.nodes.map((n) => n.hostVeth)]) {
     if (await linkExists(link)) {
       await ip(['link', 'delete', link]).catch(() => undefined);
