@@ -57,6 +57,15 @@ export function layers(i: ImageInputs): Record<string, LayerSpec> {
     files: [{ from: i.bin(name), to }],
     dirs: [TMP],
   });
+  /** A program that runs iptables through the wrapper (kube-proxy, kindnetd): the binary, the wrapper and its links. */
+  const withIptablesWrapper = (name: string, to: string) => ({
+    name,
+    files: [
+      { from: i.bin(name), to },
+      { from: i.iptablesWrapper, to: 'usr/sbin/iptables-wrapper' },
+    ],
+    links: wrapperLinks(),
+  });
   return {
     tools: { name: 'tools', rootfs: i.toolsRootfs },
     ciliumRuntime: { name: 'cilium-runtime', rootfs: i.ciliumRootfs },
@@ -66,23 +75,9 @@ export function layers(i: ImageInputs): Record<string, LayerSpec> {
     etcd: staticBin('etcd'),
     coredns: staticBin('coredns', 'coredns'),
     pause: { name: 'pause', files: [{ from: i.pause, to: 'pause' }] },
-    kubeProxy: {
-      name: 'kube-proxy',
-      files: [
-        { from: i.bin('kube-proxy'), to: 'usr/local/bin/kube-proxy' },
-        { from: i.iptablesWrapper, to: 'usr/sbin/iptables-wrapper' },
-      ],
-      links: wrapperLinks(),
-    },
+    kubeProxy: withIptablesWrapper('kube-proxy', 'usr/local/bin/kube-proxy'),
     // /bin is Debian's link to usr/bin: a layer that made a real bin/ folder would hide /bin/sh.
-    kindnetd: {
-      name: 'kindnetd',
-      files: [
-        { from: i.bin('kindnetd'), to: 'usr/bin/kindnetd' },
-        { from: i.iptablesWrapper, to: 'usr/sbin/iptables-wrapper' },
-      ],
-      links: wrapperLinks(),
-    },
+    kindnetd: withIptablesWrapper('kindnetd', 'usr/bin/kindnetd'),
     localPath: staticBin('local-path-provisioner'),
     agnhost: {
       name: 'agnhost',
