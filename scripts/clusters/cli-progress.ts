@@ -16,7 +16,8 @@ export interface ProgressPrinter {
   dispose(): void;
 }
 
-export function progressPrinter(out: { write(text: string): unknown; isTTY?: boolean } = process.stderr): ProgressPrinter {
+/** `out` is the command's stream (ctx.stderr), never the process's own, so a caller can capture it. */
+export function progressPrinter(out: { write(text: string): unknown; isTTY?: boolean }): ProgressPrinter {
   const tty = !!out.isTTY;
   let timer: NodeJS.Timeout | undefined;
   let current: { title: string; startedAt: number } | undefined;

@@ -88,7 +88,7 @@ const ENTRIES = {
     usage: [
       `dplab explain --input <file> --format ${FORMATS.join('|')} (--service <ns/name> | --frontend <ip:port>) [--json | --mermaid]`,
       '              [--names <file.json>] [--hz <kernel HZ>]   (names: {"10.96.45.112:80": "default/web"} for IPVS / cilium text)',
-      '              [--service-cidr <cidr>[,<cidr>]]   (IPVS: which virtual servers are ClusterIPs; `kubectl get servicecidrs` shows it)',
+      '              [--service-cidr <cidr>[,<cidr>]]   (IPVS: which virtual servers are ClusterIPs, else ones outside 10.96.0.0/12 are "unknown"; `kubectl get servicecidrs` shows it)',
       'dplab explain <mode> <ns/name> [--node <node>] [--json | --mermaid]   (live: reads the node of a running lab cluster, default the first worker)',
     ].join('\n'),
   },

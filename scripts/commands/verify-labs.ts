@@ -23,7 +23,7 @@ export const verifyLabsCommand: Command = {
       if (bad) throw simUnsupported(bad);
       modes ??= SIM_MODES;
       const needed = modes.filter((m) => labs.some((l) => l.modes.includes(m)));
-      const printer = progressPrinter();
+      const printer = progressPrinter(ctx.stderr);
       try {
         for (const m of needed) await sharedClusterManager().ensure(m, { onEvent: printer.onEvent });
       } finally {

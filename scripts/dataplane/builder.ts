@@ -1,6 +1,6 @@
 // Groups frontends into Service ports the same way for every parser, and checks the invariants
 // (shares sum to 1, no duplicate frontend) before a model leaves a parser.
-import type { Backend, DataplaneModel, Format, Frontend, ServicePort } from './model.ts';
+import type { Backend, DataplaneModel, Format, Frontend, FrontendType, ServicePort } from './model.ts';
 import { SHARE_EPSILON } from './model.ts';
 
 export class ModelBuilder {
@@ -47,7 +47,16 @@ function assertShares(fe: Frontend): void {
   }
 }
 
-const TYPE_ORDER = ['ClusterIP', 'ExternalIP', 'LoadBalancer', 'NodePort', 'HostPort', 'LocalRedirect'];
+/** Frontends of one Service port in this order; `unknown` (a ClusterIP or an external address, the dump cannot say) among the addresses. */
+const TYPE_ORDER: Record<FrontendType, number> = {
+  ClusterIP: 0,
+  ExternalIP: 1,
+  LoadBalancer: 2,
+  unknown: 3,
+  NodePort: 4,
+  HostPort: 5,
+  LocalRedirect: 6,
+};
 
 function byName(a: ServicePort, b: ServicePort): number {
   const an = a.service ?? '~';
@@ -61,7 +70,7 @@ function byName(a: ServicePort, b: ServicePort): number {
 
 function byFrontend(a: Frontend | undefined, b: Frontend | undefined): number {
   if (!a || !b) return 0;
-  const t = TYPE_ORDER.indexOf(a.type) - TYPE_ORDER.indexOf(b.type);
+  const t = TYPE_ORDER[a.type] - TYPE_ORDER[b.type];
   if (t !== 0) return t;
   if (a.ip !== b.ip) return a.ip < b.ip ? -1 : 1;
   if (a.port !== b.port) return a.port - b.port;

@@ -1,7 +1,7 @@
 // Every fixture in every format must give the same, exactly stated, picture of `web`.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { findFrontend, findService, parse, toJson, type Format, type JsonView } from './index.ts';
+import { findFrontend, findService, parse, toJson, type Format, type FrontendType, type JsonView } from './index.ts';
 import { SCENARIOS, type ScenarioId } from './synth/scenarios.ts';
 import { fixtureFile } from './fixture-catalog.ts';
 
@@ -30,7 +30,7 @@ export function load(format: Format, id: string) {
 }
 
 function fe(
-  type: string,
+  type: FrontendType,
   ip: string,
   port: number,
   backends: ReadonlyArray<readonly [string, number]>,

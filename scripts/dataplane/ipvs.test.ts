@@ -2,10 +2,13 @@
 // virtual servers, lines the parser does not know, and clusters whose Service CIDR is not
 // kubeadm's default. /proc lines follow the kernel's printf formats (net/netfilter/ipvs/ip_vs_ctl.c,
 // ip_vs_info_seq_show: "%s  [%pI6]:%04X %s ", "FWM  %08X %s %s"); see fixtures/README.md.
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findFrontend, parse, toText } from './index.ts';
+import { commandContext } from '../commands/command.ts';
+import { explain } from '../commands/explain.ts';
+import { findFrontend, parse, toJson, toMermaid, toText } from './index.ts';
 
 const DUAL = readFileSync(join(import.meta.dirname, 'fixtures', 'proc-ip-vs', 'dual-stack-fwm.txt'), 'utf8');
 const CIDRS = ['10.96.0.0/16', 'fd00:10:96::/112'];
@@ -86,10 +89,13 @@ describe('which virtual servers are ClusterIPs', () => {
     '',
   ].join('\n');
 
-  it('without a CIDR or ClusterIPs the type is a guess, and the model says so', () => {
+  it('without a CIDR or ClusterIPs an address outside the guessed range is of unknown type, and the note says so', () => {
     const model = parse('ipvsadm', OTHER);
-    expect(kinds(OTHER, {}, 'ipvsadm')).toEqual(['ExternalIP 10.200.0.1:443 ×1', 'NodePort 172.18.0.3:30080 ×1']);
+    expect(kinds(OTHER, {}, 'ipvsadm')).toEqual(['unknown 10.200.0.1:443 ×1', 'NodePort 172.18.0.3:30080 ×1']);
     expect(model.notes).toEqual([expect.stringContaining('Service CIDR unknown')]);
+    expect(model.notes?.[0]).toContain(
+      '1 virtual server outside it and off the NodePort range (10.200.0.1:443/TCP) is shown as type unknown',
+    );
   });
 
   it('the Service CIDR (the --service-cidr flag) decides', () => {
@@ -100,6 +106,134 @@ describe('which virtual servers are ClusterIPs', () => {
 
   it("the cluster's ClusterIPs (live reads) decide, even outside the CIDR given", () => {
     expect(kinds(OTHER, { clusterIPs: ['10.200.0.1'], serviceCidr: '10.96.0.0/16' }, 'ipvsadm')[0]).toBe('ClusterIP 10.200.0.1:443 ×1');
+  });
+});
+
+describe("an IPVS dump from a cluster whose Service range is not kubeadm's default", () => {
+  // The `ipvsadm -ln` of Kubernetes' own IPVS README (pkg/proxy/ipvs/README.md, "Check IPVS proxy
+  // rules"): its Services are in 10.0.0.0/24, the API server is 10.0.0.1 and kube-dns 10.0.0.10.
+  const README = [
+    'IP Virtual Server version 1.2.1 (size=4096)',
+    'Prot LocalAddress:Port Scheduler Flags',
+    '  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn',
+    'TCP  10.0.0.1:443 rr persistent 10800',
+    '  -> 192.168.0.1:6443             Masq    1      1          0',
+    'TCP  10.0.0.10:53 rr',
+    '  -> 172.17.0.2:53                Masq    1      0          0',
+    'UDP  10.0.0.10:53 rr',
+    '  -> 172.17.0.2:53                Masq    1      0          0',
+    '',
+  ].join('\n');
+  const explainText = async (...flags: string[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'dplab-ipvs-readme-'));
+    const file = join(dir, 'ipvsadm.txt');
+    writeFileSync(file, README);
+    let out = '';
+    try {
+      const code = await explain.run(
+        ['--input', file, '--format', 'ipvsadm', '--frontend', '10.0.0.1:443', ...flags],
+        commandContext({ stdout: { write: (t: string) => (out += t) } }),
+      );
+      expect(code).toBe(0);
+      return out;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+
+  it('without --service-cidr the API server is of unknown type, not an external IP, and the note says how to tell', () => {
+    const model = parse('ipvsadm', README);
+    expect(kinds(README, {}, 'ipvsadm')).toEqual(['unknown 10.0.0.1:443 ×1', 'unknown 10.0.0.10:53 ×1', 'unknown 10.0.0.10:53 ×1']);
+    expect(model.notes).toHaveLength(1);
+    const note = model.notes![0];
+    expect(note).toMatch(/^Service CIDR unknown: guessed kubeadm's default 10\.96\.0\.0\/12/);
+    expect(note).toContain(
+      '3 virtual servers outside it and off the NodePort range (10.0.0.1:443/TCP, 10.0.0.10:53/TCP, 10.0.0.10:53/UDP)',
+    );
+    expect(note).toContain('--service-cidr');
+    expect(note).toContain('read a lab cluster live (`dplab explain <mode> <namespace/name>`)');
+    expect(toJson(findFrontend(model, '10.0.0.1:443')!).frontends[0]).toMatchObject({
+      type: 'unknown',
+      affinity: { timeoutSeconds: 10800 },
+    });
+  });
+
+  it('with --service-cidr 10.0.0.0/24 they are ClusterIPs, and nothing is guessed', () => {
+    const model = parse('ipvsadm', README, { serviceCidr: ['10.0.0.0/24'] });
+    expect(kinds(README, { serviceCidr: ['10.0.0.0/24'] }, 'ipvsadm')).toEqual([
+      'ClusterIP 10.0.0.1:443 ×1',
+      'ClusterIP 10.0.0.10:53 ×1',
+      'ClusterIP 10.0.0.10:53 ×1',
+    ]);
+    expect(model.notes).toBeUndefined();
+  });
+
+  it("the cluster's ClusterIPs (a live read) say the same", () => {
+    const opts = { clusterIPs: ['10.0.0.1', '10.0.0.10'], serviceCidr: '10.97.0.0/16' };
+    expect(kinds(README, opts, 'ipvsadm')).toEqual(['ClusterIP 10.0.0.1:443 ×1', 'ClusterIP 10.0.0.10:53 ×1', 'ClusterIP 10.0.0.10:53 ×1']);
+    expect(parse('ipvsadm', README, opts).notes).toBeUndefined();
+  });
+
+  it('dplab explain --input: "unknown" and the note without the flag, ClusterIP with it', async () => {
+    const guessed = await explainText();
+    expect(guessed).toMatch(/^unknown {6}10\.0\.0\.1:443\/TCP {3}\(Service range not given: see the note, affinity ClientIP 10800s\)$/m);
+    expect(guessed).not.toContain('ExternalIP');
+    expect(guessed).toContain('note: Service CIDR unknown');
+    const told = await explainText('--service-cidr', '10.0.0.0/24');
+    expect(told).toMatch(/^ClusterIP {4}10\.0\.0\.1:443\/TCP {3}\(affinity ClientIP 10800s\)$/m);
+    expect(told).not.toContain('note:');
+    const json = JSON.parse(await explainText('--json')) as { frontends: Array<{ type: string }> };
+    expect(json.frontends.map((f) => f.type)).toEqual(['unknown']);
+  });
+
+  it('the mermaid path says "type unknown"', () => {
+    const view = findFrontend(parse('ipvsadm', README), '10.0.0.1:443')!;
+    expect(toMermaid(view, 'ipvsadm')).toContain('packet to virtual server 10.0.0.1:443/TCP (type unknown)');
+  });
+});
+
+describe("kind's default range is classified as before where the range is known", () => {
+  // kind's defaults (Services in 10.96.0.0/16, nodes on 172.18.0.0/16), plus a Service's external IP.
+  const KIND = [
+    'IP Virtual Server version 1.2.1 (size=4096)',
+    'Prot LocalAddress:Port Scheduler Flags',
+    '  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn',
+    'TCP  10.96.0.1:443 rr',
+    '  -> 172.18.0.2:6443              Masq    1      0          0',
+    'TCP  10.96.45.112:80 rr',
+    '  -> 10.244.1.2:8080              Masq    1      0          0',
+    '  -> 10.244.2.2:8080              Masq    1      0          0',
+    'TCP  172.18.0.3:30080 rr',
+    '  -> 10.244.1.2:8080              Masq    1      0          0',
+    '  -> 10.244.2.2:8080              Masq    1      0          0',
+    'TCP  192.168.99.22:80 rr',
+    '  -> 10.244.1.2:8080              Masq    1      0          0',
+    '',
+  ].join('\n');
+
+  it.each([
+    ['--service-cidr 10.96.0.0/16', { serviceCidr: ['10.96.0.0/16'] }],
+    ["the cluster's ClusterIPs", { clusterIPs: ['10.96.0.1', '10.96.45.112'] }],
+  ])('%s: ClusterIPs, the NodePort, and the external IP an ExternalIP', (_what, opts) => {
+    expect(kinds(KIND, opts, 'ipvsadm')).toEqual([
+      'ClusterIP 10.96.0.1:443 ×1',
+      'ClusterIP 10.96.45.112:80 ×2',
+      'ExternalIP 192.168.99.22:80 ×1',
+      'NodePort 172.18.0.3:30080 ×2',
+    ]);
+    expect(parse('ipvsadm', KIND, opts).notes).toBeUndefined();
+  });
+
+  it('without the range, addresses in the guess are still shown as ClusterIPs (the note calls it a guess); the external IP is unknown', () => {
+    const model = parse('ipvsadm', KIND);
+    expect(kinds(KIND, {}, 'ipvsadm')).toEqual([
+      'ClusterIP 10.96.0.1:443 ×1',
+      'ClusterIP 10.96.45.112:80 ×2',
+      'unknown 192.168.99.22:80 ×1',
+      'NodePort 172.18.0.3:30080 ×2',
+    ]);
+    expect(model.notes).toEqual([expect.stringContaining('shown as ClusterIPs, which may be wrong for this cluster')]);
+    expect(model.notes?.[0]).toContain('(192.168.99.22:80/TCP) is shown as type unknown');
   });
 });
 

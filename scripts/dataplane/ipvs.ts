@@ -120,11 +120,13 @@ function readVirtualServers(text: string, addr: Addr, ticksPerSecond: number): R
 function toModel(format: Format, read: Read, opts: ParseOptions): DataplaneModel {
   const { servers } = read;
   const notes = [...read.notes];
-  const classify = classifier(opts, notes);
+  const { classify, guessed } = classifier(opts);
   const builder = new ModelBuilder(format);
   const named = servers.map((vs) => ({ vs, name: lookupName(vs, opts.names) }));
+  const unknown: VirtualServer[] = [];
   for (const { vs, name } of named) {
     const type = classify(vs);
+    if (type === 'unknown') unknown.push(vs);
     const list = vs.reals.map((r) => ({ ip: r.ip, port: r.port, via: `${r.forward} weight ${r.weight}`, detail: `weight ${r.weight}` }));
     const fe: Frontend = {
       type,
@@ -141,6 +143,7 @@ function toModel(format: Format, read: Read, opts: ParseOptions): DataplaneModel
     };
     builder.add(name?.service ?? null, name?.portName ?? null, fe);
   }
+  if (guessed) notes.push(guessedRangeNote(unknown));
   inferLocalPolicy(builder);
   const reals = servers.reduce((n, vs) => n + vs.reals.length, 0);
   const model = builder.build(servers.length, 'virtual servers', {
@@ -175,23 +178,44 @@ function inferLocalPolicy(builder: ModelBuilder): void {
 /**
  * IPVS says nothing about a virtual server's kind. A ClusterIP is one of the cluster's ClusterIPs
  * (known on a live read) or an address in the Service CIDR (a flag for files); anything else on a
- * NodePort-range port is a NodePort, the rest an external or load-balancer IP. With neither
- * given, kubeadm's default CIDR is a guess, and the model says so.
+ * NodePort-range port is a NodePort, the rest an external or load-balancer IP.
+ *
+ * With neither given, kubeadm's default CIDR is a guess: an address in it is shown as a ClusterIP
+ * (and the note says it is a guess), but an address outside it proves nothing, since clusters
+ * pick other ranges (the Kubernetes README's own example has the API server on 10.0.0.1), so
+ * what the guess alone would call an external IP is `unknown`, and the note names it.
  */
-function classifier(opts: ParseOptions, notes: string[]): (vs: VirtualServer) => FrontendType {
+function classifier(opts: ParseOptions): { classify: (vs: VirtualServer) => FrontendType; guessed: boolean } {
   const clusterIPs = opts.clusterIPs ? new Set(opts.clusterIPs) : null;
   const cidrs = opts.serviceCidr === undefined ? null : [opts.serviceCidr].flat();
-  if (!clusterIPs && !cidrs) {
-    notes.push(
-      `Service CIDR unknown: virtual servers in ${GUESSED_SERVICE_CIDR} (kubeadm's default) are shown as ClusterIPs, which may be wrong for this cluster; pass --service-cidr`,
-    );
-  }
-  const inServiceRange = (ip: string) => (cidrs ?? (clusterIPs ? [] : [GUESSED_SERVICE_CIDR])).some((c) => inCidr(ip, c));
-  return (vs) => {
-    if (clusterIPs?.has(vs.ip) || inServiceRange(vs.ip)) return 'ClusterIP';
+  const guessed = !clusterIPs && !cidrs;
+  const range = cidrs ?? (guessed ? [GUESSED_SERVICE_CIDR] : []);
+  const classify = (vs: VirtualServer): FrontendType => {
+    if (clusterIPs?.has(vs.ip) || range.some((c) => inCidr(vs.ip, c))) return 'ClusterIP';
     if (vs.port >= NODEPORT_RANGE.min && vs.port <= NODEPORT_RANGE.max) return 'NodePort';
-    return 'ExternalIP';
+    return guessed ? 'unknown' : 'ExternalIP';
   };
+  return { classify, guessed };
+}
+
+/** Unknown virtual servers the note lists by address before it only counts the rest. */
+const LISTED_UNKNOWN = 4;
+
+/** What the guessed range decided, which virtual servers it left unknown, and how to tell the range. */
+function guessedRangeNote(unknown: readonly VirtualServer[]): string {
+  const at = (vs: VirtualServer) => `${hostPort(vs.ip, vs.port)}/${vs.protocol}`;
+  const listed = unknown.slice(0, LISTED_UNKNOWN).map(at).join(', ');
+  const more = unknown.length > LISTED_UNKNOWN ? ` and ${unknown.length - LISTED_UNKNOWN} more` : '';
+  const one = unknown.length === 1;
+  return [
+    `Service CIDR unknown: guessed kubeadm's default ${GUESSED_SERVICE_CIDR}, so virtual servers in it are shown as ClusterIPs, which may be wrong for this cluster.`,
+    ...(unknown.length
+      ? [
+          `${unknown.length} virtual server${one ? '' : 's'} outside it and off the NodePort range (${listed}${more}) ${one ? 'is' : 'are'} shown as type unknown: a ClusterIP of another range, an external IP or a load-balancer IP.`,
+        ]
+      : []),
+    'Tell the range with --service-cidr (`kubectl get servicecidrs` shows it), or read a lab cluster live (`dplab explain <mode> <namespace/name>`), which asks the API server.',
+  ].join(' ');
 }
 
 function lookupName(vs: VirtualServer, names: Record<string, string> | undefined) {

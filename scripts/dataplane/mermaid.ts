@@ -44,7 +44,7 @@ export function toMermaid(view: ServiceView, format: Format): string {
     lines.push(label ? `  ${from} -- "${escapeLabel(label)}" --> ${to}` : `  ${from} --> ${to}`);
 
   for (const fe of view.frontends) {
-    const title = `${ENTRY_LABEL[format]} ${hostPort(fe.ip, fe.port)}/${fe.protocol} (${fe.type}${view.service ? ` ${view.service}` : ''})`;
+    const title = `${ENTRY_LABEL[format]} ${hostPort(fe.ip, fe.port)}/${fe.protocol} (${fe.type === 'unknown' ? 'type unknown' : fe.type}${view.service ? ` ${view.service}` : ''})`;
     let last = node(title, 'round');
     for (const hop of fe.path) {
       const id = node(hop);

@@ -2,14 +2,12 @@
 // Lessons, checks and `dplab explain` read this, never the raw tool output.
 
 import type { Format } from '../wire/formats.ts';
+import type { FrontendType } from '../wire/frontend-types.ts';
 
 export { FORMATS, type Format } from '../wire/formats.ts';
+/** Which kind of frontend: Kubernetes' own, Cilium's HostPort and LocalRedirect, or `unknown` (scripts/wire/frontend-types.ts). */
+export { FRONTEND_TYPES, type FrontendType } from '../wire/frontend-types.ts';
 
-/**
- * Kubernetes' Service frontends, plus Cilium's own: `HostPort` (a pod's hostPort, which Cilium
- * serves as a service) and `LocalRedirect` (CiliumLocalRedirectPolicy, to a pod on this node).
- */
-export type FrontendType = 'ClusterIP' | 'NodePort' | 'ExternalIP' | 'LoadBalancer' | 'HostPort' | 'LocalRedirect';
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 
 /** NodePorts answer on every local address; the rules name no IP, so the model uses this one. */

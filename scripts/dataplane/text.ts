@@ -9,6 +9,7 @@ export function toText(view: ServiceView, model: DataplaneModel): string {
   out.push(`Service: ${view.service ?? '(not named by this tool)'}   [${model.format}: ${model.entries} ${model.entriesLabel}]`);
   for (const fe of view.frontends) {
     const flags = [
+      fe.type === 'unknown' ? 'Service range not given: see the note' : null,
       fe.portName ? `port ${fe.portName}` : null,
       fe.localOnly ? 'Local traffic policy' : null,
       fe.dropsWithoutLocalEndpoints ? 'DROPS here: no local endpoint' : null,

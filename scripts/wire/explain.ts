@@ -1,13 +1,15 @@
 /** The dataplane explorer's answers (GET /api/dataplane/…): one Service's frontends and backends. */
 import { z } from './zod.ts';
 import { FORMATS } from './formats.ts';
+import { FRONTEND_TYPES } from './frontend-types.ts';
 import { modeSchema } from './mode-schema.ts';
 
 export const jsonBackendSchema = z.object({ ip: z.string(), port: z.number(), share: z.number() });
 export type JsonBackend = z.infer<typeof jsonBackendSchema>;
 
 export const jsonFrontendSchema = z.object({
-  type: z.string(),
+  /** `unknown` when the dump alone cannot say (the answer's `notes` say why and how to tell). */
+  type: z.enum(FRONTEND_TYPES),
   ip: z.string(),
   port: z.number(),
   protocol: z.string(),

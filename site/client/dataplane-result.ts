@@ -24,6 +24,11 @@ export function summaryOf(r: ExplainResponse): string {
   return `${r.service} on ${where} · ${r.format} · ${r.entries} ${r.entriesLabel}`;
 }
 
+/** The type column: `unknown` means the dump alone cannot say (the answer's notes say why and how to tell). */
+function typeOf(f: JsonFrontend): string {
+  return f.type === 'unknown' ? 'type unknown' : f.type;
+}
+
 function flagsOf(f: JsonFrontend): string[] {
   return [
     f.localOnly ? 'Local traffic policy' : '',
@@ -40,7 +45,7 @@ function sharesTable(r: ExplainResponse): HTMLTableElement {
       'td',
       { class: 'dp-frontend', rowspan: String(Math.max(1, f.backends.length)) },
       el('code', {}, `${f.ip}:${f.port}/${f.protocol}`),
-      ` ${f.type}`,
+      ` ${typeOf(f)}`,
     );
     const flags = flagsOf(f);
     if (flags.length) label.append(el('br'), el('small', {}, flags.join(' · ')));
@@ -82,6 +87,8 @@ export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<v
   target.replaceChildren(
     el('p', { class: 'dp-summary' }, el('strong', {}, summaryOf(r))),
     ...(counts ? [el('p', { class: 'dp-muted dp-counts' }, counts)] : []),
+    // What the parser skipped or guessed (an IPVS read without its Service range): next to the table it qualifies.
+    ...(r.notes ?? []).map((n) => el('p', { class: 'dp-muted dp-parse-note' }, el('strong', {}, 'Note: '), richText(n))),
     diagram,
     el('div', { class: 'dp-table-wrap' }, sharesTable(r)),
     el('details', {}, el('summary', {}, 'As text (what dplab explain prints)'), el('pre', {}, r.text)),
