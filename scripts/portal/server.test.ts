@@ -1,14 +1,15 @@
 /**
  * The portal's listening rules and routes over a fake seat backend (no processes): plain HTTP
  * only on loopback unless TLS is terminated in front, then the public name with its https
- * origin; pages and the learner banner; a seat that is not ready yet.
+ * origin; pages and the learner banner; a seat that is not ready yet; a connection flood past the cap.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { http } from '../../test/fixtures/terminal-client.ts';
-import { interfaceAddresses } from '../server/http.ts';
+import { HTTP_LIMITS, interfaceAddresses } from '../server/http.ts';
 import type { SeatBackend, SeatSpec, SeatStatus } from './seat-backend.ts';
 import { startPortal, type RunningPortal } from './server.ts';
 
@@ -121,6 +122,34 @@ describe('routes', () => {
       });
       expect(r.status, name).toBe(400);
       expect(JSON.parse(r.body).error.message).toMatch(/name/i);
+    }
+  });
+});
+
+describe('a connection flood', () => {
+  it('past the cap, the quietest sockets make room: health answers at once', async () => {
+    running = await startPortal({ backend: new PendingBackend(), lab, siteDir: site, port: 0 });
+    const port = running.port;
+    const silent = () =>
+      new Promise<Socket>((resolve, reject) => {
+        const s = connect(port, '127.0.0.1', () => resolve(s));
+        s.on('error', () => undefined);
+        s.once('error', reject);
+        s.resume();
+      });
+    const held: Socket[] = [];
+    try {
+      // The portal's cap (HTTP_LIMITS.maxConnections * 8) and a few more, a hundred at a time.
+      const cap = HTTP_LIMITS.maxConnections * 8;
+      while (held.length < cap + 10)
+        held.push(...(await Promise.all(Array.from({ length: Math.min(100, cap + 10 - held.length) }, silent))));
+      await new Promise((r) => setTimeout(r, 300));
+      const t0 = performance.now();
+      const r = await http(running.origin, '/api/health', { timeoutMs: 2000 });
+      expect(r.status).toBe(200);
+      expect(performance.now() - t0).toBeLessThan(1000);
+    } finally {
+      held.forEach((s) => s.destroy());
     }
   });
 });

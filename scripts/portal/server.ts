@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { DplabError } from '../errors.ts';
 import { GuessLimiter } from '../server/guess-limit.ts';
 import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
+import { capConnections } from '../server/connection-shedding.ts';
 import { pageHeaders } from '../server/page-policy.ts';
 import { readJsonBody, sendError, sendJson } from '../server/router.ts';
 import { generateToken } from '../server/security.ts';
@@ -298,8 +299,9 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     },
     onRequest,
   );
-  // A class of 30 with a few tabs each, their event streams and terminals, through one server.
-  server.maxConnections = HTTP_LIMITS.maxConnections * 8;
+  // A class of 30 with a few tabs each, their event streams and terminals, through one server;
+  // over it the quietest socket makes room, so a flood cannot keep the class out.
+  capConnections(server, HTTP_LIMITS.maxConnections * 8);
   server.on('upgrade', onUpgrade);
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');

@@ -8,6 +8,7 @@ import { createStaticHandler } from './static.ts';
 import { createBuildPageHandler } from './build-page.ts';
 import type { BuildStatus } from '../site-build.ts';
 import { generateToken } from './security.ts';
+import { capConnections } from './connection-shedding.ts';
 import { DplabError } from '../errors.ts';
 
 export const DEFAULT_PORT = 4321;
@@ -34,7 +35,7 @@ export const HTTP_LIMITS: Readonly<HttpLimits> = {
   requestMs: 30_000,
   keepAliveMs: 5_000,
   checkEveryMs: 1_000,
-  /** Sockets at once; a browser needs a handful per tab. */
+  /** Sockets at once; a browser needs a handful per tab. Over it the quietest is shed (connection-shedding.ts). */
   maxConnections: 256,
 };
 
@@ -137,7 +138,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     },
     (req, res) => runner.handle(req, res, () => servePage(req, res)),
   );
-  server.maxConnections = limits.maxConnections;
+  // Not `server.maxConnections`: that refuses the newcomer, so a flood would lock the learner out.
+  capConnections(server, limits.maxConnections);
   server.on('upgrade', (req, socket, head) => {
     if (!runner.handleUpgrade(req, socket, head)) socket.destroy();
   });
