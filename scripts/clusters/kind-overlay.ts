@@ -9,7 +9,7 @@
  * `failCgroupV1: false` on a cgroup v1 host; containerd's `restrict_oom_score_adj` where root
  * lacks CAP_SYS_RESOURCE), where kind publishes the API server (an engine in a guest VM), and
  * where Cilium's chart comes from with extra values (local images without digests, no Envoy,
- * no capability the host cannot grant). `dplab up` says in its progress that the overlay is on.
+ * no capability the host cannot grant), and how much slower than a laptop provisioning may be. `dplab up` says in its progress that the overlay is on.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +40,11 @@ export const kindOverlaySchema = z
      * it, so the port is given: this base plus the mode's index in MODES (one port per mode).
      */
     apiServerPortBase: z.number().int().min(1024).max(65000).optional(),
+    /**
+     * Every provisioning timeout multiplied by this (an engine in a software-emulated guest runs
+     * several times slower than any laptop; a learner's timeouts stay as they are).
+     */
+    timeoutFactor: z.number().min(1).max(20).optional(),
     cilium: z
       .object({
         /** A chart folder on this machine, used instead of the Helm repository. */
@@ -74,6 +79,11 @@ export function kindOverlay(): KindOverlay | undefined {
       status: 400,
     });
   return parsed.data;
+}
+
+/** How much longer than a learner's each provisioning step may take (1 without an overlay). */
+export function timeoutFactor(): number {
+  return kindOverlay()?.timeoutFactor ?? 1;
 }
 
 /** The node image the cluster runs (and the probe helper container uses). */

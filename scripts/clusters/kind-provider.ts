@@ -1,13 +1,21 @@
 /** The kind provider: Docker containers as nodes, made and removed by the `kind` CLI. */
-import { provisionActions } from './actions.ts';
+import { provisionActions, type Action } from './actions.ts';
 import { kindNodeAccess, makeClusterHandle } from './handle.ts';
 import { exportKubeconfig, kindClusters, kindDelete } from './kube.ts';
-import { clusterName } from './modes.ts';
+import { timeoutFactor } from './kind-overlay.ts';
+import { clusterName, type Mode } from './modes.ts';
 import type { ClusterProvider } from './provider.ts';
+import { scaleTimeouts } from './timeouts.ts';
+
+/** Actions whose every timeout is `factor` times longer (the test environment's overlay; 1× for a learner). */
+export function stretchActions(actions: Action[], factor: number): Action[] {
+  if (factor === 1) return actions;
+  return actions.map((a) => ({ ...a, run: (ctx) => a.run({ ...ctx, timeouts: scaleTimeouts(ctx.timeouts, factor) }) }));
+}
 
 export const kindProvider: ClusterProvider = {
   id: 'kind',
-  actions: provisionActions,
+  actions: (mode: Mode) => stretchActions(provisionActions(mode), timeoutFactor()),
   list: kindClusters,
   async exportKubeconfig(mode, opts) {
     await exportKubeconfig(mode, opts);

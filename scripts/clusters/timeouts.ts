@@ -42,3 +42,11 @@ export function resolveTimeouts(overrides?: Partial<ProvisionTimeouts>): Provisi
 export function kubectlTimeoutFlag(ms: number): string {
   return `--timeout=${Math.max(1, Math.ceil(ms / 1000))}s`;
 }
+
+/** Every bound multiplied by `factor` (the pause between polls stays); 1 returns them as they are. */
+export function scaleTimeouts(timeouts: ProvisionTimeouts, factor: number): ProvisionTimeouts {
+  if (factor === 1) return timeouts;
+  const scaled = { ...timeouts };
+  for (const key of Object.keys(scaled) as (keyof ProvisionTimeouts)[]) if (key !== 'pollInterval') scaled[key] = Math.round(scaled[key] * factor);
+  return scaled;
+}

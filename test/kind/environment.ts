@@ -225,12 +225,23 @@ export async function ensureGuestEnv(host: TestEnv, opts: EnsureOptions = {}): P
   const bootSeconds = await startGuest(boot, say);
   await ensureGuestKindNetwork();
   for (const ref of [host.nodeImage, AGNHOST_IMAGE]) await copyImage(ref, engineEnv(), say);
+  const base = overlayFor(host.nodeImage, host.overlay.cilium?.chart ?? '', { cgroupV1: false, lacksSysResource: false });
   const overlay: KindOverlay = {
-    ...overlayFor(host.nodeImage, host.overlay.cilium?.chart ?? '', { cgroupV1: false, lacksSysResource: false }),
+    ...base,
     name: 'dplab test environment (test/kind/: local images, Docker in a QEMU guest with ip_vs)',
     apiServerAddress: GUEST.ip,
     // kind would pick a free port by listening on GUEST.ip, which is not this machine's address.
     apiServerPortBase: 16443,
+    // Software emulation runs everything several times slower than a laptop: provisioning gets
+    // four times a learner's timeouts, and kubeadm more than its 4 and 5 minutes to see the
+    // control plane healthy and (on the workers) the signed cluster-info, which the controller
+    // manager's bootstrap signer writes late here.
+    timeoutFactor: 4,
+    kubeadmConfigPatches: [
+      ...base.kubeadmConfigPatches,
+      'kind: ClusterConfiguration\napiServer:\n  timeoutForControlPlane: 20m0s\n',
+      'kind: JoinConfiguration\ndiscovery:\n  timeout: 20m0s\n',
+    ],
   };
   writeFileSync(guestPaths.overlay(), `${JSON.stringify(overlay, null, 2)}\n`);
   const kernel = (await run('docker', ['info', '--format', '{{.KernelVersion}}'], { ...guestEngine(), timeoutMs: 30_000 })).stdout.trim();
