@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { distDir } from '../scripts/paths.ts';
+import { distDir } from '../scripts/base/paths.ts';
 import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');

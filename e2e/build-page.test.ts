@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, chromiumNote, launchBrowser, type Browser } from './harness.ts';
 import { startServer, type RunningServer } from '../scripts/server/http.ts';
-import { BuildProgress } from '../scripts/site-build.ts';
+import { BuildProgress } from '../scripts/base/site-build.ts';
 
 describe.skipIf(!hasChromium)(`the page while the course builds${chromiumNote}`, { timeout: 60_000 }, () => {
   const progress = new BuildProgress();

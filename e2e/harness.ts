@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { startServer, type RunningServer, type ServeOptions } from '../scripts/server/http.ts';
-import { distDir } from '../scripts/paths.ts';
-import { kubeconfigPath, type Mode } from '../scripts/clusters/modes.ts';
+import { distDir } from '../scripts/base/paths.ts';
+import { kubeconfigPath, type Mode } from '../scripts/catalogue/modes.ts';
 import { applyEnv, useDoubles, type Doubles, type Scenario } from '../test/fixtures/doubles.ts';
 
 export const CHROMIUM = process.env.DPLAB_CHROMIUM ?? '/usr/bin/chromium';

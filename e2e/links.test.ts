@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { distDir } from '../scripts/paths.ts';
+import { distDir } from '../scripts/base/paths.ts';
 import { resolveStatic } from '../scripts/server/static.ts';
 
 function htmlFiles(dir: string): string[] {

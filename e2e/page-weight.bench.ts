@@ -3,7 +3,7 @@
  * Chromium after the page settled (every script response, however it was loaded), beside a
  * bare Starlight page built from the same packages (the limit for a lesson page) and xterm.js's
  * own chunk (the floor of a terminal page). Run after a build (`npm run build`); figures go
- * through scripts/bench/lib/report.ts (`report('page-weight', rows)`). Not a test: nothing here
+ * through test/bench/lib/report.ts (`report('page-weight', rows)`). Not a test: nothing here
  * asserts.
  */
 import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { launchBrowser, startCourse, type Browser } from './harness.ts';
 import { createStaticHandler } from '../scripts/server/static.ts';
-import { projectRoot } from '../scripts/paths.ts';
-import { report, benchDir, type BenchRow } from '../scripts/bench/lib/report.ts';
-import { run } from '../scripts/exec.ts';
-import { lessonDiagrams } from '../scripts/course/diagrams.ts';
+import { projectRoot } from '../scripts/base/paths.ts';
+import { report, benchDir, type BenchRow } from '../test/bench/lib/report.ts';
+import { run } from '../scripts/base/exec.ts';
+import { lessonDiagrams } from '../scripts/catalogue/diagrams.ts';
 
 const LESSONS = [...new Set(lessonDiagrams().map((d) => d.file.replace(/^.*\/lessons\/(.*)\.mdx$/, '$1')))];
 const KB = 1024;

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { distDir } from '../scripts/paths.ts';
+import { distDir } from '../scripts/base/paths.ts';
 import { requireLab } from '../scripts/labs/registry.ts';
 import { LocalSeatBackend } from '../scripts/portal/local-backend.ts';
 import { startPortal, type RunningPortal } from '../scripts/portal/server.ts';

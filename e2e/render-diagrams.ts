@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { launchBrowser } from './harness.ts';
-import { projectRoot } from '../scripts/paths.ts';
+import { projectRoot } from '../scripts/base/paths.ts';
 import {
   DIAGRAM_THEMES,
   DIAGRAMS_DIR,
@@ -19,7 +19,7 @@ import {
   svgFileName,
   svgHeader,
   type DiagramTheme,
-} from '../scripts/course/diagrams.ts';
+} from '../scripts/catalogue/diagrams.ts';
 
 const all = process.argv.includes('--all');
 const diagrams = lessonDiagrams();

@@ -11,7 +11,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { distDir } from '../scripts/paths.ts';
+import { distDir } from '../scripts/base/paths.ts';
 import {
   fetchStatusInPage,
   hasChromium,

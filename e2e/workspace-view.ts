@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { projectRoot } from '../scripts/paths.ts';
+import { projectRoot } from '../scripts/base/paths.ts';
 
 export const SCREENSHOT_DIR = join(projectRoot, 'test-results', 'screenshots');
 let announced = false;

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from './build-cli.mjs';
 import { CATALOGUE } from './commands/catalogue.ts';
-import { projectRoot } from './paths.ts';
+import { projectRoot } from './base/paths.ts';
 
 let out: string;
 let entry: string;

@@ -5,7 +5,7 @@ import { dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
 import { main } from './cli.ts';
-import { kubeconfigPath } from './clusters/modes.ts';
+import { kubeconfigPath } from './catalogue/modes.ts';
 
 let doubles: Doubles;
 let restore: () => void;

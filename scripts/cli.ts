@@ -3,11 +3,11 @@
  * and a non-zero exit; the stack trace only with --verbose. Help comes from the catalogue alone;
  * a command's code is loaded only when it runs.
  */
-import { DplabError } from './errors.ts';
+import { DplabError } from './base/errors.ts';
 import { CATALOGUE, isCommandName } from './commands/catalogue.ts';
 import { loadCommand } from './commands/index.ts';
 import { commandContext, type CommandContext } from './commands/command.ts';
-import { isProviderId, PROVIDERS } from './clusters/provider.ts';
+import { isProviderId, PROVIDERS } from './catalogue/provider-ids.ts';
 
 function help(): string {
   const width = Math.max(...CATALOGUE.map((c) => c.name.length));

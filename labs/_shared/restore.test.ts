@@ -3,7 +3,7 @@
 // nodes, the kube-proxy ConfigMap as kind writes it, node labels).
 import { describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../scripts/clusters/handle.ts';
-import type { CommandResult } from '../../scripts/exec.ts';
+import type { CommandResult } from '../../scripts/base/exec.ts';
 import { restoreCluster } from '../../scripts/labs/reset.ts';
 import { requireLab } from '../../scripts/labs/registry.ts';
 

@@ -2,7 +2,7 @@
  * The workload most labs start from, kept once: `web` (3 agnhost netexec pods), its ClusterIP
  * Service and a `client` pod. Lab setups name these files as `@shared/…`.
  */
-import type { Mode } from '../../scripts/clusters/modes.ts';
+import type { Mode } from '../../scripts/catalogue/modes.ts';
 import { iptablesServiceRules } from './iptables-service.ts';
 
 /** agnhost answers /hostname with the pod name and /clientip with the caller's address. */

@@ -2,7 +2,7 @@
  * The two checks of first-service that combine library pieces in a lab-specific way; the
  * other steps use library checks as they are (see lab.ts).
  */
-import { MODE_INFO } from '../../scripts/clusters/modes.ts';
+import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
 import {
   defineCheck,
   evaluateConfigMapValue,

@@ -1,5 +1,5 @@
 /** Lab 1: a Deployment, a ClusterIP Service, its EndpointSlices, and who forwards the traffic. */
-import { MODES, type Mode } from '../../scripts/clusters/modes.ts';
+import { MODES, type Mode } from '../../scripts/catalogue/modes.ts';
 import { allOf, deploymentReady, readyEndpoints, serviceSpec } from '../../scripts/labs/checks/index.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';

@@ -2,7 +2,7 @@
  * Headless Services: clusterIP None, so nothing is load balanced. DNS answers with the pod IPs
  * and no node holds rules or service entries for it, which a ClusterIP Service next to it shows.
  */
-import { MODES } from '../../scripts/clusters/modes.ts';
+import { MODES } from '../../scripts/catalogue/modes.ts';
 import { parse } from '../../scripts/dataplane/index.ts';
 import { allOf, readyEndpoints, serviceRules, serviceSpec } from '../../scripts/labs/checks/index.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';

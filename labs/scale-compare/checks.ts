@@ -3,7 +3,7 @@
  * generated Services, with kube-proxy's sync time. The numbers go into the facts, so the page
  * shows them per mode, and into the verdict's figures, so the page can chart them across modes.
  */
-import { MODE_INFO } from '../../scripts/clusters/modes.ts';
+import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
 import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
 import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
 import { ENTRY_COUNTS, entryCount, gatherScale, scaleFigures, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';

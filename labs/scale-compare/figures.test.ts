@@ -4,7 +4,7 @@
  * kube-proxy's sync time on every mode that has a kube-proxy.
  */
 import { describe, expect, it } from 'vitest';
-import { MODE_INFO } from '../../scripts/clusters/modes.ts';
+import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
 import { findObservationFile, readObservationFile } from '../../scripts/labs/observations.ts';
 import { requireLab } from '../../scripts/labs/registry.ts';
 

@@ -3,7 +3,7 @@
  * and watch the node's dataplane grow (rules, nft lines, IPVS virtual servers or Cilium
  * frontends) together with kube-proxy's sync time, on every mode.
  */
-import { MODES } from '../../scripts/clusters/modes.ts';
+import { MODES } from '../../scripts/catalogue/modes.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { baselineCheck, cleanupCheck, growthCheck } from './checks.ts';

@@ -2,14 +2,14 @@
  * Provisioning as an ordered list of actions (as kind does it): each has an id, a title the
  * UI shows, and `run(ctx)`. The manager runs them in order, emits start/end/fail, and cleans up.
  */
-import { CommandError, run } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { CommandError, run } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
 import { ensureKubeconfigDir, kubectlFor } from './kube.ts';
 import { kindConfigFor, kindOverlay } from './kind-overlay.ts';
-import { clusterName, type Mode } from './modes.ts';
+import { clusterName, type Mode } from '../catalogue/modes.ts';
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
-import { CILIUM_HELM_REPO, CILIUM_VERSION } from './versions.ts';
+import { CILIUM_HELM_REPO, CILIUM_VERSION } from '../base/versions.ts';
 import { waitUntil } from './wait.ts';
 
 export interface ProvisionContext {

@@ -4,10 +4,10 @@
  * `error` results: the learner did nothing wrong.
  */
 import { existsSync } from 'node:fs';
-import { CommandError } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { CommandError } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 import type { ClusterHandle } from './handle.ts';
-import type { Mode } from './modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 
 export interface ClusterProblem {
   message: string;

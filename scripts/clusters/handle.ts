@@ -1,16 +1,16 @@
 /**
  * What checks, terminals and the dataplane explorer use to look at a lab cluster: kubectl JSON
  * reads, commands inside a node (`docker exec`, just another CommandRunner), HTTP probes from
- * outside a node, and kube-proxy's own endpoints. Every read goes through scripts/exec.ts; how a
+ * outside a node, and kube-proxy's own endpoints. Every read goes through scripts/base/exec.ts; how a
  * node is reached (kind: `docker exec`; sim: `ip netns exec`) is the provider's NodeAccess.
  */
-import { run, nodeRunner, TIMEOUTS, type CommandResult, type RunOptions } from '../exec.ts';
+import { run, nodeRunner, TIMEOUTS, type CommandResult, type RunOptions } from '../base/exec.ts';
 import type { z } from 'zod';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { describeIssues } from '../wire/validate.ts';
-import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
+import { clusterName, kubeconfigPath, type Mode } from '../catalogue/modes.ts';
 import { probeUrl, type ProbeResult } from './probe.ts';
-import type { ProviderId } from './provider.ts';
+import type { ProviderId } from '../catalogue/provider-ids.ts';
 
 /** kube-proxy's metrics/healthz address inside each node (hostNetwork). */
 export const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';

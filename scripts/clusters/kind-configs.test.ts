@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { MODES, MODE_INFO, kindConfigPath } from './modes.ts';
-import { NODE_IMAGE } from './versions.ts';
+import { MODES, MODE_INFO, kindConfigPath } from '../catalogue/modes.ts';
+import { NODE_IMAGE } from '../base/versions.ts';
 
 /**
  * The keys kind v1alpha4 accepts (pkg/apis/config/v1alpha4/types.go, yaml tags). kind's own

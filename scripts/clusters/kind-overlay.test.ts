@@ -9,8 +9,8 @@ import { kindConfigFor, kindOverlay, nodeImage, timeoutFactor } from './kind-ove
 import { kindProvider, stretchActions } from './kind-provider.ts';
 import { PROVISION_TIMEOUTS, type ProvisionTimeouts } from './timeouts.ts';
 import { provisionActions, type Action, type ProvisionContext } from './actions.ts';
-import { kindConfigPath, MODES } from './modes.ts';
-import { NODE_IMAGE } from './versions.ts';
+import { kindConfigPath, MODES } from '../catalogue/modes.ts';
+import { NODE_IMAGE } from '../base/versions.ts';
 
 const saved = { overlay: process.env.DPLAB_KIND_OVERLAY, state: process.env.DPLAB_STATE_DIR };
 afterEach(() => {

@@ -15,11 +15,11 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { DplabError } from '../errors.ts';
-import { stateDir } from '../paths.ts';
+import { DplabError } from '../base/errors.ts';
+import { stateDir } from '../base/paths.ts';
 import { describeIssues } from '../wire/validate.ts';
-import { clusterName, kindConfigPath, MODES, type Mode } from './modes.ts';
-import { NODE_IMAGE } from './versions.ts';
+import { clusterName, kindConfigPath, MODES, type Mode } from '../catalogue/modes.ts';
+import { NODE_IMAGE } from '../base/versions.ts';
 
 export const KIND_OVERLAY_ENV = 'DPLAB_KIND_OVERLAY';
 

@@ -3,7 +3,7 @@ import { provisionActions, type Action } from './actions.ts';
 import { kindNodeAccess, makeClusterHandle } from './handle.ts';
 import { exportKubeconfig, kindClusters, kindDelete } from './kube.ts';
 import { timeoutFactor } from './kind-overlay.ts';
-import { clusterName, type Mode } from './modes.ts';
+import { clusterName, type Mode } from '../catalogue/modes.ts';
 import type { ClusterProvider } from './provider.ts';
 import { scaleTimeouts } from './timeouts.ts';
 

@@ -5,9 +5,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { run, type CommandResult, type RunOptions } from '../exec.ts';
-import { DplabError } from '../errors.ts';
-import { clusterName, kubeconfigPath, type Mode } from './modes.ts';
+import { run, type CommandResult, type RunOptions } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
+import { clusterName, kubeconfigPath, type Mode } from '../catalogue/modes.ts';
 
 export function kubectlFor(mode: Mode) {
   return (args: readonly string[], opts: RunOptions) => run('kubectl', ['--kubeconfig', kubeconfigPath(mode), ...args], opts);

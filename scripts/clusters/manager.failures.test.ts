@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR, FAST_TIMEOUTS, fakeSystem, scenario } from '../../test/fixtures/cluster-scenarios.ts';
-import type { DplabError } from '../errors.ts';
+import type { DplabError } from '../base/errors.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
-import { kubeconfigPath, type Mode } from './modes.ts';
+import { kubeconfigPath, type Mode } from '../catalogue/modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
-import { kubeconfigPath, MODES, type Mode } from './modes.ts';
-import { CILIUM_VERSION } from './versions.ts';
+import { kubeconfigPath, MODES, type Mode } from '../catalogue/modes.ts';
+import { CILIUM_VERSION } from '../base/versions.ts';
 
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
   const d = installDoubles(scenario(mode, overrides), opts);

@@ -5,17 +5,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
-import { CommandError } from '../exec.ts';
-import { DplabError, errorToJson } from '../errors.ts';
+import { CommandError } from '../base/exec.ts';
+import { DplabError, errorToJson } from '../base/errors.ts';
 import { dockerBlocker, type PreflightSystem } from '../preflight/index.ts';
 import { actionFailure, type Action, type ProvisionContext } from './actions.ts';
 import { Emitter, type ClusterEvent } from './events.ts';
 import { nodeHealth } from './kube.ts';
-import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from './modes.ts';
+import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from '../catalogue/modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
-import type { ClusterProvider, ProviderId } from './provider.ts';
+import type { ClusterProvider } from './provider.ts';
+import type { ProviderId } from '../catalogue/provider-ids.ts';
 import { providerFor } from './providers.ts';
 
 export type { ClusterEvent } from './events.ts';

@@ -1,6 +1,6 @@
 /** Turn a command-line word into a Mode, or a usage error that lists the modes. */
-import { DplabError } from '../errors.ts';
-import { isMode, MODES, type Mode } from './modes.ts';
+import { DplabError } from '../base/errors.ts';
+import { isMode, MODES, type Mode } from '../catalogue/modes.ts';
 
 export function parseModeArg(command: { name: string; usage: string }, value: string | undefined): Mode {
   if (isMode(value)) return value;

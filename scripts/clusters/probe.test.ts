@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installDoubles } from '../../test/fixtures/doubles.ts';
 import { clusterHandle } from './providers.ts';
 import { probeFromHost, probeRoute, resetProbeRoute } from './probe.ts';
-import { NODE_IMAGE } from './versions.ts';
+import { NODE_IMAGE } from '../base/versions.ts';
 
 let server: Server;
 let port: number;

@@ -15,7 +15,7 @@
  * `DPLAB_PROBE_FROM=host|helper` overrides the choice.
  */
 import { request } from 'node:http';
-import { CommandError, run, type RunOptions } from '../exec.ts';
+import { CommandError, run, type RunOptions } from '../base/exec.ts';
 import { checkDocker, nodeIpsReachableFromHost } from '../preflight/docker.ts';
 import { realSystem } from '../preflight/system.ts';
 import { nodeImage } from './kind-overlay.ts';

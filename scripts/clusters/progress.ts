@@ -1,6 +1,6 @@
 /** One provisioning run's progress, and per-action status objects that can be ended twice. */
 import type { ClusterEvent } from './events.ts';
-import type { Mode } from './modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import type { ActionProgress, ErrorJson, Progress } from './status-types.ts';
 
 export function newProgress(runId: string, actions: readonly { id: string; title: string }[]): Progress {

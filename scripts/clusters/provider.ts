@@ -4,17 +4,11 @@
  * kube-proxy on network-namespace nodes, for recording labs without Docker) implement it; the
  * manager, checks and terminals only see this interface and the ClusterHandle it returns.
  */
-import type { RunOptions } from '../exec.ts';
+import type { RunOptions } from '../base/exec.ts';
 import type { Action } from './actions.ts';
 import type { ClusterHandle } from './handle.ts';
-import type { Mode } from './modes.ts';
-
-export const PROVIDERS = ['kind', 'sim'] as const;
-export type ProviderId = (typeof PROVIDERS)[number];
-
-export function isProviderId(v: unknown): v is ProviderId {
-  return typeof v === 'string' && (PROVIDERS as readonly string[]).includes(v);
-}
+import type { Mode } from '../catalogue/modes.ts';
+import type { ProviderId } from '../catalogue/provider-ids.ts';
 
 export interface ClusterProvider {
   readonly id: ProviderId;

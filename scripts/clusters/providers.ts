@@ -5,12 +5,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { kindProvider } from './kind-provider.ts';
 import { simStateDir } from '../sim/layout.ts';
 import { simProvider, useSimBinaries } from './sim-provider.ts';
-import type { Mode } from './modes.ts';
-import { isProviderId, PROVIDERS, type ClusterProvider, type ProviderId } from './provider.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import type { ClusterProvider } from './provider.ts';
+import { isProviderId, PROVIDERS, type ProviderId } from '../catalogue/provider-ids.ts';
 import type { ClusterHandle } from './handle.ts';
 
 export function providerById(id: ProviderId): ClusterProvider {

@@ -1,6 +1,6 @@
 /** Inside a workshop seat (DPLAB_SEAT) every cluster name carries the seat; outside nothing changes. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { clusterName, kubeconfigPath, seatId } from './modes.ts';
+import { clusterName, kubeconfigPath, seatId } from '../catalogue/modes.ts';
 import { ciliumValues } from './actions.ts';
 import { kindProvider } from './kind-provider.ts';
 import { modeSkip, mayDelete } from '../../test/live/ownership.ts';

@@ -7,9 +7,9 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { CommandError, run } from '../exec.ts';
-import { DplabError } from '../errors.ts';
-import { projectRoot, stateDir } from '../paths.ts';
+import { CommandError, run } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
+import { projectRoot, stateDir } from '../base/paths.ts';
 import { ensureSimBinaries, simBinDir } from '../sim/build.ts';
 import {
   createNetwork,
@@ -26,7 +26,7 @@ import { isSimMode, simLayout, simUnsupported, type SimLayout } from '../sim/lay
 import { inNode } from '../sim/network.ts';
 import { ACTIONS, type Action, type ProvisionContext } from './actions.ts';
 import { makeClusterHandle, sortNodes } from './handle.ts';
-import { clusterName, isMode, kubeconfigPath, MODES } from './modes.ts';
+import { clusterName, isMode, kubeconfigPath, MODES } from '../catalogue/modes.ts';
 import { probeFromHost } from './probe.ts';
 import type { ClusterProvider } from './provider.ts';
 

@@ -1,5 +1,5 @@
 /** How long each provisioning step may take. Tests pass small values; people get these. */
-import { TIMEOUTS } from '../exec.ts';
+import { TIMEOUTS } from '../base/exec.ts';
 
 export interface ProvisionTimeouts {
   /** `kind create cluster`, which pulls the node image on first use. */
@@ -47,6 +47,7 @@ export function kubectlTimeoutFlag(ms: number): string {
 export function scaleTimeouts(timeouts: ProvisionTimeouts, factor: number): ProvisionTimeouts {
   if (factor === 1) return timeouts;
   const scaled = { ...timeouts };
-  for (const key of Object.keys(scaled) as (keyof ProvisionTimeouts)[]) if (key !== 'pollInterval') scaled[key] = Math.round(scaled[key] * factor);
+  for (const key of Object.keys(scaled) as (keyof ProvisionTimeouts)[])
+    if (key !== 'pollInterval') scaled[key] = Math.round(scaled[key] * factor);
   return scaled;
 }

@@ -1,5 +1,5 @@
 /** The one "wait until X" helper: bounded polling with an abort signal, no unbounded loops. */
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 
 export interface WaitOptions {
   /** Give up after this long. */

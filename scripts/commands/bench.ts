@@ -1,50 +1,37 @@
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Command, CommandContext } from './command.ts';
-import { parseFlags, usageError } from './command.ts';
+import type { Command } from './command.ts';
+import { parseFlags } from './command.ts';
 import { commandInfo } from './catalogue.ts';
-import { projectRoot } from '../paths.ts';
-import { writeJoinedReport } from '../bench/lib/report.ts';
+import { DplabError } from '../base/errors.ts';
+import { projectRoot } from '../base/paths.ts';
 
-const BENCH_DIR = join(projectRoot, 'scripts', 'bench');
-
-/** The benchmarks: every scripts/bench/<name>.ts (what they share is in scripts/bench/lib/). */
-export function benchNames(): string[] {
-  return readdirSync(BENCH_DIR)
-    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
-    .map((f) => f.slice(0, -3))
-    .sort();
-}
-
-/** Each benchmark runs as its own Node process (under tsx), so one cannot skew the next; its output goes to the command's streams. */
-function runBench(name: string, args: string[], ctx: CommandContext): Promise<number> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(BENCH_DIR, `${name}.ts`), ...args], {
-      cwd: projectRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child.stdout.on('data', (b: Buffer) => ctx.stdout.write(b.toString()));
-    child.stderr.on('data', (b: Buffer) => ctx.stderr.write(b.toString()));
-    child.on('exit', (code) => resolve(code ?? 1));
-    child.on('error', () => resolve(1));
-  });
-}
+/**
+ * The benchmarks live with the tests (test/bench/): they drive the runner on the test doubles,
+ * so nothing of theirs is part of the CLI. This command starts their runner as its own process
+ * (under tsx, as each benchmark runs) and copies its output to the command's streams.
+ */
+const RUNNER = join(projectRoot, 'test', 'bench', 'lib', 'run.ts');
 
 export const bench: Command = {
   ...commandInfo('bench'),
   async run(argv, ctx) {
     const { positionals } = parseFlags(this, argv, {}, true);
-    const names = benchNames();
-    const [name, ...args] = positionals;
-    if (name !== undefined && !names.includes(name)) throw usageError(this, `no benchmark "${name}"; there are: ${names.join(', ')}.`);
-    let worst = 0;
-    for (const n of name ? [name] : names) {
-      ctx.stdout.write(`\n== ${n} ==\n`);
-      worst = Math.max(worst, await runBench(n, name ? args : [], ctx));
+    if (!existsSync(RUNNER)) {
+      throw new DplabError('No benchmarks here: they are in test/bench/ of a checkout of the repository.', {
+        fix: 'Run `npm run bench` in a clone of the repository.',
+      });
     }
-    // Every benchmark that reported (this run's and earlier ones) in one table a person opens.
-    ctx.stdout.write(`\nReport: ${writeJoinedReport()}\n`);
-    return worst;
+    return new Promise<number>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', RUNNER, ...positionals], {
+        cwd: projectRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout.on('data', (b: Buffer) => ctx.stdout.write(b.toString()));
+      child.stderr.on('data', (b: Buffer) => ctx.stderr.write(b.toString()));
+      child.on('exit', (code) => resolve(code ?? 1));
+      child.on('error', () => resolve(1));
+    });
   },
 };

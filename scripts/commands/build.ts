@@ -6,8 +6,8 @@
 import type { Command, CommandContext } from './command.ts';
 import { parseFlags } from './command.ts';
 import { commandInfo } from './catalogue.ts';
-import { BuildProgress, buildIsStale, buildSite } from '../site-build.ts';
-import { DplabError } from '../errors.ts';
+import { BuildProgress, buildIsStale, buildSite } from '../base/site-build.ts';
+import { DplabError } from '../base/errors.ts';
 
 /** The progress line ticks this often (on a terminal only). */
 const TICK_MS = 1_000;

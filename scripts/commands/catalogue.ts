@@ -94,7 +94,7 @@ const ENTRIES = {
   },
   bench: {
     summary: 'Run the benchmarks (all, or the one named); they print figures beside a peer and a limit',
-    usage: 'dplab bench [<name> [args…]]   (names: the files in scripts/bench/)',
+    usage: 'dplab bench [<name> [args…]]   (names: the files in test/bench/; they run the runner on the test doubles, from a checkout)',
   },
   'sim-build': {
     summary: "Build (or reuse) the sim provider's real components with Go, into the cache outside the repository",

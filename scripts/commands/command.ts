@@ -49,7 +49,7 @@ export interface Command {
 }
 
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 

@@ -1,5 +1,5 @@
 import { parseModeArg } from '../clusters/mode-arg.ts';
-import { MODES, type Mode } from '../clusters/modes.ts';
+import { MODES, type Mode } from '../catalogue/modes.ts';
 import { formatFindings } from '../preflight/format.ts';
 import { runPreflight } from '../preflight/index.ts';
 import { parseFlags, usageError, type Command } from './command.ts';

@@ -1,6 +1,6 @@
-import { sharedClusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../services/runner-services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 import { commandInfo } from './catalogue.ts';
 

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import {
   FORMATS,
   ParseError,

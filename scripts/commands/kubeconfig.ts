@@ -1,5 +1,5 @@
 import { parseModeArg } from '../clusters/mode-arg.ts';
-import { kubeconfigPath } from '../clusters/modes.ts';
+import { kubeconfigPath } from '../catalogue/modes.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 import { commandInfo } from './catalogue.ts';
 

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../cli.ts';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../base/paths.ts';
 import { fixtureFile } from '../dataplane/fixture-catalog.ts';
 import { CATALOGUE } from './catalogue.ts';
 import { commandContext } from './command.ts';
@@ -57,8 +57,7 @@ function closure(entry: string): string[] {
  */
 const MAY_WRITE_TO_THE_PROCESS: Record<string, string> = {
   'scripts/commands/command.ts': "commandContext(): the CLI's context is the process's streams",
-  'scripts/bench/lib/report.ts': "report() runs inside each benchmark's own process, whose output `dplab bench` copies to ctx",
-  'scripts/exec.ts': 'the inheritOutput option of run(); the scan says no module a command loads passes it (only exec.ts names it)',
+  'scripts/base/exec.ts': 'the inheritOutput option of run(); the scan says no module a command loads passes it (only exec.ts names it)',
 };
 const LONG_RUNNING = ['scripts/server/', 'scripts/portal/'];
 

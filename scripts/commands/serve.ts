@@ -2,9 +2,9 @@ import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { commandInfo } from './catalogue.ts';
 import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
-import { BuildProgress, buildIsStale } from '../site-build.ts';
+import { BuildProgress, buildIsStale } from '../base/site-build.ts';
 import { buildWithProgress } from './build.ts';
-import { distDir } from '../paths.ts';
+import { distDir } from '../base/paths.ts';
 
 /** After a failed build the build page gets this long to show the failure (it asks every second) before the server stops. */
 const FAILURE_SHOWN_MS = 3_000;

@@ -1,5 +1,5 @@
 import type { ClusterStatus } from '../clusters/manager.ts';
-import { sharedClusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../services/runner-services.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 import { commandInfo } from './catalogue.ts';
 

@@ -1,4 +1,4 @@
-import { sharedClusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../services/runner-services.ts';
 import { parseModeArg } from '../clusters/mode-arg.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { parseFlags, usageError, type Command } from './command.ts';

@@ -1,14 +1,14 @@
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { commandInfo } from './catalogue.ts';
-import { isMode, MODES } from '../clusters/modes.ts';
+import { isMode, MODES } from '../catalogue/modes.ts';
 import { verifyLabs } from '../labs/harness.ts';
 import { loadLabs, requireLab } from '../labs/registry.ts';
-import { sharedClusterManager } from '../runner/services.ts';
+import { sharedClusterManager } from '../services/runner-services.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { requestedProvider } from '../clusters/providers.ts';
 import { SIM_MODES, simUnsupported } from '../sim/layout.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 
 export const verifyLabsCommand: Command = {
   ...commandInfo('verify-labs'),

@@ -2,8 +2,8 @@
 // (format × scenario) that ids from a request are matched against; a request never names a path.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../paths.ts';
-import { DplabError } from '../errors.ts';
+import { projectRoot } from '../base/paths.ts';
+import { DplabError } from '../base/errors.ts';
 import { FORMATS, type DataplaneModel, type Format, type ParseOptions } from './model.ts';
 import { parse } from './index.ts';
 import { servicePortName } from './synth/cluster.ts';
@@ -74,12 +74,21 @@ interface Entry {
 
 let catalog: Entry[] | undefined;
 
+/** A fixture as listed: ours name the scenario they were written from, kube-proxy's own do not. */
+interface Listed {
+  format: Format;
+  name: string;
+  description: string;
+  scenario?: ScenarioId;
+}
+
 function entries(): Entry[] {
   if (catalog) return catalog;
-  const grid = FORMATS.flatMap((format) =>
+  const grid: Listed[] = FORMATS.flatMap((format) =>
     SCENARIOS.map((id) => ({ format, name: id as string, scenario: id, description: DESCRIPTIONS[id] })),
   );
-  catalog = [...grid, ...EXTRA]
+  const listed: Listed[] = [...grid, ...EXTRA, ...UPSTREAM];
+  catalog = listed
     .map((f) => ({ ...f, file: fixtureFile(f.format, f.name) }))
     .filter((f) => existsSync(f.file))
     .map((f) => {
@@ -91,31 +100,13 @@ function entries(): Entry[] {
           format: f.format,
           name: f.name,
           description: f.description,
-          node: scenario(f.scenario).node.name,
+          node: f.scenario ? scenario(f.scenario).node.name : UPSTREAM_NODE,
           services: [],
         },
       };
       entry.info.services = servicesIn(parseEntry(entry));
       return entry;
     });
-  const upstream = UPSTREAM.map((f) => ({ ...f, file: fixtureFile(f.format, f.name) }))
-    .filter((f) => existsSync(f.file))
-    .map((f): Entry => {
-      const entry: Entry = {
-        file: f.file,
-        info: {
-          id: `${f.format}/${f.name}`,
-          format: f.format,
-          name: f.name,
-          description: f.description,
-          node: UPSTREAM_NODE,
-          services: [],
-        },
-      };
-      entry.info.services = servicesIn(parseEntry(entry));
-      return entry;
-    });
-  catalog.push(...upstream);
   return catalog;
 }
 

@@ -7,8 +7,8 @@ import { installDoubles, type Rule } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR } from '../../test/fixtures/cluster-scenarios.ts';
 import { explain } from '../commands/explain.ts';
 import { commandContext } from '../commands/command.ts';
-import type { Mode } from '../clusters/modes.ts';
-import { DplabError } from '../errors.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import { DplabError } from '../base/errors.ts';
 import { defaultNode, explainLive, readDataplane, serviceNames, type KubeService } from './live.ts';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');

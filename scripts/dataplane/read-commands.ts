@@ -1,7 +1,7 @@
 // What to run on a node (or, for Cilium, in the node's cilium agent pod) to get each format,
 // and which format each mode's node is read in. The one home of these commands: the explorer's
 // live read and the lab checks both take them from here.
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import type { Format } from './model.ts';
 
 const COMMANDS: Record<Format, readonly string[]> = {

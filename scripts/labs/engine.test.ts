@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../clusters/handle.ts';
-import { CommandError } from '../exec.ts';
+import { CommandError } from '../base/exec.ts';
 import { z } from 'zod';
 import { defineCheck } from './checks/compose.ts';
 import { pollUntil } from './checks/poll.ts';

@@ -6,7 +6,7 @@
  */
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { pollUntil } from './checks/poll.ts';
 import { checkedObservations } from './observations.ts';
 import type { Verdict } from './checks/types.ts';

@@ -4,7 +4,7 @@
  * go straight to the line. Used by the loader and by the observation reader.
  */
 import type { ZodError, ZodIssue } from 'zod';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { fieldPath } from '../wire/validate.ts';
 
 export { fieldPath };

@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
 import { firstServiceScenario, type ScenarioOptions } from '../../test/fixtures/first-service-scenario.ts';
-import { kubeconfigPath } from '../clusters/modes.ts';
+import { kubeconfigPath } from '../catalogue/modes.ts';
 import type { ClusterEvent } from '../clusters/events.ts';
 import { commandContext } from '../commands/command.ts';
 import { goto } from '../commands/goto.ts';

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
-import { kubeconfigPath } from '../clusters/modes.ts';
+import { kubeconfigPath } from '../catalogue/modes.ts';
 import { verifyLabs, TABLE_HEADER } from './harness.ts';
 import { requireLab } from './registry.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';

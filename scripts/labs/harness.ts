@@ -4,14 +4,14 @@
  * With `record`, each check's observations are written next to the lab, marked as recorded
  * with the kind and Kubernetes versions, so `npm test` replays them on machines without Docker.
  */
-import { run, TIMEOUTS } from '../exec.ts';
+import { run, TIMEOUTS } from '../base/exec.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import { release } from 'node:os';
 import { z } from 'zod';
 import { kindOverlay } from '../clusters/kind-overlay.ts';
 import { kubeVersionSchema, listOf } from '../clusters/kube-objects.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { runCheck, type CheckResult } from './engine.ts';
 import { formatTable } from './format.ts';
 import { observationFileName, writeObservationFile, type ObservationFile } from './observations.ts';

@@ -1,5 +1,5 @@
 /** Which mode a CLI command acts on: `--mode`, else the mode last used for the lab, else the lab's first. */
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { readProgress } from './progress.ts';
 import { loadLabs, requireMode } from './registry.ts';
 import type { Lab } from './schema.ts';

@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { Mode } from '../clusters/modes.ts';
-import { PROVIDERS, type ProviderId } from '../clusters/provider.ts';
-import { labsDir } from '../paths.ts';
-import { DplabError } from '../errors.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import { PROVIDERS, type ProviderId } from '../catalogue/provider-ids.ts';
+import { labsDir } from '../base/paths.ts';
+import { DplabError } from '../base/errors.ts';
 import type { ObservationSchema } from './checks/types.ts';
 import { fromZodError, labDataError } from './friendly-error.ts';
 

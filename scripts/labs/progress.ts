@@ -6,9 +6,9 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Mode } from '../clusters/modes.ts';
-import { DplabError } from '../errors.ts';
-import { stateDir } from '../paths.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import { DplabError } from '../base/errors.ts';
+import { stateDir } from '../base/paths.ts';
 import type { Lab } from './schema.ts';
 
 import { progressFileSchema, PROGRESS_VERSION, type LabProgress, type ProgressFile } from '../wire/progress.ts';

@@ -5,9 +5,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { isMode, MODES, type Mode } from '../clusters/modes.ts';
-import { labsDir } from '../paths.ts';
-import { unknownId } from '../errors.ts';
+import { isMode, MODES, type Mode } from '../catalogue/modes.ts';
+import { labsDir } from '../base/paths.ts';
+import { unknownId } from '../base/errors.ts';
 import { LAB_MODULES } from '../../labs/index.ts';
 import { fromZodError, labDataError } from './friendly-error.ts';
 import { labSchema, type Lab, type Step } from './schema.ts';

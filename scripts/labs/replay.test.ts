@@ -5,7 +5,7 @@
  */
 import { relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../base/paths.ts';
 import { findObservationFiles, observationFileName, readObservationFile, STATES } from './observations.ts';
 import { loadLabs } from './registry.ts';
 

@@ -2,11 +2,11 @@
  * Reset: throw the lab's namespace away and build it again (namespace, setup manifests,
  * workspace files). Resetting to a step (the earlier steps solved and checked) is goto.ts.
  */
-import { TIMEOUTS } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { TIMEOUTS } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab } from './schema.ts';
 import { applySetup } from './setup.ts';

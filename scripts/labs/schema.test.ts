@@ -2,7 +2,7 @@
 import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { labsDir } from '../paths.ts';
+import { labsDir } from '../base/paths.ts';
 import { LAB_MODULES } from '../../labs/index.ts';
 import firstService from '../../labs/first-service/lab.ts';
 import { fieldPath } from './friendly-error.ts';

@@ -5,8 +5,8 @@
  * Checks are code (gather/evaluate functions); everything else is data.
  */
 import { z } from 'zod';
-import { MODES, type Mode } from '../clusters/modes.ts';
-import { isConceptId, type ConceptId } from '../course/concepts.ts';
+import { MODES, type Mode } from '../catalogue/modes.ts';
+import { isConceptId, type ConceptId } from '../catalogue/concepts.ts';
 import type { Check } from './checks/types.ts';
 import type { ClusterHandle } from '../clusters/handle.ts';
 
@@ -21,7 +21,7 @@ const modeSchema = () => z.enum(MODES, { errorMap: () => ({ message: `must be on
 
 const conceptSchema = () =>
   z.string().refine((v): v is ConceptId => isConceptId(v), {
-    message: 'is not a concept id from scripts/course/concepts.ts (e.g. S2)',
+    message: 'is not a concept id from scripts/catalogue/concepts.ts (e.g. S2)',
   }) as unknown as z.ZodType<ConceptId>;
 
 /** A file inside the lab folder: relative, forward slashes, never climbing out. */

@@ -5,11 +5,11 @@
  * alone (a second apply would undo what the learner changed), marked by a label set last.
  * The workspace files are written even without a cluster, so reading them works at once.
  */
-import { TIMEOUTS } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { TIMEOUTS } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab } from './schema.ts';
 import { labFilePath } from './registry.ts';

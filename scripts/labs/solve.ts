@@ -8,12 +8,12 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { run } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { run } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
-import type { Mode } from '../clusters/modes.ts';
-import { workspaceDir } from '../paths.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import { workspaceDir } from '../base/paths.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
 import { labFilePath } from './registry.ts';

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DplabError } from '../errors.ts';
-import { labsDir } from '../paths.ts';
+import { DplabError } from '../base/errors.ts';
+import { labsDir } from '../base/paths.ts';
 
 export function labText(labId: string, rel: string): string {
   const file = join(labsDir, labId, rel);

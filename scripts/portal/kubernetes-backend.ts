@@ -5,7 +5,7 @@
  * and deletes only the exact object it checked (a uid precondition).
  */
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { isMode, type Mode } from '../wire/modes.ts';
 import { weakTokenReason } from '../server/security.ts';
 import { SEAT_ID_PATTERN, type SeatBackend, type SeatEndpoint, type SeatSpec, type SeatStatus } from './seat-backend.ts';

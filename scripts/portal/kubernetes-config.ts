@@ -3,7 +3,7 @@
  * (scripts/portal/manifests/deployment.yaml): environment variables, checked once at start so a
  * typo is a clear error before the first learner joins, not a pod that never starts.
  */
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import type { KubernetesSeatConfig } from './seat-objects.ts';
 import { seatSizing } from './seat-sizing.ts';
 

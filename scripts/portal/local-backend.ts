@@ -11,8 +11,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../paths.ts';
-import { DplabError } from '../errors.ts';
+import { projectRoot } from '../base/paths.ts';
+import { DplabError } from '../base/errors.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-backend.ts';
 import { SeatClient, warmUp } from './seat-client.ts';

@@ -7,7 +7,7 @@
  */
 import { request } from 'node:http';
 import { z } from '../wire/zod.ts';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { activitySchema, type Activity } from '../wire/activity.ts';
 import { clusterListSchema, clusterStartSchema, clusterStatusSchema, type ClusterStatus } from '../wire/clusters.ts';
 import { MODES, type Mode } from '../wire/modes.ts';

@@ -5,7 +5,7 @@
  * field it does not know instead of dropping it); the unit tests pass a recorder.
  */
 import { ApiException, CoreV1Api, KubeConfig, type V1Pod, type V1Secret, type V1Service } from '@kubernetes/client-node';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 
 export type SeatKind = 'Pod' | 'Service' | 'Secret';
 export type SeatObject = V1Pod | V1Service | V1Secret;

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../base/paths.ts';
 import { MEMORY_PER_CLUSTER_BYTES } from '../preflight/memory.ts';
 import { seatSizing, seatTotals } from './seat-sizing.ts';
 

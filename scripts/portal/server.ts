@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { GuessLimiter } from '../server/guess-limit.ts';
 import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
 import { capConnections } from '../server/connection-shedding.ts';

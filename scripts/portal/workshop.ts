@@ -4,7 +4,7 @@
  * here which seat a learner token names; the dashboard reads `state()` and listens to
  * `changes`.
  */
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { Emitter } from '../clusters/events.ts';
 import { generateToken, tokensEqual } from '../server/security.ts';
 import type { Activity } from '../wire/activity.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkSeatCapacity, seatNeed, seatsThatFit } from './capacity.ts';
-import { CLUSTER_FOOTPRINT, SEAT_RUNNER_MEMORY_BYTES } from '../clusters/versions.ts';
+import { CLUSTER_FOOTPRINT, SEAT_RUNNER_MEMORY_BYTES } from '../base/versions.ts';
 import { fakeSystem } from '../../test/fixtures/cluster-scenarios.ts';
 
 const GiB = 1024 ** 3;

@@ -1,5 +1,5 @@
 /** Docker CLI, daemon and Docker Desktop: one `docker info` call answers all three. */
-import { CommandError, run, TIMEOUTS } from '../exec.ts';
+import { CommandError, run, TIMEOUTS } from '../base/exec.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
 export interface DockerInfo {
@@ -108,18 +108,21 @@ function reachability(info: DockerInfo, platform: NodeJS.Platform): Finding {
   return { ...base, status: 'ok', detail: 'Native Linux engine: node IPs are reachable from this machine.' };
 }
 
+/** The two findings every Docker check reports, whatever `docker info` did. */
+const CLI = { id: 'docker-cli', title: 'Docker CLI' } as const;
+const DAEMON = { id: 'docker-daemon', title: 'Docker daemon' } as const;
+
 /** The CLI answered (whatever the daemon did): its version when `docker info` printed one. */
 function cliFinding(stdout: string): Finding {
   const client = clientVersion(stdout);
-  return { id: 'docker-cli', title: 'Docker CLI', status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
+  return { ...CLI, status: 'ok', detail: client ? `docker ${client}` : 'docker is on PATH' };
 }
 
 /** No daemon answers; `reason` is what the CLI said of it, when it said something. */
 function daemonDown(reason?: string): Finding {
   const said = reason ? ` (${reason.slice(0, 200)})` : '';
   return {
-    id: 'docker-daemon',
-    title: 'Docker daemon',
+    ...DAEMON,
     status: 'fail',
     detail: `Docker is not running: the docker CLI is installed, but no Docker daemon (engine) answers${said}.`,
     fix: DAEMON_FIX,
@@ -149,8 +152,7 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
     const findings: Finding[] = [
       cli,
       {
-        id: 'docker-daemon',
-        title: 'Docker daemon',
+        ...DAEMON,
         status: 'ok',
         detail: `Docker Engine ${info.serverVersion} on ${info.operatingSystem || 'unknown OS'}${info.rootless ? ' (rootless)' : ''}${info.remote ? ` (on ${info.name || 'another machine'})` : ''}`,
       },
@@ -163,14 +165,8 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
     if (err.kind === 'tool-missing') {
       return {
         findings: [
-          {
-            id: 'docker-cli',
-            title: 'Docker CLI',
-            status: 'fail',
-            detail: 'Docker is not installed: `docker` was not found on PATH.',
-            fix: err.fix,
-          },
-          { id: 'docker-daemon', title: 'Docker daemon', status: 'fail', detail: 'Not checked: needs the Docker CLI.', fix: err.fix },
+          { ...CLI, status: 'fail', detail: 'Docker is not installed: `docker` was not found on PATH.', fix: err.fix },
+          { ...DAEMON, status: 'fail', detail: 'Not checked: needs the Docker CLI.', fix: err.fix },
         ],
       };
     }
@@ -180,8 +176,7 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
       findings: [
         cli,
         {
-          id: 'docker-daemon',
-          title: 'Docker daemon',
+          ...DAEMON,
           status: 'fail',
           detail: `\`docker info\` failed: ${err.message}`,
           fix: err.fix ?? 'Check that `docker info` works for your user (on Linux: add yourself to the `docker` group).',

@@ -2,7 +2,7 @@
  * Preflight: every check the modes asked for, as findings. `dplab doctor` prints them;
  * provisioning runs the same checks for one mode and stops at the first failure.
  */
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { checkDocker, type DockerInfo } from './docker.ts';
 import { checkKind } from './kind.ts';
 import { checkCgroups, checkIpvsModules, checkInotify, checkKernelVersion } from './kernel.ts';

@@ -3,8 +3,8 @@
  * limits for many kubelets, the IPVS modules for the IPVS mode, the kernel release for Cilium and
  * nftables, and cgroup v2 with private cgroup namespaces for Cilium's socket load balancer.
  */
-import type { Mode } from '../clusters/modes.ts';
-import { CILIUM_VERSION, compareVersions } from '../clusters/versions.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import { CILIUM_VERSION, compareVersions } from '../base/versions.ts';
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 

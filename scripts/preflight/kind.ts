@@ -1,6 +1,6 @@
 /** kind: present, and new enough for the modes asked for. */
-import { CommandError, run, TIMEOUTS } from '../exec.ts';
-import type { Mode } from '../clusters/modes.ts';
+import { CommandError, run, TIMEOUTS } from '../base/exec.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import {
   compareVersions,
   KIND_VERSION,
@@ -10,7 +10,7 @@ import {
   NODE_IMAGE,
   nodeImageKubernetesVersion,
   parseKindVersion,
-} from '../clusters/versions.ts';
+} from '../base/versions.ts';
 import type { Finding } from './types.ts';
 
 const UPGRADE_FIX = `Install kind v${KIND_VERSION}: https://kind.sigs.k8s.io/docs/user/quick-start/#installation (for example \`go install sigs.k8s.io/kind@v${KIND_VERSION}\`).`;

@@ -2,10 +2,10 @@
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
-import { CLUSTER_FOOTPRINT } from '../clusters/versions.ts';
+import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
 
 /**
- * The floor we ask per cluster (CLUSTER_FOOTPRINT in scripts/clusters/versions.ts says where
+ * The floor we ask per cluster (CLUSTER_FOOTPRINT in scripts/base/versions.ts says where
  * the figures come from); under half of it, provisioning will thrash or OOM.
  */
 export const MEMORY_PER_CLUSTER_BYTES = CLUSTER_FOOTPRINT.iptables.memoryBytes;

@@ -1,7 +1,7 @@
 /** kubectl for everyone; the cilium CLI or helm for the Cilium mode. */
 import { devNull } from 'node:os';
-import { CommandError, run, TIMEOUTS } from '../exec.ts';
-import type { Mode } from '../clusters/modes.ts';
+import { CommandError, run, TIMEOUTS } from '../base/exec.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import type { Finding } from './types.ts';
 
 /** First line of a tool's version output, or the reason it is unusable. */

@@ -1,5 +1,5 @@
 /** What `dplab doctor` and provisioning's preflight report: one finding per check. */
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 
 export type FindingStatus = 'ok' | 'warn' | 'fail';
 

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { isMode, type Mode } from '../clusters/modes.ts';
+import { isMode, type Mode } from '../catalogue/modes.ts';
 import {
   allowedHosts,
   gate,
@@ -23,12 +23,12 @@ import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
 import { apiRoutes } from './routes/index.ts';
 import { terminalNotice } from './terminal-notice.ts';
-import { runnerServices, type RunnerServices } from '../runner/services.ts';
+import { runnerServices, type RunnerServices } from '../services/runner-services.ts';
 import { attachTerminal, refuseTerminal } from './terminal-socket.ts';
 import { attachWatcher } from './watch-socket.ts';
 import { TerminalBroadcast } from '../terminals/broadcast.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 import { nodeShellFor } from './node-shell.ts';
 
 export const TERMINAL_PATH = '/api/terminal';

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from './http.ts';
-import { BuildProgress } from '../site-build.ts';
+import { BuildProgress } from '../base/site-build.ts';
 import { BUILD_STATUS_PATH } from './build-page.ts';
 import { inlineScriptHashes } from './page-policy.ts';
-import { DplabError } from '../errors.ts';
-import { projectRoot } from '../paths.ts';
+import { DplabError } from '../base/errors.ts';
+import { projectRoot } from '../base/paths.ts';
 import { http as httpTo } from '../../test/fixtures/terminal-client.ts';
 
 /** A real `astro build` of this course, as the runner captured it. */

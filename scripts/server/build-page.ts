@@ -6,7 +6,7 @@
  * The page's one inline script is allowed by its hash, like the course's own.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BuildStatus } from '../site-build.ts';
+import type { BuildStatus } from '../base/site-build.ts';
 import { inlineScriptHashes, pageHeaders } from './page-policy.ts';
 
 export const BUILD_STATUS_PATH = '/_dplab/build';

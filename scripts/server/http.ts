@@ -6,10 +6,10 @@ import { networkInterfaces } from 'node:os';
 import { createRunner, type Runner, type RunnerOptions } from './app.ts';
 import { createStaticHandler } from './static.ts';
 import { createBuildPageHandler } from './build-page.ts';
-import type { BuildStatus } from '../site-build.ts';
+import type { BuildStatus } from '../base/site-build.ts';
 import { generateToken } from './security.ts';
 import { capConnections } from './connection-shedding.ts';
-import { DplabError } from '../errors.ts';
+import { DplabError } from '../base/errors.ts';
 
 export const DEFAULT_PORT = 4321;
 export const DEFAULT_HOST = '127.0.0.1';

@@ -5,8 +5,8 @@
  */
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
-import type { Mode } from '../clusters/modes.ts';
-import { DplabError } from '../errors.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import { DplabError } from '../base/errors.ts';
 
 /** Node names as kind makes them; anything else is refused before a command runs. */
 const NODE_NAME = /^[a-z0-9][a-z0-9.-]{0,62}$/;

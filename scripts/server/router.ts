@@ -3,7 +3,7 @@
  * `Route`s; the server applies the security gate before any route runs.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DplabError, errorToJson } from '../errors.ts';
+import { DplabError, errorToJson } from '../base/errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

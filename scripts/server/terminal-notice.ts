@@ -4,8 +4,8 @@
  * shows the cluster's Start button in its top bar, and `dplab` is on the terminal's PATH, so
  * both fixes named here exist where the notice is read.
  */
-import type { Mode } from '../clusters/modes.ts';
-import type { ClusterService } from '../runner/services.ts';
+import type { Mode } from '../catalogue/modes.ts';
+import type { ClusterService } from '../services/runner-services.ts';
 
 /**
  * What a lab terminal prints before its prompt when the cluster is not usable yet, or null

@@ -3,7 +3,7 @@
  * The shell's whole session ends when the socket closes, whichever side closes first.
  */
 import type { WebSocket } from 'ws';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { parseClientMessage, TERMINAL_LIMITS, type ServerMessage } from '../terminals/protocol.ts';
 import { FlowController } from '../terminals/flow.ts';
 import { OutputBatcher } from '../terminals/batch.ts';

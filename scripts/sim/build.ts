@@ -11,10 +11,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { CommandError, run } from '../exec.ts';
-import { DplabError } from '../errors.ts';
-import { projectRoot } from '../paths.ts';
-import { KUBERNETES_VERSION } from '../clusters/versions.ts';
+import { CommandError, run } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
+import { projectRoot } from '../base/paths.ts';
+import { KUBERNETES_VERSION } from '../base/versions.ts';
 import { SIM_COMPONENTS, type GoComponent } from './components.ts';
 
 /** A cold build needs the module cache (~1.5 GiB) plus Go's build cache (~3 GiB) plus the binaries. */

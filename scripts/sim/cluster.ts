@@ -8,9 +8,9 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run, type RunOptions } from '../exec.ts';
-import { DplabError } from '../errors.ts';
-import { projectRoot } from '../paths.ts';
+import { CommandError, run, type RunOptions } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
+import { projectRoot } from '../base/paths.ts';
 import { componentVersions } from './components.ts';
 import { startControlPlane, CONTROL_PLANE_DAEMONS, type ControlPlane } from './control-plane.ts';
 import { ensureLeaf, writeKubeconfig } from './certs.ts';

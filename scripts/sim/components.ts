@@ -3,7 +3,7 @@
  * from (a small wrapper module in this folder, committed as go.mod/go.sum only), the package with
  * its `main`, the binary it produces and the version it reports. build.ts reads nothing else.
  */
-import { AGNHOST_VERSION, KUBERNETES_VERSION, SIM_COREDNS_VERSION, SIM_ETCD_VERSION } from '../clusters/versions.ts';
+import { AGNHOST_VERSION, KUBERNETES_VERSION, SIM_COREDNS_VERSION, SIM_ETCD_VERSION } from '../base/versions.ts';
 
 export interface GoComponent {
   /** Binary name in the cache's bin/ folder. */

@@ -9,8 +9,8 @@ import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { CommandError, run } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 import { ensureCa, ensureLeaf, ensureServiceAccountKeys, writeKubeconfig, type CertPair } from './certs.ts';
 import { daemonAlive, logTail, startDaemon, stopAll } from './processes.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MODE_INFO } from '../clusters/modes.ts';
+import { MODE_INFO } from '../catalogue/modes.ts';
 import { dnsManifests, kubeProxyConfig } from './cluster.ts';
 import { simLayout } from './layout.ts';
 import { parse } from 'yaml';

@@ -7,9 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { DplabError } from '../errors.ts';
-import { stateDir } from '../paths.ts';
-import { clusterName, kindConfigPath, MODES, type Mode } from '../clusters/modes.ts';
+import { DplabError } from '../base/errors.ts';
+import { stateDir } from '../base/paths.ts';
+import { clusterName, kindConfigPath, MODES, type Mode } from '../catalogue/modes.ts';
 
 /** The dataplane modes the sim provider runs (no ip_vs module here; Cilium needs its own agent and images). */
 export const SIM_MODES = ['iptables', 'nftables'] as const satisfies readonly Mode[];

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run, type RunOptions } from '../exec.ts';
+import { CommandError, run, type RunOptions } from '../base/exec.ts';
 import type { SimLayout, SimNode } from './layout.ts';
 
 const ip = (args: readonly string[], opts?: RunOptions) => run('ip', args, { timeoutMs: 15_000, ...opts });

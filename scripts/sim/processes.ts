@@ -6,8 +6,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawnDetached } from '../exec.ts';
-import { DplabError } from '../errors.ts';
+import { spawnDetached } from '../base/exec.ts';
+import { DplabError } from '../base/errors.ts';
 
 export interface DaemonSpec {
   /** Unique within the folder: names the pidfile and the log (`etcd`, `kube-proxy-dplab-iptables-worker`). */

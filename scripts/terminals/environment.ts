@@ -5,8 +5,8 @@
  */
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
-import { kubeconfigPath, clusterName, type Mode } from '../clusters/modes.ts';
-import { projectRoot, stateDir, workspaceDir } from '../paths.ts';
+import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
+import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
 
 export interface ShellLaunch {
   file: string;

@@ -3,7 +3,7 @@
  * what went wrong; dispose() ends the shell's whole session and can be called twice.
  */
 import * as pty from '@lydell/node-pty';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { nodeShellLaunch, shellLaunch } from './environment.ts';
 import { endSession } from './process-tree.ts';
 import { PtyInput } from './pty-input.ts';

@@ -1,5 +1,5 @@
 /**
- * The dataplane modes, as the wire names them. scripts/clusters/modes.ts adds what each one is;
+ * The dataplane modes, as the wire names them. scripts/catalogue/modes.ts adds what each one is;
  * mode-schema.ts is their zod schema. Plain data, no zod: what needs only the names (`dplab
  * help`, the browser's mode check) loads no schema library.
  */

@@ -7,9 +7,9 @@
  * `DPLAB_KIND_MODES=iptables,cilium` narrows the modes.
  */
 import { describe, expect, it } from 'vitest';
-import { run } from '../../scripts/exec.ts';
+import { run } from '../../scripts/base/exec.ts';
 import { ClusterManager } from '../../scripts/clusters/manager.ts';
-import { clusterName, type Mode } from '../../scripts/clusters/modes.ts';
+import { clusterName, type Mode } from '../../scripts/catalogue/modes.ts';
 import { labImages } from '../../scripts/labs/images.ts';
 import { labContract, upAndCheckDataplane } from '../live/contract.ts';
 

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { run } from '../../scripts/exec.ts';
+import { run } from '../../scripts/base/exec.ts';
 
 export interface ImageConfig {
   Env?: string[];

@@ -8,8 +8,8 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run, type RunOptions } from '../../scripts/exec.ts';
-import { DplabError } from '../../scripts/errors.ts';
+import { CommandError, run, type RunOptions } from '../../scripts/base/exec.ts';
+import { DplabError } from '../../scripts/base/errors.ts';
 import { aptInstall } from './rootfs.ts';
 import { engineHost, engineSocket, paths } from './layout.ts';
 import { join } from 'node:path';

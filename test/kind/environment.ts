@@ -8,9 +8,9 @@
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KIND_OVERLAY_ENV, type KindOverlay } from '../../scripts/clusters/kind-overlay.ts';
-import { CILIUM_VERSION } from '../../scripts/clusters/versions.ts';
-import { DplabError } from '../../scripts/errors.ts';
-import { projectRoot } from '../../scripts/paths.ts';
+import { CILIUM_VERSION } from '../../scripts/base/versions.ts';
+import { DplabError } from '../../scripts/base/errors.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
 import { ensureGoBinaries, ensureSimBinaries, simBinDir } from '../../scripts/sim/build.ts';
 import { TESTENV_COMPONENTS, SIM_REUSED } from './components.ts';
 import { writeDockerArchive, type ImageSpec } from './docker-archive.ts';
@@ -21,7 +21,7 @@ import { engineHost, hashOf, isFresh, paths, stamp, stampOf } from './layout.ts'
 import { dockerLoad, ensureBaseImage, ensureNodeImage, ensurePause, goModuleDir, imagePresent } from './node-image.ts';
 import { ensureBuildPackages, ensureRootfs, ROOTFS } from './rootfs.ts';
 import { copyImage, ensureGuestDisk, ensureGuestKindNetwork, GUEST, guestDockerHost, guestEngine, startGuest } from './guest.ts';
-import { run } from '../../scripts/exec.ts';
+import { run } from '../../scripts/base/exec.ts';
 
 export interface TestEnv {
   /** Environment variables the product runs with (DOCKER_HOST, PATH, DPLAB_KIND_OVERLAY). */

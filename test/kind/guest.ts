@@ -15,8 +15,8 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run, type RunOptions } from '../../scripts/exec.ts';
-import { DplabError } from '../../scripts/errors.ts';
+import { CommandError, run, type RunOptions } from '../../scripts/base/exec.ts';
+import { DplabError } from '../../scripts/base/errors.ts';
 import { hashOf, isFresh, stamp, stampOf, cacheDir } from './layout.ts';
 import { aptInstall } from './rootfs.ts';
 

@@ -12,13 +12,7 @@
  *   LLVM 19.1.7 and bpftool 7.7) and no Envoy (Envoy is a C++/Bazel build that downloads its
  *   toolchain: it cannot be built from this machine's package sources).
  */
-import {
-  AGNHOST_VERSION,
-  CILIUM_VERSION,
-  KUBERNETES_VERSION,
-  SIM_COREDNS_VERSION,
-  SIM_ETCD_VERSION,
-} from '../../scripts/clusters/versions.ts';
+import { AGNHOST_VERSION, CILIUM_VERSION, KUBERNETES_VERSION, SIM_COREDNS_VERSION, SIM_ETCD_VERSION } from '../../scripts/base/versions.ts';
 import { DEFAULT_PATH, type ImageSpec } from './docker-archive.ts';
 import type { LayerSpec } from './layers.ts';
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { ClusterManager } from '../../scripts/clusters/manager.ts';
-import { buildIsStale, buildSite } from '../../scripts/site-build.ts';
+import { buildIsStale, buildSite } from '../../scripts/base/site-build.ts';
 import { labImages } from '../../scripts/labs/images.ts';
 import { chromiumNote, hasChromium, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from '../../e2e/harness.ts';
 import { screenshot } from '../../e2e/workspace-view.ts';

@@ -24,10 +24,10 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { CommandError, run, type RunOptions } from '../../scripts/exec.ts';
-import { DplabError } from '../../scripts/errors.ts';
-import { projectRoot } from '../../scripts/paths.ts';
-import { KUBERNETES_VERSION } from '../../scripts/clusters/versions.ts';
+import { CommandError, run, type RunOptions } from '../../scripts/base/exec.ts';
+import { DplabError } from '../../scripts/base/errors.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
+import { KUBERNETES_VERSION } from '../../scripts/base/versions.ts';
 import { DEFAULT_PATH, tarLayer, writeDockerArchive, type ImageSpec } from './docker-archive.ts';
 import { hashOf, isFresh, paths, stamp, stampOf } from './layout.ts';
 

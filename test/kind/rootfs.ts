@@ -5,8 +5,8 @@
  * suite, mirror and package list; a changed list makes it again.
  */
 import { existsSync, rmSync } from 'node:fs';
-import { CommandError, run } from '../../scripts/exec.ts';
-import { DplabError } from '../../scripts/errors.ts';
+import { CommandError, run } from '../../scripts/base/exec.ts';
+import { DplabError } from '../../scripts/base/errors.ts';
 import { hashOf, isFresh, paths, stamp } from './layout.ts';
 
 export const DEBIAN_SUITE = 'bookworm';

@@ -5,8 +5,8 @@
  * says what is there. Test-only: nothing in scripts/ imports this folder.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { DplabError } from '../../scripts/errors.ts';
-import { run } from '../../scripts/exec.ts';
+import { DplabError } from '../../scripts/base/errors.ts';
+import { run } from '../../scripts/base/exec.ts';
 import { engineAnswers, engineEnv, engineInfo, stopEngine } from './engine.ts';
 import { ensureGuestEnv, ensureTestEnv, guestPaths } from './environment.ts';
 import { guestDockerHost, guestEngine, stopGuest } from './guest.ts';

@@ -10,10 +10,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { sharedClusterManager } from '../../scripts/runner/services.ts';
+import { sharedClusterManager } from '../../scripts/services/runner-services.ts';
 
 const clusterManager = sharedClusterManager();
-import { MODE_INFO, MODES } from '../../scripts/clusters/modes.ts';
+import { MODE_INFO, MODES } from '../../scripts/catalogue/modes.ts';
 import { labContract, upAndCheckDataplane } from './contract.ts';
 import { mayDelete, modeSkip } from './ownership.ts';
 

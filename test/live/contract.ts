@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { KPR_TRUE } from '../../scripts/clusters/actions.ts';
 import { kindOverlay } from '../../scripts/clusters/kind-overlay.ts';
 import type { ClusterManager } from '../../scripts/clusters/manager.ts';
-import { MODE_INFO, type Mode } from '../../scripts/clusters/modes.ts';
+import { MODE_INFO, type Mode } from '../../scripts/catalogue/modes.ts';
 import { clusterHandle } from '../../scripts/clusters/providers.ts';
 import { verifyLabs, type HarnessReport } from '../../scripts/labs/harness.ts';
 import { loadLabs } from '../../scripts/labs/registry.ts';

@@ -2,7 +2,7 @@
  * Which clusters the live suite may touch: a `dplab-<mode>` cluster that existed before the
  * suite started is the user's. Kept apart from the suite so `npm test` can check the rule.
  */
-import { clusterName, type Mode } from '../../scripts/clusters/modes.ts';
+import { clusterName, type Mode } from '../../scripts/catalogue/modes.ts';
 
 /** Why this mode is skipped, or undefined: a cluster the user had is theirs unless reuse is allowed. */
 export function modeSkip(mode: Mode, existing: ReadonlySet<string>, reuseExisting: boolean): string | undefined {

@@ -14,7 +14,7 @@ import { clusterHandle } from '../../scripts/clusters/providers.ts';
 import { ClusterManager } from '../../scripts/clusters/manager.ts';
 import { verifyLabs } from '../../scripts/labs/harness.ts';
 import { loadLabs } from '../../scripts/labs/registry.ts';
-import { labsDir } from '../../scripts/paths.ts';
+import { labsDir } from '../../scripts/base/paths.ts';
 import { SIM_MODES, simLayout } from '../../scripts/sim/layout.ts';
 import { leftovers } from '../../scripts/sim/network.ts';
 

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../scripts/paths.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
 import { KubernetesSeatBackend } from '../../scripts/portal/kubernetes-backend.ts';
 import { clientNodeSeatApi } from '../../scripts/portal/seat-kube-api.ts';
 import { seatHostName, seatPod, seatSecret, seatService, type KubernetesSeatConfig } from '../../scripts/portal/seat-objects.ts';

@@ -6,7 +6,7 @@
  * node's address (or the node's gateway on the pod network). Which nodes answer at all is
  * judged by evaluateProbes, so one round of probes serves both questions.
  */
-import { MODE_INFO } from '../../clusters/modes.ts';
+import { MODE_INFO } from '../../catalogue/modes.ts';
 import { inCidr } from '../../dataplane/addr.ts';
 import { fact, fail, pass } from './facts.ts';
 import { z } from 'zod';

@@ -4,7 +4,7 @@
  * becomes an observation; only infrastructure failures (cluster gone, timeout) propagate.
  */
 import { z } from 'zod';
-import { CommandError, type CommandResult } from '../../exec.ts';
+import { CommandError, type CommandResult } from '../../base/exec.ts';
 import { fact, fail } from './facts.ts';
 import { firstItem, getByName, podReady } from './kube.ts';
 import type { EvalContext, GatherContext, Verdict } from './types.ts';

@@ -3,8 +3,8 @@
  * 127.0.0.1:10249 inside each node; on the Cilium cluster there is no kube-proxy, and the
  * agent's `cilium-dbg status` says `KubeProxyReplacement: True` instead.
  */
-import { CommandError } from '../../exec.ts';
-import { MODE_INFO } from '../../clusters/modes.ts';
+import { CommandError } from '../../base/exec.ts';
+import { MODE_INFO } from '../../catalogue/modes.ts';
 import { z } from 'zod';
 import { commandObservationSchema, observeCommand } from './command.ts';
 import { fact, fail, pass } from './facts.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { labsDir } from '../../paths.ts';
+import { labsDir } from '../../base/paths.ts';
 import { syncTime } from './scale.ts';
 
 describe('syncTime', () => {

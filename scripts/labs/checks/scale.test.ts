@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../paths.ts';
+import { projectRoot } from '../../base/paths.ts';
 import { syncTime, SYNC_METRIC } from './scale.ts';
 
 function histogram(family: string | null, counts: number[], sum: number): string {

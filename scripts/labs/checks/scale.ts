@@ -3,8 +3,8 @@
  * One headline count per mode, measured on one node the same way the lab's count script does it,
  * plus kube-proxy's sync-time histogram from its metrics endpoint (there is none on Cilium).
  */
-import { MODE_INFO, type Mode } from '../../clusters/modes.ts';
-import { CommandError } from '../../exec.ts';
+import { MODE_INFO, type Mode } from '../../catalogue/modes.ts';
+import { CommandError } from '../../base/exec.ts';
 import { z } from 'zod';
 import { commandObservationSchema, observeCommand } from './command.ts';
 import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { ClusterHandle } from '../../clusters/handle.ts';
-import type { Mode } from '../../clusters/modes.ts';
+import type { Mode } from '../../catalogue/modes.ts';
 import type { Fact, Figure } from '../../wire/checks.ts';
 
 export type { Fact, Figure };

@@ -8,8 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KIND_VERSION, KUBERNETES_VERSION } from '../../clusters/versions.ts';
-import { projectRoot } from '../../paths.ts';
+import { KIND_VERSION, KUBERNETES_VERSION } from '../../base/versions.ts';
+import { projectRoot } from '../../base/paths.ts';
 import { DIND_IMAGE, RUNNER_UID, SEAT_RUNNER_PORT } from '../seat-objects.ts';
 
 const dir = join(projectRoot, 'scripts', 'portal', 'image');
@@ -43,7 +43,7 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
     }
   });
 
-  it('pins kind and kubectl to scripts/clusters/versions.ts, and the Docker CLI to the dind sidecar’s release', () => {
+  it('pins kind and kubectl to scripts/base/versions.ts, and the Docker CLI to the dind sidecar’s release', () => {
     expect(args.KIND_VERSION).toBe(KIND_VERSION);
     expect(args.KUBERNETES_VERSION).toBe(KUBERNETES_VERSION);
     const dindRelease = /^docker:(\d+\.\d+\.\d+)-dind$/.exec(DIND_IMAGE)![1];

@@ -4,7 +4,7 @@
  * most recently opened learner shell again. Runner token only (the viewer token opens the
  * watch socket and nothing else).
  */
-import { DplabError, unknownId } from '../../errors.ts';
+import { DplabError, unknownId } from '../../base/errors.ts';
 import type { TerminalBroadcast } from '../../terminals/broadcast.ts';
 import { sendJson, type Route } from '../router.ts';
 

@@ -3,7 +3,7 @@ import { applyEnv, useDoubles, type Doubles } from '../../../test/fixtures/doubl
 import { DAEMON_DOWN_STDERR, scenario } from '../../../test/fixtures/cluster-scenarios.ts';
 import { Emitter, type ClusterEvent } from '../../clusters/events.ts';
 import type { ClusterStatus } from '../../clusters/manager.ts';
-import { MODES, type Mode } from '../../clusters/modes.ts';
+import { MODES, type Mode } from '../../catalogue/modes.ts';
 import { runPreflight } from '../../preflight/index.ts';
 import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';
 import { clusterStatus } from '../../../test/fixtures/cluster-status.ts';

@@ -3,9 +3,9 @@
  * Server-Sent Events stream the cluster panel listens to. The security gate ran before us.
  */
 import { clusterHandle } from '../../clusters/providers.ts';
-import type { ClusterService, RunnerServices } from '../../runner/services.ts';
-import { isMode, MODES, type Mode } from '../../clusters/modes.ts';
-import { unknownId } from '../../errors.ts';
+import type { ClusterService, RunnerServices } from '../../services/runner-services.ts';
+import { isMode, MODES, type Mode } from '../../catalogue/modes.ts';
+import { unknownId } from '../../base/errors.ts';
 import { sendJson, type Route } from '../router.ts';
 import { sendEvent as sse, startEventStream } from '../sse.ts';
 

@@ -1,11 +1,11 @@
 // The explorer API over HTTP: fixtures for everyone, live reads through an injected reader, and
 // every id from the query either known or answered with a 4xx that names the known ones.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DplabError } from '../../errors.ts';
+import { DplabError } from '../../base/errors.ts';
 import type { ExplainResponse } from '../../dataplane/explain-view.ts';
-import type { Mode } from '../../clusters/modes.ts';
+import type { Mode } from '../../catalogue/modes.ts';
 import { matchRoute } from '../router.ts';
-import { runnerServices } from '../../runner/services.ts';
+import { runnerServices } from '../../services/runner-services.ts';
 import { apiRoutes } from './index.ts';
 import type { ExplainLive } from './dataplane.ts';
 import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';

@@ -3,11 +3,11 @@
  * or through a running cluster's node. Every id from the query is matched against a known list
  * (modes, fixtures, nodes) or a strict pattern before anything is read.
  */
-import { isMode, MODES } from '../../clusters/modes.ts';
-import { DplabError, unknownId } from '../../errors.ts';
+import { isMode, MODES } from '../../catalogue/modes.ts';
+import { DplabError, unknownId } from '../../base/errors.ts';
 import { explainView, isServiceRef, servicesIn } from '../../dataplane/explain-view.ts';
 import { listFixtures, loadFixture } from '../../dataplane/fixture-catalog.ts';
-import type { ExplainLive } from '../../runner/services.ts';
+import type { ExplainLive } from '../../services/runner-services.ts';
 import { sendJson, type Route } from '../router.ts';
 
 export type { ExplainLive };

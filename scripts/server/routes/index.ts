@@ -1,5 +1,5 @@
 /** All API routes, over the runner's services. Each area keeps its routes in its own file; add one spread per area. */
-import type { RunnerServices } from '../../runner/services.ts';
+import type { RunnerServices } from '../../services/runner-services.ts';
 import type { Route } from '../router.ts';
 import { healthRoutes } from './health.ts';
 import { sessionRoutes } from './session.ts';

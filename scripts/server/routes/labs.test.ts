@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../../../test/fixtures/doubles.ts';
-import { kubeconfigPath } from '../../clusters/modes.ts';
+import { kubeconfigPath } from '../../catalogue/modes.ts';
 import { firstServiceScenario } from '../../../test/fixtures/first-service-scenario.ts';
 import { startServer, type RunningServer } from '../http.ts';
 

@@ -4,8 +4,8 @@
  * A check always answers 200 with pass / fail / error: an unreachable cluster is an `error`
  * result with a fix, which the page shows differently from a learner's unfinished step.
  */
-import type { Mode } from '../../clusters/modes.ts';
-import { DplabError, errorToJson } from '../../errors.ts';
+import type { Mode } from '../../catalogue/modes.ts';
+import { DplabError, errorToJson } from '../../base/errors.ts';
 import { runCheck } from '../../labs/engine.ts';
 import { checkLog, logCheck } from '../../labs/check-log.ts';
 import { clearPasses, mergeProgress, readProgress, recordPass } from '../../labs/progress.ts';

@@ -5,7 +5,7 @@
  */
 import https from 'node:https';
 import http from 'node:http';
-import { DplabError } from '../../errors.ts';
+import { DplabError } from '../../base/errors.ts';
 import type { ApiCredentials } from './kubeconfig.ts';
 
 /** A request the API server answered with an error status; `status` is the HTTP code. */

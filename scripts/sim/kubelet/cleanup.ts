@@ -6,7 +6,7 @@
  */
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { run } from '../../exec.ts';
+import { run } from '../../base/exec.ts';
 import { podNetnsPrefix, removeSandbox, type SandboxNames } from './pod-network.ts';
 import { readPodRecords, type StatePaths } from './state.ts';
 

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { DplabError } from '../../errors.ts';
+import { DplabError } from '../../base/errors.ts';
 
 /** A Linux network namespace name as `ip netns` accepts it (also used in file names). */
 const netnsName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/, 'a network namespace name: letters, digits, ".", "_", "-"');

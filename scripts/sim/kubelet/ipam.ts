@@ -3,7 +3,7 @@
  * the second the gateway every pod routes through (it sits on the node side of each veth), the
  * last the broadcast; the rest go to pods, lowest free first. Pure: the caller says what is used.
  */
-import { DplabError } from '../../errors.ts';
+import { DplabError } from '../../base/errors.ts';
 
 export interface Cidr {
   /** Network address as a 32-bit unsigned number. */

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { DplabError } from '../../errors.ts';
+import { DplabError } from '../../base/errors.ts';
 
 export interface ApiCredentials {
   server: string;

@@ -10,7 +10,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { run, CommandError } from '../../exec.ts';
+import { run, CommandError } from '../../base/exec.ts';
 import { gatewayOf, parseCidr } from './ipam.ts';
 import type { StatePaths } from './state.ts';
 

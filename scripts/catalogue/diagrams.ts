@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../base/paths.ts';
 import { DOCS_DIR, LESSONS_PREFIX, readDocPages, type DocPage } from './lessons.ts';
 import { DIAGRAM_THEMES, MERMAID_THEMES, type DiagramTheme } from '../../site/client/mermaid-theme.ts';
 

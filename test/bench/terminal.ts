@@ -25,10 +25,10 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import * as pty from '@lydell/node-pty';
 import { WebSocketServer } from 'ws';
-import { mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
-import { startRunnerChild, type RunnerChild } from '../../test/fixtures/runner-child.ts';
-import { distDir, projectRoot } from '../paths.ts';
-import { buildIsStale, buildSite } from '../site-build.ts';
+import { mustOpen, openShell, type Shell } from '../fixtures/terminal-client.ts';
+import { startRunnerChild, type RunnerChild } from '../fixtures/runner-child.ts';
+import { distDir, projectRoot } from '../../scripts/base/paths.ts';
+import { buildIsStale, buildSite } from '../../scripts/base/site-build.ts';
 import { launchBenchBrowser, type BenchBrowser, type BenchPage as Page } from './lib/cdp-browser.ts';
 import { report, type BenchRow } from './lib/report.ts';
 

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { CONCEPTS, isConceptId, type ConceptId } from './concepts.ts';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../base/paths.ts';
 
 // From the project root, not this file: the compiled CLI (dist-cli/) runs this code too.
 export const DOCS_DIR = join(projectRoot, 'site', 'content', 'docs');

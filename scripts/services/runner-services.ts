@@ -5,7 +5,7 @@
  * cluster manager is handed the labs' image list), so nothing below this file knows the labs.
  */
 import { ClusterManager } from '../clusters/manager.ts';
-import type { Mode } from '../clusters/modes.ts';
+import type { Mode } from '../catalogue/modes.ts';
 import { explainLive, type LiveOptions } from '../dataplane/live.ts';
 import { labImages } from '../labs/images.ts';
 import { runPreflight } from '../preflight/index.ts';

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { execa } from 'execa';
-import { MIN_KIND_RECOMMENDED } from './clusters/versions.ts';
+import { MIN_KIND_RECOMMENDED } from './versions.ts';
 import { DplabError } from './errors.ts';
 
 /** Named timeouts so call sites say what kind of wait they expect. */

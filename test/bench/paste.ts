@@ -9,8 +9,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
-import { startRunnerChild, type RunnerChild } from '../../test/fixtures/runner-child.ts';
+import { mustOpen, openShell, type Shell } from '../fixtures/terminal-client.ts';
+import { startRunnerChild, type RunnerChild } from '../fixtures/runner-child.ts';
 
 const PASTE_KIB = Number(process.argv[2] ?? 1024);
 const IDLE_SAMPLES = 40;

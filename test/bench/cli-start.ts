@@ -8,14 +8,14 @@
  * and every Node start pay it alike. The first rows keep the environment as it is (the honest
  * limit is Node in the same environment); two more rows run both without the variable, beside
  * an empty ES module (Node's ES module loader: the floor of any `.mjs` entry such as dplab.mjs).
- * `npx tsx scripts/bench/cli-start.ts [rounds]`. Figures only.
+ * `npx tsx test/bench/cli-start.ts [rounds]`. Figures only.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
 import { report, type BenchRow } from './lib/report.ts';
 
 const ROUNDS = Number(process.argv[2] ?? 15);

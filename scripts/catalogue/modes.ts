@@ -3,8 +3,8 @@
  * name, a kind config or the proxy mode a node should report asks here.
  */
 import { join } from 'node:path';
-import { kindConfigDir, stateDir } from '../paths.ts';
-import { DplabError } from '../errors.ts';
+import { kindConfigDir, stateDir } from '../base/paths.ts';
+import { DplabError } from '../base/errors.ts';
 import { isSeatId } from '../wire/seat.ts';
 
 import { isMode, MODES, type Mode } from '../wire/modes.ts';

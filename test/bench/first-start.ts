@@ -2,7 +2,7 @@
  * The first `npm start` on a fresh clone, as a learner meets it: `git clone` of this checkout's
  * commit into a temporary folder, `npm ci`, then `npm start` timed until the link is printed,
  * until the link's page answers (the build page while the course builds), and until the
- * course itself is served. `npx tsx scripts/bench/first-start.ts` (several minutes: it installs
+ * course itself is served. `npx tsx test/bench/first-start.ts` (several minutes: it installs
  * every package). Figures only; the temporary folder is removed at the end.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { projectRoot } from '../paths.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
 import { report } from './lib/report.ts';
 
 const GIVE_UP_MS = 15 * 60_000;

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stateDir } from '../../paths.ts';
+import { stateDir } from '../../../scripts/base/paths.ts';
 
 export interface BenchRow {
   /** What was measured, e.g. "keystroke → painted frame, p50". */

@@ -1,14 +1,14 @@
 // How long the iptables parser takes on a cluster the size of syllabus I4 (10,000 Services × 3
 // endpoints, 110,033 rules), beside the limit: reading the same dump from a file, splitting it into
 // lines and the lines into tokens, which any reader of this text must at least do.
-// `npx tsx scripts/bench/parse-iptables.ts [rounds] [services]`. Figures only; asserts nothing.
+// `npx tsx test/bench/parse-iptables.ts [rounds] [services]`. Figures only; asserts nothing.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parse } from '../dataplane/index.ts';
-import type { SynthCluster, SynthService } from '../dataplane/synth/cluster.ts';
-import { writeIptablesSave } from '../dataplane/synth/iptables-save-writer.ts';
+import { parse } from '../../scripts/dataplane/index.ts';
+import type { SynthCluster, SynthService } from '../../scripts/dataplane/synth/cluster.ts';
+import { writeIptablesSave } from '../../scripts/dataplane/synth/iptables-save-writer.ts';
 import { report } from './lib/report.ts';
 
 const SERVICES = Number(process.argv[3] ?? 10_000);

@@ -19,8 +19,7 @@ export function buildLogPath(): string {
 const STAMP = join(distDir, '.dplab-build');
 /** What the site is made from (pages import lab data and runner modules): a change in any of these means the build is stale. */
 const SOURCES = ['site', 'labs', 'scripts', 'astro.config.mjs', 'package.json', 'package-lock.json'];
-// scripts/bench: benchmarks drive the built site; no page imports them.
-const SKIP = new Set(['node_modules', '.astro', 'observations', 'bench']);
+const SKIP = new Set(['node_modules', '.astro', 'observations']);
 
 function newestMtime(path: string): number {
   let st;

@@ -1,0 +1,202 @@
+/**
+ * A real kind cluster, as a learner's `dplab up iptables` makes it, beside kind alone with the
+ * same config: time to a cluster the labs can use, what a Check and a Reset cost on it, and what
+ * its three nodes hold in memory. Needs a Docker engine and kind (on these machines:
+ * `npm run testenv -- up` and `. ~/.cache/dplab/testenv/env.sh`); `npx tsx
+ * test/bench/kind-cluster.ts` takes about five minutes. Both clusters are named for the
+ * benchmark (seat `bench`, and `dplab-bench-bare`), so a learner's own clusters are not touched,
+ * and both are deleted at the end. Figures only.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { CLUSTER_FOOTPRINT } from '../../scripts/base/versions.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
+import { report, type BenchRow } from './lib/report.ts';
+
+const SEAT = 'bench';
+const MODE = 'iptables';
+const OURS = `dplab-${SEAT}-${MODE}`;
+const BARE = 'dplab-bench-bare';
+const CHECKS = 15;
+const RESETS = 5;
+
+const state = mkdtempSync(join(tmpdir(), 'dplab-bench-kind-'));
+const env = { ...process.env, DPLAB_SEAT: SEAT, DPLAB_STATE_DIR: state, NO_COLOR: '1' };
+
+interface Run {
+  ms: number;
+  status: number | null;
+  out: string;
+}
+
+function run(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Run {
+  const t = performance.now();
+  const r = spawnSync(file, args, { cwd: projectRoot, env: opts.env ?? env, encoding: 'utf8', timeout: opts.timeoutMs ?? 15 * 60_000 });
+  return { ms: performance.now() - t, status: r.status, out: `${r.stdout ?? ''}${r.stderr ?? ''}` };
+}
+
+function must(file: string, args: string[], opts?: { env?: NodeJS.ProcessEnv; timeoutMs?: number }): Run {
+  const r = run(file, args, opts);
+  if (r.status !== 0) throw new Error(`${file} ${args.join(' ')} failed (exit ${r.status}):\n${r.out.slice(-3000)}`);
+  return r;
+}
+
+const dplab = (...args: string[]) => ['scripts/dplab.mjs', ...args];
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+function timesOf(n: number, once: () => Run, ok: (r: Run) => boolean): number[] {
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = once();
+    if (!ok(r)) throw new Error(`unexpected result (exit ${r.status}):\n${r.out.slice(-2000)}`);
+    ms.push(r.ms);
+  }
+  return ms.sort((a, b) => a - b);
+}
+
+/** The cluster's nodes' memory as `docker stats` reports it, in MiB. */
+function nodesMemoryMiB(cluster: string): number {
+  const names = must('kind', ['get', 'nodes', '--name', cluster]).out.trim().split('\n').filter(Boolean);
+  const stats = must('docker', ['stats', '--no-stream', '--format', '{{.MemUsage}}', ...names])
+    .out.trim()
+    .split('\n');
+  const units: Record<string, number> = { B: 1 / 2 ** 20, KiB: 1 / 1024, MiB: 1, GiB: 1024 };
+  return stats.reduce((sum, line) => {
+    const m = /^([\d.]+)\s*([KMG]?i?B)/.exec(line.trim());
+    if (!m) throw new Error(`docker stats printed "${line}"`);
+    return sum + Number(m[1]) * (units[m[2]] ?? Number.NaN);
+  }, 0);
+}
+
+function daemonSets(kubeconfig: string): string {
+  return must('kubectl', [
+    '--kubeconfig',
+    kubeconfig,
+    'get',
+    'daemonsets',
+    '-A',
+    '-o',
+    'jsonpath={range .items[*]}{.metadata.name}={.status.numberReady}/{.status.desiredNumberScheduled} {end}',
+  ]).out.trim();
+}
+
+for (const [tool, fix] of [
+  ['docker', 'install Docker (on these machines `npm run testenv -- up`, then `. ~/.cache/dplab/testenv/env.sh`)'],
+  ['kind', 'install kind v0.31.0 (the test environment puts one on PATH: `. ~/.cache/dplab/testenv/env.sh`)'],
+] as const) {
+  if (run(tool, tool === 'docker' ? ['info', '--format', '{{.ServerVersion}}'] : ['version'], { timeoutMs: 20_000 }).status !== 0)
+    throw new Error(`kind-cluster needs ${tool}: ${fix}.`);
+}
+
+const rows: BenchRow[] = [];
+try {
+  run('kind', ['delete', 'cluster', '--name', BARE]);
+  run('node', dplab('down', MODE));
+
+  // Ours: everything a learner waits for (cluster, images loaded, kube-proxy and CoreDNS ready).
+  const up = must('node', dplab('up', MODE));
+  const kubeconfig = join(state, 'kube', `${OURS}.yaml`);
+  const oursDaemonSets = daemonSets(kubeconfig);
+
+  // The peer: kind alone, from the very config `dplab up` handed it, waiting for its control plane.
+  const configPath = join(state, 'kind', `${OURS}.yaml`);
+  const bareConfig = join(state, 'bare.yaml');
+  writeFileSync(bareConfig, readFileSync(configPath, 'utf8'));
+  const bareKubeconfig = join(state, 'bare.kubeconfig');
+  const bare = must('kind', ['create', 'cluster', '--name', BARE, '--config', bareConfig, '--kubeconfig', bareKubeconfig, '--wait', '5m']);
+  const bareDaemonSets = daemonSets(bareKubeconfig);
+  const bareReady = performance.now();
+  // kind's --wait covers the control plane's Ready condition only; time until every DaemonSet is ready too.
+  while (!/^(\S+=(\d+)\/\2\s*)+$/.test(daemonSets(bareKubeconfig)) && performance.now() - bareReady < 5 * 60_000) spawnSync('sleep', ['1']);
+  const bareSettledMs = bare.ms + (performance.now() - bareReady);
+
+  rows.push({
+    measure: `\`dplab up ${MODE}\` → ready for the labs (3 nodes; DaemonSets: ${oursDaemonSets})`,
+    unit: 's',
+    ours: up.ms / 1000,
+    peer: { name: '`kind create --wait` alone', value: bare.ms / 1000 },
+    limit: { name: '… + its DaemonSets ready', value: bareSettledMs / 1000 },
+    goal: { text: '≤ 3 min on 2 cores', met: up.ms <= 180_000 },
+  });
+  console.log(`bare kind cluster's DaemonSets right after --wait: ${bareDaemonSets || '(none)'}`);
+
+  // A Check on a live cluster: kubectl reads and the verdict, as the lab page's Check button asks for it.
+  const check = timesOf(
+    CHECKS,
+    () => run('node', dplab('check', 'first-service', 'deploy-web', '--mode', MODE)),
+    (r) => r.status === 0 || r.status === 1,
+  );
+  const kubectl = timesOf(
+    CHECKS,
+    () => run('kubectl', ['--kubeconfig', kubeconfig, 'get', 'deployments,pods', '-n', 'lab-first-service', '-o', 'json']),
+    (r) => r.status === 0 || /NotFound|not found/.test(r.out),
+  );
+  const cliStart = timesOf(
+    CHECKS,
+    () => run('node', dplab('kubeconfig', MODE)),
+    (r) => r.status === 0,
+  );
+  rows.push(
+    {
+      measure: `Check (first-service deploy-web), p50 of ${CHECKS}`,
+      unit: 'ms',
+      ours: quantile(check, 0.5),
+      peer: { name: 'one kubectl get', value: quantile(kubectl, 0.5) },
+      limit: { name: '`dplab kubeconfig` (the CLI starting)', value: quantile(cliStart, 0.5) },
+      goal: { text: '≤ 2 s', met: quantile(check, 0.5) <= 2000 },
+    },
+    {
+      measure: `Check, p95 of ${CHECKS}`,
+      unit: 'ms',
+      ours: quantile(check, 0.95),
+      peer: { name: 'one kubectl get', value: quantile(kubectl, 0.95) },
+    },
+  );
+
+  // Reset: the lab's namespace deleted and made again, its restore steps run.
+  const reset = timesOf(
+    RESETS,
+    () => {
+      must('node', dplab('solve', 'first-service', 'deploy-web', '--mode', MODE));
+      return run('node', dplab('reset', 'first-service', '--mode', MODE));
+    },
+    (r) => r.status === 0,
+  );
+  rows.push({
+    measure: `Reset (first-service, after deploy-web's solution), p50 / max of ${RESETS}`,
+    unit: 's',
+    ours: quantile(reset, 0.5) / 1000,
+    limit: { name: 'max', value: reset[reset.length - 1] / 1000 },
+    goal: { text: '≤ 30 s', met: reset[reset.length - 1] <= 30_000 },
+  });
+
+  const oursMiB = nodesMemoryMiB(OURS);
+  const budgetMiB = CLUSTER_FOOTPRINT[MODE].memoryBytes / 2 ** 20;
+  rows.push({
+    measure: "the cluster's 3 nodes in memory (docker stats)",
+    unit: 'MiB',
+    ours: oursMiB,
+    peer: { name: 'kind alone', value: nodesMemoryMiB(BARE) },
+    goal: { text: `≤ ${budgetMiB} MiB (CLUSTER_FOOTPRINT)`, met: oursMiB <= budgetMiB },
+  });
+
+  const down = must('node', dplab('down', MODE));
+  const bareDown = must('kind', ['delete', 'cluster', '--name', BARE]);
+  rows.push({
+    measure: `\`dplab down ${MODE}\``,
+    unit: 's',
+    ours: down.ms / 1000,
+    peer: { name: '`kind delete cluster`', value: bareDown.ms / 1000 },
+  });
+  report('kind-cluster', rows);
+} finally {
+  run('kind', ['delete', 'cluster', '--name', BARE]);
+  run('node', dplab('down', MODE));
+  rmSync(state, { recursive: true, force: true });
+}
