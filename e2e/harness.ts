@@ -54,8 +54,14 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** `bypassCSP` lets a test inject a checker (axe-core) into pages whose CSP would refuse it. */
-export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise<Browser> {
+export interface LaunchOptions {
+  /** Lets a test inject a checker (axe-core) into pages whose CSP would refuse it. */
+  bypassCSP?: boolean;
+  /** Added to Chromium's environment, e.g. a `FONTCONFIG_FILE` that gives it one font set (e2e/font-sets.ts). */
+  env?: Record<string, string>;
+}
+
+export async function launchBrowser(opts: LaunchOptions = {}): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'dplab-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -63,6 +69,7 @@ export async function launchBrowser(opts: { bypassCSP?: boolean } = {}): Promise
     args: CHROMIUM_FLAGS,
     viewport: { width: 1400, height: 900 },
     bypassCSP: opts.bypassCSP ?? false,
+    ...(opts.env ? { env: { ...(process.env as Record<string, string>), ...opts.env } } : {}),
   });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
@@ -106,7 +113,10 @@ export interface Stage {
  * calls hit them), optionally writes a kubeconfig so the mode's cluster counts as created, then
  * starts the runner and Chromium. `close()` undoes all of it.
  */
-export async function stageWithDoubles(scenario: Scenario, opts: { env?: Record<string, string>; clusterOf?: Mode } = {}): Promise<Stage> {
+export async function stageWithDoubles(
+  scenario: Scenario,
+  opts: { env?: Record<string, string>; clusterOf?: Mode; browser?: LaunchOptions } = {},
+): Promise<Stage> {
   const doubles = useDoubles(scenario);
   const restore = applyEnv({ ...doubles.env, ...opts.env });
   if (opts.clusterOf) {
@@ -114,7 +124,7 @@ export async function stageWithDoubles(scenario: Scenario, opts: { env?: Record<
     writeFileSync(kubeconfigPath(opts.clusterOf), 'apiVersion: v1\nkind: Config\n');
   }
   const course = await startCourse();
-  const browser = await launchBrowser();
+  const browser = await launchBrowser(opts.browser);
   return {
     course,
     browser,

@@ -12,7 +12,7 @@ import { healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import type { Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
 import { chromiumNote, hasChromium, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
-import { screenshot } from './workspace-view.ts';
+import { screenshot, terminalText as bufferText } from './workspace-view.ts';
 
 const PAGE = '/labs/first-service/';
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
@@ -105,8 +105,12 @@ describe.skipIf(!hasChromium)(`the learner's journey${chromiumNote}`, { timeout:
       .locator(`${step('deploy-web')} [data-action="run"]`)
       .first()
       .click();
-    await expect.poll(() => terminalText(page), { timeout: 10_000 }).toContain('kind: Deployment');
-    expect(await terminalText(page)).not.toContain('No such file');
+    // Read from the terminal's buffer: how much of the file stays on screen depends on the rows the
+    // terminal has, so on the fonts (Noto Sans Mono's rows are 22 px, DejaVu Sans Mono's 19 px).
+    const shown = async () => (await bufferText(page)).lines.map((l) => l.text).join('\n');
+    await expect.poll(shown, { timeout: 10_000 }).toMatch(/^kind: Deployment$/m);
+    await expect.poll(shown, { timeout: 10_000 }).toMatch(/^ {12}periodSeconds: 2$/m);
+    expect(await shown()).not.toContain('No such file');
     await screenshot(page, 'journey-1-no-cluster');
   });
 

@@ -19,7 +19,8 @@ import {
   type Course,
   type Stage,
 } from './harness.ts';
-import { screenshot, terminalGeometry, terminalText } from './workspace-view.ts';
+import { fontSets } from './font-sets.ts';
+import { barLayout, screenshot, terminalGeometry, terminalText } from './workspace-view.ts';
 
 const SIZES = [
   { width: 1280, height: 800, minCols: 80 },
@@ -238,12 +239,18 @@ describe.skipIf(!hasChromium)(`workspace layout${chromiumNote}`, { timeout: 60_0
     });
   }
 
-  it('at laptop width the mode picker shows the full name', async () => {
+  it('at desktop width the mode picker shows the full name; at laptop width the short one, still named "Cluster"', async () => {
     const { page } = browser;
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.setViewportSize({ width: 1920, height: 1080 });
     await page.goto(`${course.origin}/labs/first-service/`);
     const select = page.getByRole('combobox', { name: 'Cluster' });
     expect(await select.evaluate((s: HTMLSelectElement) => s.selectedOptions[0].textContent)).toBe('kube-proxy, iptables mode');
+    expect(await page.locator('.dplab-mode-picker-label').isVisible()).toBe(true);
+    // The one-row bar at 1280 px has no room for the full title and the word "Cluster" beside it.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await expect.poll(() => select.evaluate((s: HTMLSelectElement) => s.selectedOptions[0].textContent)).toBe('iptables');
+    expect(await select.getAttribute('title')).toBe('kube-proxy, iptables mode');
+    expect(await page.locator('.dplab-mode-picker-label').evaluate((e) => e.getBoundingClientRect().width)).toBeLessThanOrEqual(1);
   });
 
   it('the divider moves with the arrow keys and is remembered after a reload', async () => {
@@ -414,4 +421,175 @@ describe.skipIf(!hasChromium)(`workspace layout with Docker not running${chromiu
     await page.getByRole('tab', { name: 'Instructions', exact: true }).click();
     expect(Math.abs((await place()) - at)).toBeLessThan(1);
   });
+});
+
+/**
+ * While a cluster starts, at 1280×800, under each font set (e2e/font-sets.ts: the machine's own
+ * and the ones Chromium gets on other machines; this bar once wrapped to five lines there, and
+ * with Noto Sans Mono's taller rows left the terminal 18 rows): the bar is one row and the
+ * terminal keeps at least 24 rows; from 1024 px up the rest of the bar stays one row. The provisioning
+ * progress is one line, the current step and its state, and a disclosure button shows every
+ * step; a failed step, its error and its fix are whole with the steps folded. One runner, one
+ * Chromium per font set, all watching the same cluster start.
+ */
+describe.skipIf(!hasChromium)(`workspace bar while a cluster starts, under each font set${chromiumNote}`, { timeout: 60_000 }, () => {
+  const LAB = '/labs/first-service/';
+  /** Long enough for every font set's measurements while it runs; then it fails. */
+  const CREATE_MS = 15_000;
+  const CREATE_FAILS = 'ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System.*"\n';
+  const sets = fontSets();
+  let stage: Stage;
+  const browsers = new Map<string, Browser>();
+  const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  const panelOf = (page: Browser['page']) => page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel');
+  const toggleOf = (page: Browser['page']) => panelOf(page).locator('button[aria-expanded]');
+
+  beforeAll(async () => {
+    stage = await stageWithDoubles(
+      scenario('iptables', [
+        { tool: 'kind', match: '^create cluster --name dplab-iptables ', delayMs: CREATE_MS, stderr: CREATE_FAILS, exit: 1 },
+      ]),
+    );
+    for (const fonts of sets) {
+      if (fonts.missing) continue;
+      const browser = fonts.env ? await launchBrowser({ env: fonts.env }) : stage.browser;
+      browsers.set(fonts.name, browser);
+      console.log(`[e2e] font set "${fonts.name}": fc-match ${JSON.stringify(fonts.matches)}`);
+      await browser.page.setViewportSize({ width: 1280, height: 800 });
+      await openSignedIn(browser.page, stage.course, LAB);
+    }
+  });
+  afterAll(async () => {
+    for (const b of browsers.values()) if (b !== stage?.browser) await b.close();
+    await stage?.close();
+  });
+
+  for (const fonts of sets) {
+    const skip = fonts.missing ? ` (skipped: ${fonts.missing})` : '';
+    it.skipIf(!!fonts.missing)(
+      `fonts ${fonts.name}, no cluster, 1280×800: the bar is one row, the terminal has ≥ 24 rows${skip}`,
+      async () => {
+        const { page } = browsers.get(fonts.name)!;
+        await expect.poll(() => panelOf(page).getAttribute('data-state'), { timeout: 15_000 }).toBe('absent');
+        await page.waitForSelector('dplab-terminal:not([node])[data-state="open"]', { timeout: 20_000 });
+        await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 10_000 }).toBe('waiting');
+        const bar = await barLayout(page);
+        await screenshot(page, `bar-${slug(fonts.name)}-absent-1280x800`);
+        console.log(
+          `[e2e] fonts "${fonts.name}", no cluster, 1280×800: bar ${bar.height} px, lines ${JSON.stringify(bar.lines)}, terminal ${bar.terminalRows} rows of ${bar.terminalCell.toFixed(1)} px`,
+        );
+        expect(bar.lines, 'the bar is one row').toHaveLength(1);
+        expect(bar.wrapped, 'pieces of the bar that wrap').toEqual([]);
+        expect(bar.terminalRows).toBeGreaterThanOrEqual(24);
+        expect(bar.terminalInView).toBe(true);
+      },
+    );
+  }
+
+  it('Start', async () => {
+    const { page } = stage.browser;
+    await panelOf(page).getByRole('button', { name: 'Start', exact: true }).click();
+  });
+
+  for (const fonts of sets) {
+    const skip = fonts.missing ? ` (skipped: ${fonts.missing})` : '';
+    it.skipIf(!!fonts.missing)(
+      `fonts ${fonts.name}, starting: one row at 1280×800 with the current step and its state, ≥ 24 terminal rows; the rest one row at 1024${skip}`,
+      async () => {
+        const { page } = browsers.get(fonts.name)!;
+        const panel = panelOf(page);
+        const shown = panel.locator('.dplab-cp-actions-list li:visible .dplab-cp-label');
+        // One line: the current step with its state (the host check comes first, then the create that takes a while).
+        await expect.poll(() => shown.allTextContents(), { timeout: 10_000 }).toEqual(['Create the kind cluster (3 nodes) (running)']);
+        // The terminal fits itself to what the bar leaves.
+        await expect.poll(async () => (await barLayout(page)).terminalRows, { timeout: 5_000 }).toBeGreaterThanOrEqual(24);
+        const bar = await barLayout(page);
+        await screenshot(page, `bar-${slug(fonts.name)}-starting-1280x800`);
+        console.log(
+          `[e2e] fonts "${fonts.name}", starting, 1280×800: bar ${bar.height} px, lines ${JSON.stringify(bar.lines)}, terminal ${bar.terminalRows} rows of ${bar.terminalCell.toFixed(1)} px`,
+        );
+        expect(bar.lines, 'the bar is one row').toHaveLength(1);
+        expect(bar.wrapped, 'pieces of the bar that wrap').toEqual([]);
+        expect(bar.terminalInView).toBe(true);
+        // Still one line, and where it is among the others.
+        expect(await shown.allTextContents()).toEqual(['Create the kind cluster (3 nodes) (running)']);
+        expect(await toggleOf(page).innerText()).toMatch(/^Step 2 of \d+/);
+        expect(await toggleOf(page).getAttribute('aria-expanded')).toBe('false');
+
+        await page.setViewportSize({ width: 1024, height: 768 });
+        await expect.poll(async () => (await barLayout(page)).lines.length, { timeout: 5_000 }).toBeLessThanOrEqual(2);
+        const narrow = await barLayout(page);
+        await screenshot(page, `bar-${slug(fonts.name)}-starting-1024x768`);
+        console.log(
+          `[e2e] fonts "${fonts.name}", starting, 1024×768: bar ${narrow.height} px, lines ${JSON.stringify(narrow.lines)}, terminal ${narrow.terminalRows} rows`,
+        );
+        // Everything but the progress on one row; the progress one line of its own at most.
+        const rest = narrow.lines.filter((l) => !l.every((piece) => piece === 'steps' || piece === 'provisioning'));
+        expect(rest, 'the rest of the bar is one row').toHaveLength(1);
+        expect(narrow.wrapped).toEqual([]);
+        await page.setViewportSize({ width: 1280, height: 800 });
+      },
+    );
+  }
+
+  for (const fonts of sets) {
+    const skip = fonts.missing ? ` (skipped: ${fonts.missing})` : '';
+    it.skipIf(!!fonts.missing)(`fonts ${fonts.name}: the steps expand and fold from the keyboard${skip}`, async () => {
+      const { page } = browsers.get(fonts.name)!;
+      const button = toggleOf(page);
+      const list = panelOf(page).locator('.dplab-cp-actions-list');
+      expect(await button.getAttribute('aria-controls')).toBe(await list.getAttribute('id'));
+      // Reached with Tab, like any button: next after the mode picker.
+      await page.locator('select[data-action="mode"]').focus();
+      await page.keyboard.press('Tab');
+      expect(await button.evaluate((b) => b === document.activeElement)).toBe(true);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => button.getAttribute('aria-expanded')).toBe('true');
+      const all = await list.locator('li:visible .dplab-cp-label').allTextContents();
+      expect(all.length).toBeGreaterThan(3);
+      expect(all.slice(0, 2)).toEqual(['Check Docker, kind and the host (done)', 'Create the kind cluster (3 nodes) (running)']);
+      await screenshot(page, `bar-${slug(fonts.name)}-starting-expanded-1280x800`);
+      // The panel draws itself again on every event: the list stays open and the button keeps focus.
+      await page.waitForTimeout(1_200);
+      expect(await button.getAttribute('aria-expanded')).toBe('true');
+      await page.keyboard.press('Space');
+      await expect.poll(() => button.getAttribute('aria-expanded')).toBe('false');
+      expect(await list.locator('li:visible').count()).toBe(1);
+      expect(await button.evaluate((b) => b === document.activeElement)).toBe(true);
+    });
+  }
+
+  for (const fonts of sets) {
+    const skip = fonts.missing ? ` (skipped: ${fonts.missing})` : '';
+    it.skipIf(!!fonts.missing)(
+      `fonts ${fonts.name}: a failed step, its error and its fix are whole with the steps folded${skip}`,
+      async () => {
+        const { page } = browsers.get(fonts.name)!;
+        const panel = panelOf(page);
+        const error = panel.locator('.dplab-cp-error');
+        await error.waitFor({ timeout: CREATE_MS + 15_000 });
+        await screenshot(page, `bar-${slug(fonts.name)}-failed-1280x800`);
+        expect(await toggleOf(page).getAttribute('aria-expanded')).toBe('false');
+        const failed = panel.locator('.dplab-cp-actions-list li:visible .dplab-cp-label');
+        expect(await failed.allTextContents()).toEqual(['Create the kind cluster (3 nodes) (failed)']);
+        expect((await error.innerText()).replace(/\s+/g, ' ')).toMatch(/^Error: Starting the iptables cluster failed .+ Fix: .+/);
+        // Nothing folds, hides or cuts it.
+        const hiding = await error.evaluate((err: HTMLElement) => {
+          const out: string[] = [];
+          const workspace = document.querySelector('dplab-workspace')!;
+          for (let el: HTMLElement | null = err; el && el !== workspace; el = el.parentElement) {
+            const cs = getComputedStyle(el);
+            const name = `${el.tagName.toLowerCase()}.${el.classList[0] ?? ''}`;
+            if (el.hidden || cs.display === 'none' || cs.visibility === 'hidden') out.push(`${name} hides it`);
+            if (el instanceof HTMLDetailsElement && !el.open) out.push(`${name} is a closed <details> around it`);
+            if (cs.overflowY !== 'visible' && el.scrollHeight > el.clientHeight + 1) out.push(`${name} cuts it`);
+            if (cs.overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1) out.push(`${name} cuts it sideways`);
+          }
+          return out;
+        });
+        expect(hiding).toEqual([]);
+        expect(await error.locator(':scope > p').evaluateAll((ps) => ps.length === 2 && ps.every((p) => p.checkVisibility()))).toBe(true);
+      },
+    );
+  }
 });

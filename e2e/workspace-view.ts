@@ -89,3 +89,80 @@ export async function terminalText(
     };
   }, selector);
 }
+
+export interface BarLayout {
+  /** The bar's height in px. */
+  height: number;
+  /** The bar's pieces, line by line, left to right (a piece whose middle is within a line's first piece's height is on that line). */
+  lines: string[][];
+  /** Pieces whose own text runs over more than one line. */
+  wrapped: string[];
+  /** The learner's shell: its rows, and whether its box ends inside the viewport. */
+  terminalRows: number;
+  terminalInView: boolean;
+  /** Height of one terminal row in px (the monospace font's line height × 1.2). */
+  terminalCell: number;
+}
+
+/** The pieces of a workspace's top bar a learner sees side by side. */
+const BAR_PIECES: [string, string][] = [
+  ['.dplab-ws-title', 'title'],
+  ['.dplab-mode-picker', 'mode'],
+  ['.dplab-cp-badge', 'state'],
+  ['.dplab-cp-steps-toggle', 'steps'],
+  ['.dplab-cp-progress', 'provisioning'],
+  ['.dplab-cp-error', 'error'],
+  ['.dplab-cp-offline', 'offline'],
+  ['.dplab-cp-meta', 'nodes'],
+  ['.dplab-cp-actions', 'start/delete'],
+  ['.dplab-setup', 'setup'],
+  ['.dplab-progress-steps', 'steps done'],
+  ['.dplab-progress-actions', 'reset/present'],
+  ['.dplab-font-controls', 'text size'],
+];
+
+/** How the workspace's top bar is laid out, and what it leaves the terminal. */
+export async function barLayout(page: Page): Promise<BarLayout> {
+  return page.evaluate((pieces) => {
+    const bar = document.querySelector<HTMLElement>('.dplab-ws-bar')!;
+    const shown = pieces
+      .flatMap(([sel, name]) =>
+        [...bar.querySelectorAll<HTMLElement>(sel)]
+          .filter((e) => e.checkVisibility() && e.getBoundingClientRect().height > 0)
+          .map((e) => ({ e, name, r: e.getBoundingClientRect() })),
+      )
+      .sort((a, b) => a.r.top - b.r.top || a.r.left - b.r.left);
+    const lines: { top: number; bottom: number; names: { name: string; left: number }[] }[] = [];
+    for (const p of shown) {
+      const mid = (p.r.top + p.r.bottom) / 2;
+      const line = lines.find((l) => mid > l.top && mid < l.bottom);
+      if (line) line.names.push({ name: p.name, left: p.r.left });
+      else lines.push({ top: p.r.top, bottom: p.r.bottom, names: [{ name: p.name, left: p.r.left }] });
+    }
+    // The lines a piece's text is set on: its text boxes, by their middles.
+    const textLines = (e: HTMLElement) => {
+      const mids: number[] = [];
+      const walker = document.createTreeWalker(e, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        if (!n.textContent?.trim() || !n.parentElement?.checkVisibility() || n.parentElement.closest('.sr-only')) continue;
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects()) {
+          if (r.width < 1) continue;
+          const mid = (r.top + r.bottom) / 2;
+          if (!mids.some((m) => Math.abs(m - mid) < r.height / 2)) mids.push(mid);
+        }
+      }
+      return mids.length;
+    };
+    const term = document.querySelector<HTMLElement>('dplab-terminal:not([node])')!;
+    return {
+      height: Math.round(bar.getBoundingClientRect().height),
+      lines: lines.map((l) => l.names.sort((a, b) => a.left - b.left).map((n) => n.name)),
+      wrapped: shown.filter((p) => textLines(p.e) > 1).map((p) => p.name),
+      terminalRows: Number(term.dataset.rows),
+      terminalInView: term.getBoundingClientRect().bottom <= innerHeight + 0.5,
+      terminalCell: (term.querySelector('.xterm-screen')?.getBoundingClientRect().height ?? 0) / Number(term.dataset.rows),
+    };
+  }, BAR_PIECES);
+}

@@ -2,6 +2,10 @@
  * <dplab-cluster-panel mode="iptables">: the state of one lab cluster, live progress while it
  * starts (from the runner's Server-Sent Events stream, not polling), the error with its fix,
  * and Start / Retry / Delete. Without a runner it says so and how to start one.
+ *
+ * In a workspace's top bar the progress is one line: a "Step 2 of 6" button (aria-expanded)
+ * that shows every step, and the current step with its state; the others are folded until the
+ * button opens them. The error and its fix are never folded: they are outside the list.
  */
 import type { z } from '../../scripts/wire/zod.ts';
 import {
@@ -50,6 +54,10 @@ export class ClusterPanel extends HTMLElement {
   #body!: HTMLDivElement;
   /** Kept across renders so screen readers hear changes, not a new region each time. */
   #live = el('div', { class: 'dplab-cp-progress', 'aria-live': 'polite', role: 'status' });
+  /** In a workspace's bar: the progress folds to the current step; this button shows them all. */
+  #compact = false;
+  #stepsOpen = false;
+  #toggle = el('button', { type: 'button', class: 'dplab-cp-steps-toggle', 'aria-expanded': 'false', 'data-focus-key': 'steps' });
 
   get mode(): string {
     return this.getAttribute('mode') ?? '';
@@ -60,6 +68,13 @@ export class ClusterPanel extends HTMLElement {
     this.#body = el('div', { class: 'dplab-cp-body' });
     this.replaceChildren(this.#body);
     this.setAttribute('data-ready', '');
+    this.#compact = !!this.closest('.dplab-ws-bar');
+    const listId = `dplab-cp-steps-${this.mode || 'cluster'}`;
+    this.#toggle.setAttribute('aria-controls', listId);
+    this.#toggle.addEventListener('click', () => {
+      this.#stepsOpen = !this.#stepsOpen;
+      this.#render();
+    });
     void this.#load();
   }
 
@@ -170,6 +185,15 @@ export class ClusterPanel extends HTMLElement {
   #render(): void {
     const body = this.#body;
     if (!body) return;
+    // Drawing again replaces the buttons: the one that had the keyboard focus gets it back.
+    const focused = document.activeElement instanceof HTMLElement && this.contains(document.activeElement) ? document.activeElement : null;
+    const focusKey = focused?.dataset.focusKey;
+    this.#draw(body);
+    if (focusKey && document.activeElement !== focused)
+      this.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focusKey)}"]`)?.focus({ preventScroll: true });
+  }
+
+  #draw(body: HTMLDivElement): void {
     const title = this.dataset.title ?? this.mode;
     const s = this.#status;
     const state = this.#offline ? 'offline' : (s?.state ?? 'loading');
@@ -206,36 +230,67 @@ export class ClusterPanel extends HTMLElement {
       body.replaceChildren(...parts);
       return;
     }
-    if (s.state === 'ready')
-      parts.push(
-        el('p', { class: 'dplab-cp-meta' }, `${s.readyNodes}/${s.nodes} nodes Ready · dataplane: ${s.proxyMode} · cluster ${s.name}`),
-      );
+    if (s.state === 'ready') {
+      const meta = `${s.readyNodes}/${s.nodes} nodes Ready · dataplane: ${s.proxyMode} · cluster ${s.name}`;
+      // The one-row bar may end it in "…": all of it on hover.
+      parts.push(el('p', { class: 'dplab-cp-meta', title: meta }, meta));
+    }
 
     const live = this.#live;
     live.replaceChildren();
+    this.toggleAttribute('data-steps-open', false);
+    let toggle: HTMLButtonElement | undefined;
     if (s.progress && (s.state === 'provisioning' || s.error)) {
-      const list = el('ol', { class: 'dplab-cp-actions-list' });
+      const list = el('ol', { class: 'dplab-cp-actions-list', id: this.#toggle.getAttribute('aria-controls')! });
       const now = Date.now();
-      for (const a of s.progress.actions) {
+      const actions = s.progress.actions;
+      // The step a folded list shows: the failed one, else the running one, else the next to run, else the last.
+      const current =
+        [
+          actions.findIndex((a) => a.state === 'failed'),
+          actions.findIndex((a) => a.state === 'running'),
+          actions.findIndex((a) => a.state === 'pending'),
+          actions.length - 1,
+        ].find((i) => i >= 0) ?? 0;
+      for (const [i, a] of actions.entries()) {
         const icon =
           a.state === 'running'
             ? el('span', { class: 'dplab-cp-spinner', 'aria-hidden': 'true' })
             : el('span', { class: 'dplab-cp-icon', 'aria-hidden': 'true' }, ICON[a.state]);
         const time = a.startedAt ? elapsed((a.endedAt ?? now) - a.startedAt) : '';
-        const label = `${a.title}${a.state === 'running' ? ' (running)' : a.state === 'failed' ? ' (failed)' : a.state === 'done' ? ' (done)' : ''}`;
+        const state = a.state === 'running' ? ' (running)' : a.state === 'failed' ? ' (failed)' : a.state === 'done' ? ' (done)' : '';
         list.append(
           el(
             'li',
-            { 'data-state': a.state, 'data-id': a.id },
+            { 'data-state': a.state, 'data-id': a.id, ...(i === current ? { 'data-current': '' } : {}) },
             icon,
-            el('span', { class: 'dplab-cp-title' }, label),
+            // Title and state apart: where a narrow bar shortens the title, the state stays whole.
+            el(
+              'span',
+              { class: 'dplab-cp-label', title: `${a.title}${state}` },
+              el('span', { class: 'dplab-cp-title' }, a.title),
+              ...(state ? [el('span', { class: 'dplab-cp-state' }, state)] : []),
+            ),
             el('span', { class: 'dplab-cp-time', 'aria-hidden': 'true' }, time),
           ),
         );
       }
       live.append(list);
       for (const n of s.progress.notes) live.append(el('p', { class: 'dplab-cp-note' }, n));
+      if (this.#compact && actions.length > 1) {
+        toggle = this.#toggle;
+        const open = this.#stepsOpen;
+        toggle.setAttribute('aria-expanded', String(open));
+        toggle.title = open ? 'Fold the steps to the current one' : 'Show every step';
+        toggle.replaceChildren(
+          `Step ${current + 1} of ${actions.length}`,
+          el('span', { class: 'dplab-cp-chevron', 'aria-hidden': 'true' }, open ? '▴' : '▾'),
+        );
+        this.toggleAttribute('data-steps-open', open);
+      }
     }
+    // The button before the step it counts, so Tab reaches it right after the mode picker.
+    if (toggle) parts.push(toggle);
     parts.push(live);
 
     if (s.error) {
@@ -251,7 +306,7 @@ export class ClusterPanel extends HTMLElement {
 
     const buttons = el('div', { class: 'dplab-cp-actions' });
     const button = (label: string, method: 'POST' | 'DELETE', kind = '') => {
-      const b = el('button', { type: 'button', class: `dplab-cp-button ${kind}`.trim() }, label);
+      const b = el('button', { type: 'button', class: `dplab-cp-button ${kind}`.trim(), 'data-focus-key': label }, label);
       b.disabled = this.#busy;
       b.addEventListener('click', () => void this.#act(method));
       buttons.append(b);

@@ -93,6 +93,8 @@ class LabElement extends HTMLElement {
       const t = box.querySelector<HTMLElement>('.dplab-setup-text')!;
       t.replaceChildren(richText(text));
       if (fix) t.append(' ', richText(fix));
+      // Where the one-row bar shortens it, the whole line on hover.
+      box.title = t.textContent ?? '';
     };
     show('running', '…', lastClusterState(mode) === 'ready' ? `Lab setup: applying on ${mode}…` : 'Lab setup: writing your files…');
     try {
@@ -145,7 +147,13 @@ class LabElement extends HTMLElement {
     const bar = this.querySelector('progress');
     if (bar) bar.value = done;
     const text = this.querySelector('.dplab-progress-text');
-    if (text) text.textContent = `${done} of ${steps.length} steps done on ${mode}`;
+    // "done on <mode>" apart: the one-row bar shows "1 of 4 steps" beside the progress bar (screen readers hear it all).
+    if (text) {
+      const more = document.createElement('span');
+      more.className = 'dplab-progress-more';
+      more.textContent = ` done on ${mode}`;
+      text.replaceChildren(`${done} of ${steps.length} steps`, more);
+    }
   }
 
   private renderHints(el: HTMLElement, id: string): void {

@@ -1,19 +1,22 @@
 /**
- * The mode picker on a narrow screen and in the presenter view: its options show their short word ("iptables") instead of
- * the full title, which would not fit the top bar. Each option keeps the full title as its
- * accessible name (aria-label, set in the markup) and the select shows the chosen one's title on
- * hover; the values, and so the keyboard and the page's mode, do not change.
+ * The mode picker below 100rem (a phone, a laptop) and in the presenter view: its options show
+ * their short word ("iptables") instead of the full title, which would not leave the one-row top
+ * bar room for the rest (LabLayout.astro hides the word "Cluster" there too). Each option keeps
+ * the full title as its accessible name (aria-label, set in the markup) and the select shows the
+ * chosen one's title on hover; the values, and so the keyboard and the page's mode, do not change.
+ * A lab with one mode shows it as text, switched by CSS at the same width.
  */
 import { onPageModeChange } from './page-mode.ts';
 
 const presenting = () => document.documentElement.hasAttribute('data-present');
 
-export const NARROW = '(max-width: 60rem)';
+/** Where the full titles would not fit the bar; the same width as `.dplab-mode-short` in LabLayout.astro. */
+export const SHORT_LABELS = '(width < 100rem)';
 
 export function shortModeLabels(root: ParentNode): void {
   const selects = [...root.querySelectorAll<HTMLSelectElement>('.dplab-mode-picker select')];
   if (!selects.length) return;
-  const narrow = window.matchMedia(NARROW);
+  const narrow = window.matchMedia(SHORT_LABELS);
   const apply = () => {
     for (const select of selects) {
       for (const option of select.options) {
