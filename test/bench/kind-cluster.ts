@@ -126,6 +126,9 @@ try {
   });
   console.log(`bare kind cluster's DaemonSets right after --wait: ${bareDaemonSets || '(none)'}`);
 
+  // The lab set up as a learner's first visit leaves it (its namespace and files), deploy-web not yet done.
+  must('node', dplab('reset', 'first-service', '--mode', MODE));
+
   // A Check on a live cluster: kubectl reads and the verdict, as the lab page's Check button asks for it.
   const check = timesOf(
     CHECKS,
