@@ -31,7 +31,11 @@ stub(
   'iptables-save',
   `if [ "$1" = -t ]; then awk -v t="*$2" '$0 == t {on=1} on {print} on && $0 == "COMMIT" {exit}' "$DUMP"; else cat "$DUMP"; fi`,
 );
-stub('docker', `echo "$*" >> "$LOG.docker"; [ "$1" = exec ] || exit 0; shift 2; case "$1" in iptables-save|sh) "$@" ;; *) exit 0 ;; esac`);
+// A node with a dump of its own (etp-local reads two nodes whose rules differ) answers with that one.
+stub(
+  'docker',
+  `echo "$*" >> "$LOG.docker"; [ "$1" = exec ] || exit 0; [ -f "$LOG.node.$2" ] && DUMP="$LOG.node.$2" && export DUMP; shift 2; case "$1" in iptables-save|sh) "$@" ;; *) exit 0 ;; esac`,
+);
 stub(
   'kubectl',
   `echo "$*" >> "$LOG.kubectl"; case "$*" in *readyReplicas*) printf "$READY" ;; *nodeName*) printf dplab-iptables-worker ;; *"create configmap"*) echo "$*" >> "$LOG.answers" ;; esac; exit 0`,
@@ -40,9 +44,10 @@ stub('sleep', 'exit 0');
 
 let runs = 0;
 /** Runs shell lines with the stand-ins first on PATH; returns stdout and what docker and kubectl were asked. */
-function sh(lines: string[], dump: string, ready = '3') {
+function sh(lines: string[], dump: string, ready = '3', byNode: Record<string, string> = {}) {
   const base = join(dir, `run-${runs++}`);
   writeFileSync(`${base}.dump`, dump);
+  for (const [node, text] of Object.entries(byNode)) writeFileSync(`${base}.node.${node}`, text);
   const out = execFileSync('sh', ['-c', lines.join('\n')], {
     encoding: 'utf8',
     env: {
@@ -134,7 +139,7 @@ describe('leftover Services in the real iptables-save shape', () => {
 });
 
 /** Every iptables-save dump in an observation (objects with format and dump.stdout). */
-function dumps(value: unknown, found: Array<{ dump: { stdout: string } }> = []) {
+function dumps(value: unknown, found: Array<{ node: string; dump: { stdout: string } }> = []) {
   if (Array.isArray(value)) for (const v of value) dumps(v, found);
   else if (value && typeof value === 'object') {
     const o = value as Record<string, unknown>;
@@ -184,7 +189,7 @@ describe('iptables lab steps with 1,000 leftover Services on the node', () => {
   it('cover the labs that read iptables rules', () => {
     const labs = new Set(cases.map(([, c]) => c.lab.id));
     // internal-traffic-local's checks probe traffic and read no dump; scale-compare counts everything on purpose.
-    expect([...labs].sort()).toEqual(['headless', 'iptables-chains', 'proxy-mode-rules', 'session-affinity']);
+    expect([...labs].sort()).toEqual(['etp-local', 'headless', 'iptables-chains', 'proxy-mode-rules', 'session-affinity']);
     expect(cases.length).toBeGreaterThanOrEqual(7);
   });
 
@@ -192,8 +197,8 @@ describe('iptables lab steps with 1,000 leftover Services on the node', () => {
     const crowded = structuredClone(obs);
     const found = dumps(crowded);
     for (const d of found) d.dump.stdout = withLeftoverServices(d.dump.stdout, LEFTOVERS);
-    // The solution's commands read the (first) crowded dump; the answers they record replace the recorded ones.
-    const run = sh(solutionFor(step, 'iptables'), found[0].dump.stdout);
+    // The solution's commands read the crowded dump of the node they name (else the first); the answers they record replace the recorded ones.
+    const run = sh(solutionFor(step, 'iptables'), found[0].dump.stdout, '3', Object.fromEntries(found.map((d) => [d.node, d.dump.stdout])));
     for (const a of recordedAnswers(run.answers)) expect(setAnswer(crowded, a.name, a.data), `${a.name} is in the observation`).toBe(true);
     const result = step.check.evaluate(step.check.observations.parse(crowded), { namespace: lab.namespace, mode: 'iptables' });
     expect(result.status, result.message).toBe('pass');

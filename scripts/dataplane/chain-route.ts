@@ -1,6 +1,6 @@
 // What following kube-proxy's chains from a frontend gives (iptables and nftables alike), and the
 // frontend it makes: with Local policy and no local endpoint, the chain ends with no final jump.
-import type { Affinity, Backend, Frontend, FrontendType, Protocol } from './model.ts';
+import type { Affinity, Backend, ExternalChain, Frontend, FrontendType, Protocol } from './model.ts';
 
 export interface Resolved {
   backends: Backend[];
@@ -10,6 +10,8 @@ export interface Resolved {
   path: string[];
   /** Sources a KUBE-FW- chain lets on (loadBalancerSourceRanges); iptables only, absent without a firewall chain. */
   sourceRanges?: string[];
+  /** The external chain walked on the way, with its rules besides the final jump. */
+  external?: ExternalChain;
 }
 
 /** How a parser's rules pick a backend: the random choice, and what picks before it under affinity. */
@@ -42,5 +44,6 @@ export function frontendOf(
     path: [...prefix, ...r.path],
     chooser: r.affinity ? `${chooser.affinity}, then ${chooser.random}` : chooser.random,
     ...(r.sourceRanges ? { sourceRanges: r.sourceRanges } : {}),
+    ...(r.external ? { external: r.external } : {}),
   };
 }

@@ -4,7 +4,7 @@
 import { parsePort, splitServicePortName, stripHostMask, toProtocol, isIpv4 } from './addr.ts';
 import { ModelBuilder } from './builder.ts';
 import { frontendOf, type Chooser, type Resolved } from './chain-route.ts';
-import type { Affinity, Backend, DataplaneModel, Frontend, FrontendType, Protocol } from './model.ts';
+import type { Affinity, Backend, DataplaneModel, ExternalChain, ExternalRule, Frontend, FrontendType, Protocol } from './model.ts';
 import { ANY_NODE_IP } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { chainedShares } from './shares.ts';
@@ -19,6 +19,8 @@ const EXTERNAL_SERVICES = 'KUBE-EXTERNAL-SERVICES';
 const PROXY_FIREWALL = 'KUBE-PROXY-FIREWALL';
 const FRONTEND_TARGET = /^KUBE-(SVC|SVL|EXT|FW)-/;
 const POLICY_CHAIN = /^KUBE-(SVC|SVL)-/;
+/** kube-proxy's chain that marks a packet for masquerading in KUBE-POSTROUTING. */
+const MARK_MASQ = 'KUBE-MARK-MASQ';
 const ENDPOINT_PREFIX = 'KUBE-SEP-';
 const LOCALHOST_NET = '127.0.0.0/8';
 
@@ -155,9 +157,29 @@ class ChainWalker {
     }
     const target = final < 0 ? null : rs.target(final);
     const localOnly = shortCircuits || Boolean(target?.startsWith('KUBE-SVL-'));
-    if (!target) return { backends: [], affinity: null, localOnly, path: [chain] };
+    const external: ExternalChain = { chain, rules: rules.filter((r) => r !== final).flatMap((r) => this.externalRule(r)) };
+    if (!target) return { backends: [], affinity: null, localOnly, path: [chain], external };
     const next = this.resolve(target, final);
-    return { ...next, localOnly: localOnly || next.localOnly, path: [chain, ...next.path] };
+    return { ...next, localOnly: localOnly || next.localOnly, path: [chain, ...next.path], external };
+  }
+
+  /**
+   * A rule of a KUBE-EXT chain besides its last jump: the masquerade mark (`-j KUBE-MARK-MASQ`, for
+   * every packet under Cluster, for the node's own under Local) or a short-circuit to the Cluster
+   * chain (`-s <pod range>`, `--src-type LOCAL`). Rules of another shape are left out.
+   */
+  private externalRule(r: number): ExternalRule[] {
+    const rs = this.rs;
+    const target = rs.target(r);
+    if (!target) return [];
+    const action = target === MARK_MASQ ? 'masquerade' : POLICY_CHAIN.test(target) ? 'jump' : null;
+    if (!action) return [];
+    const srcType = rs.opt(r, '--src-type');
+    // How kube-proxy tells a pod's packets (its local-traffic detector): the pod range, or the pods' interfaces.
+    const from = ['-s', '-i'].find((o) => rs.has(r, o));
+    const traffic = srcType === 'LOCAL' ? 'node' : action === 'jump' || from ? 'pods' : 'all';
+    const match = srcType ? `--src-type ${srcType}` : from ? `${rs.negated(r, from) ? '! ' : ''}${from} ${rs.opt(r, from)}` : '';
+    return [{ traffic, action, target, match, comment: commentOf(rs, r) }];
   }
 
   /** KUBE-SVC / KUBE-SVL: optional affinity checks, then one probabilistic rule per endpoint. */

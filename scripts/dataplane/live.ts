@@ -14,7 +14,7 @@ import { DplabError } from '../base/errors.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { explainView, servicesIn, type ExplainResponse } from './explain-view.ts';
 import { parse, ParseError, type DataplaneModel, type Format } from './index.ts';
-import { RULE_DUMPS } from './read-commands.ts';
+import { CILIUM_AGENT, RULE_DUMPS } from './read-commands.ts';
 
 /** Dumping a node's rules is quick even with thousands of Services; a slower answer means trouble. */
 export const LIVE_READ_TIMEOUT_MS = 30_000;
@@ -45,7 +45,6 @@ export type KubeService = z.infer<typeof namespacedObjectSchema>;
 export type KubeNode = KubeObject;
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
-const CILIUM_AGENT = { namespace: 'kube-system', selector: 'k8s-app=cilium', container: 'cilium-agent' } as const;
 
 /** The first worker: kube-proxy's rules are the same on every node, but pods (and Local policy) live on workers. */
 export function defaultNode(nodes: readonly string[]): string {

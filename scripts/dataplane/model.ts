@@ -28,6 +28,33 @@ export interface Affinity {
   timeoutSeconds: number;
 }
 
+/**
+ * One rule of a Service's external chain (kube-proxy's `KUBE-EXT-<hash>` / `external-<hash>-…`)
+ * besides its last jump to the policy chain, which is the next hop of `path`. With
+ * `externalTrafficPolicy: Cluster` it is the mark that has every packet masqueraded; with `Local`,
+ * the rules that send a pod's and the node's own traffic to the Cluster chain instead (and mark
+ * the node's own for masquerading), so only outside clients are held to the local endpoints.
+ */
+export interface ExternalRule {
+  /** Which packets: all of them, those from a pod (the cluster's pod range), those the node sends itself. */
+  traffic: 'all' | 'pods' | 'node';
+  /** `masquerade`: mark for SNAT and go on to the next rule; `jump`: leave for `target`. */
+  action: 'masquerade' | 'jump';
+  /** The chain it jumps to: KUBE-MARK-MASQ / mark-for-masquerade, or the Service's Cluster chain. */
+  target: string;
+  /** The match as the tool prints it (`-s 10.244.0.0/16`, `--src-type LOCAL`, `fib saddr type local`), empty for none. */
+  match: string;
+  /** kube-proxy's comment on the rule, when it wrote one. */
+  comment: string | null;
+}
+
+export interface ExternalChain {
+  /** The chain's name (a hop of the frontend's `path`). */
+  chain: string;
+  /** Its rules in order, without the last jump to the policy chain. */
+  rules: ExternalRule[];
+}
+
 export interface Frontend {
   type: FrontendType;
   ip: string;
@@ -47,6 +74,8 @@ export interface Frontend {
   chooser: string;
   /** loadBalancerSourceRanges: only these sources get through (kube-proxy's firewall chain); absent when unrestricted. */
   sourceRanges?: string[];
+  /** The external chain on the path (NodePorts, external and load-balancer IPs under kube-proxy), for diagrams; absent without one. */
+  external?: ExternalChain;
 }
 
 /** One port of one Service (or one unnamed virtual server when the tool does not name Services). */

@@ -5,7 +5,7 @@ import { isIpv4, splitServicePortName, toProtocol } from './addr.ts';
 import { backendsWithShares, ModelBuilder } from './builder.ts';
 import { frontendOf, type Chooser, type Resolved } from './chain-route.ts';
 import { isRecord, parseJsonInput } from './json-input.ts';
-import type { Affinity, DataplaneModel, Frontend, FrontendType, Protocol } from './model.ts';
+import type { Affinity, DataplaneModel, ExternalChain, ExternalRule, Frontend, FrontendType, Protocol } from './model.ts';
 import { ANY_NODE_IP } from './model.ts';
 import { ParseError } from './parse-error.ts';
 import { weightedShares } from './shares.ts';
@@ -73,6 +73,8 @@ export function parseNftJson(text: string): DataplaneModel {
       const probe = frontendOf(CHOOSER, type, k.ip, k.port, k.protocol, empty, ['filter', `@${mapName}`]);
       const existing = fronts.get(frontKey(probe));
       const fe = existing?.fe ?? probe;
+      // Not translated on the way in (the external chain had no last jump), the packet meets this map in the filter chains.
+      if (existing) fe.path = [...fe.path.filter((p) => p !== `@${mapName} (filter)`), `@${mapName} (filter)`];
       fe.noBackendVerdict = drops ? 'drop' : 'reject';
       if (drops) {
         // kube-proxy only drops (rather than rejects) when Local policy finds no local endpoint.
@@ -199,9 +201,10 @@ class Walker {
     const target = final ? verdictTarget(final.expr[0]) : null;
     const shortCircuits = rules.some((r) => r.expr.some((e) => JSON.stringify(e).includes('"fib"')));
     const localOnly = shortCircuits || Boolean(target?.startsWith('local-'));
-    if (!target || !/^(service|local)-/.test(target)) return { backends: [], affinity: null, localOnly, path: [chain] };
+    const external: ExternalChain = { chain, rules: rules.filter((r) => r !== final).flatMap(externalRule) };
+    if (!target || !/^(service|local)-/.test(target)) return { backends: [], affinity: null, localOnly, path: [chain], external };
     const next = this.resolve(target);
-    return { ...next, localOnly: localOnly || next.localOnly, path: [chain, ...next.path] };
+    return { ...next, localOnly: localOnly || next.localOnly, path: [chain, ...next.path], external };
   }
 
   /** Affinity lookups, then `numgen random mod n vmap { i : goto endpoint-… }`. */
@@ -245,6 +248,39 @@ class Walker {
     }
     throw new ParseError(`endpoint chain ${chain} has no dnat rule`, 1, chain);
   }
+}
+
+const MARK_MASQ = 'mark-for-masquerade';
+
+/**
+ * A rule of an external- chain besides its last goto: `jump mark-for-masquerade` (every packet
+ * under Cluster; after `fib saddr type local` under Local) or a short-circuit to the service-
+ * chain (`ip saddr <pod range>`, `fib saddr type local`). Rules of another shape are left out.
+ */
+function externalRule(rule: NftRule): ExternalRule[] {
+  const target = rule.expr.map(verdictTarget).find((t) => t !== null) ?? null;
+  if (!target) return [];
+  const action = target === MARK_MASQ ? 'masquerade' : /^service-/.test(target) ? 'jump' : null;
+  if (!action) return [];
+  const matches = rule.expr.flatMap((e) => (isRecord(e.match) ? [e.match] : []));
+  const node = matches.some((m) => isRecord(m.left) && isRecord(m.left.fib));
+  const match = matches.map(describeMatch).join(' ');
+  const traffic = node ? 'node' : action === 'jump' || matches.length ? 'pods' : 'all';
+  return [{ traffic, action, target, match, comment: rule.comment }];
+}
+
+/** A match as `nft list` prints it, for the kinds an external chain holds; anything else in JSON. */
+function describeMatch(m: Record<string, unknown>): string {
+  const op = m.op === '==' || m.op === undefined ? '' : `${String(m.op)} `;
+  const right = isRecord(m.right) && isRecord(m.right.prefix) ? `${String(m.right.prefix.addr)}/${String(m.right.prefix.len)}` : m.right;
+  const left = isRecord(m.left) ? m.left : {};
+  if (isRecord(left.payload)) return `${String(left.payload.protocol)} ${String(left.payload.field)} ${op}${String(right)}`;
+  if (isRecord(left.fib)) {
+    const flags = Array.isArray(left.fib.flags) ? left.fib.flags.join(' . ') : '';
+    return `fib ${flags} ${String(left.fib.result)} ${op}${String(right)}`;
+  }
+  if (isRecord(left.meta)) return `${String(left.meta.key)} ${op}${String(right)}`;
+  return JSON.stringify(m);
 }
 
 function affinitySetOf(e: Expr): string | null {

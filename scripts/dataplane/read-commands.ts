@@ -19,6 +19,9 @@ export function commandsToRead(format: Format): string[] {
   return [...COMMANDS[format]];
 }
 
+/** Where Cilium's own tables are read: the agent container of the cilium pod on the node in question. */
+export const CILIUM_AGENT = { namespace: 'kube-system', selector: 'k8s-app=cilium', container: 'cilium-agent' } as const;
+
 export interface RuleDump {
   format: Format;
   /** `node`: run inside the node; `cilium`: inside the node's cilium agent container. */

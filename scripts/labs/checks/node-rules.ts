@@ -5,10 +5,10 @@
  * files look alike; the node is picked by role because kind names nodes `<cluster>-worker`, …
  */
 import type { DataplaneModel, Frontend, ParseOptions } from '../../dataplane/model.ts';
-import { gatherNodeCommand } from './command.ts';
+import { gatherNodeCommand, IN_CLUSTER_COMMAND_TIMEOUT_MS, observeCommand, type CommandObservation } from './command.ts';
 import { fact, fail } from './facts.ts';
-import { firstItem, getByName, type KubeObject } from './kube.ts';
-import { RULE_DUMPS } from '../../dataplane/read-commands.ts';
+import { firstItem, getByName, kubeListSchema, type KubeObject } from './kube.ts';
+import { CILIUM_AGENT, RULE_DUMPS } from '../../dataplane/read-commands.ts';
 import type { ParseRules, RulesObservation } from './rules.ts';
 import type { EvalContext, GatherContext, Verdict } from './types.ts';
 
@@ -20,7 +20,11 @@ export async function pickNode(ctx: GatherContext, role: NodeRole): Promise<stri
   return nodes.find((n) => n.endsWith(`-${role}`)) ?? nodes[0];
 }
 
-/** Dump the mode's rules on a node (kube-proxy modes only: the dump runs inside the node). */
+/**
+ * Dump the mode's rules on a node: inside the node for kube-proxy's modes, in the cilium agent
+ * running on that node for Cilium (each agent keeps its own node's tables: with Local policy
+ * they differ from node to node).
+ */
 export async function gatherNodeRules(
   ctx: GatherContext,
   service: string,
@@ -28,8 +32,29 @@ export async function gatherNodeRules(
   command?: readonly string[],
 ): Promise<RulesObservation> {
   const dump = RULE_DUMPS[ctx.mode];
-  const [out, services] = await Promise.all([gatherNodeCommand(ctx, node, command ?? dump.command), getByName(ctx, 'services', service)]);
+  const argv = command ?? dump.command;
+  const [out, services] = await Promise.all([
+    dump.where === 'node' ? gatherNodeCommand(ctx, node, argv) : gatherAgentCommand(ctx, node, argv),
+    getByName(ctx, 'services', service),
+  ]);
   return { format: dump.format, node, dump: out, services };
+}
+
+/** `kubectl exec` into the cilium agent container of the pod on `node`; no such pod is an observation (exit code 1), not an error. */
+async function gatherAgentCommand(ctx: GatherContext, node: string, command: readonly string[]): Promise<CommandObservation> {
+  const pods = await ctx.cluster.kubectlJson(
+    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`],
+    kubeListSchema,
+    { signal: ctx.signal },
+  );
+  const pod = firstItem(pods)?.metadata?.name;
+  if (!pod) return { exitCode: 1, stdout: '', stderr: `no cilium agent pod (${CILIUM_AGENT.selector}) runs on ${node}` };
+  return observeCommand(() =>
+    ctx.cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...command], {
+      signal: ctx.signal,
+      timeoutMs: IN_CLUSTER_COMMAND_TIMEOUT_MS,
+    }),
+  );
 }
 
 export interface ServiceFrontend {
@@ -53,6 +78,39 @@ export function serviceFrontend(
   ctx: EvalContext,
   opts: ParseOptions = {},
 ): ServiceFrontend | Verdict {
+  return findServiceFrontend(
+    parse,
+    service,
+    obs,
+    ctx,
+    opts,
+    (f, svc) => f.type === 'ClusterIP' && (!svc.clusterIP || f.ip === svc.clusterIP),
+  );
+}
+
+/**
+ * The same for the Service's NodePort (its first port's): `frontend` is the NodePort frontend on
+ * that node (kube-proxy's rules and Cilium list it once, on every local address), when it has one.
+ */
+export function nodePortFrontend(
+  parse: ParseRules,
+  service: string,
+  obs: RulesObservation,
+  ctx: EvalContext,
+): (ServiceFrontend & { nodePort: number | undefined }) | Verdict {
+  const nodePort: number | undefined = firstItem(obs.services)?.spec?.ports?.[0]?.nodePort;
+  const found = findServiceFrontend(parse, service, obs, ctx, {}, (f) => f.type === 'NodePort' && f.port === nodePort);
+  return isVerdict(found) ? found : { ...found, nodePort };
+}
+
+function findServiceFrontend(
+  parse: ParseRules,
+  service: string,
+  obs: RulesObservation,
+  ctx: EvalContext,
+  opts: ParseOptions,
+  pick: (f: Frontend, svc: { clusterIP: string | undefined }) => boolean,
+): ServiceFrontend | Verdict {
   const svc = firstItem(obs.services);
   const key = `${ctx.namespace}/${service}`;
   if (!svc)
@@ -71,7 +129,7 @@ export function serviceFrontend(
   const frontend = model.services
     .filter((s) => s.service === key || s.service?.startsWith(`${key}:`))
     .flatMap((s) => s.frontends)
-    .find((f) => f.type === 'ClusterIP' && (!clusterIP || f.ip === clusterIP));
+    .find((f) => pick(f, { clusterIP }));
   return { key, service: svc, clusterIP, model, frontend };
 }
 
