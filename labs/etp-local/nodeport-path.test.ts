@@ -24,7 +24,7 @@ function ciliumCluster(obs: NodePortPathObservation): { cluster: ClusterHandle; 
   const cluster = {
     mode: 'cilium',
     async nodes() {
-      return ['dplab-cilium-control-plane', 'dplab-cilium-worker', 'dplab-cilium-worker2'];
+      return ['dplab-cilium-control-plane', 'dplab-rec-cilium-worker', 'dplab-rec-cilium-worker2'];
     },
     async kubectlJson(args: readonly string[], schema: { parse(v: unknown): unknown }) {
       const line = args.join(' ');
@@ -65,30 +65,30 @@ describe('etp-local NodePort path checks', () => {
   });
 
   it('on Cilium, ask the agent on each of the two nodes, and pass on what they list', async () => {
-    const obs = recorded('follow-nodeport.solved.cilium.json');
+    const obs = recorded('follow-nodeport.solved.cilium.kind.json');
     const { cluster, execs } = ciliumCluster(obs);
     const got = await localPathCheck.gather(ctx(cluster));
     expect(execs).toEqual([
       '-n kube-system exec cilium-worker -c cilium-agent -- cilium-dbg service list -o json',
       '-n kube-system exec cilium-worker2 -c cilium-agent -- cilium-dbg service list -o json',
     ]);
-    expect([got.withPod?.node, got.withoutPod?.node]).toEqual(['dplab-cilium-worker', 'dplab-cilium-worker2']);
+    expect([got.withPod?.node, got.withoutPod?.node]).toEqual(['dplab-rec-cilium-worker', 'dplab-rec-cilium-worker2']);
     expect(localPathCheck.evaluate(localPathCheck.observations.parse(got), ctx(cluster)).status).toBe('pass');
   });
 
   it('no agent on a node is an observation the check fails on, not an error', async () => {
-    const obs = recorded('follow-nodeport.solved.cilium.json');
+    const obs = recorded('follow-nodeport.solved.cilium.kind.json');
     const { cluster } = ciliumCluster(obs);
     const base = cluster.kubectlJson.bind(cluster);
     cluster.kubectlJson = (async (args: readonly string[], schema: { parse(v: unknown): unknown }) =>
-      args.join(' ').includes('spec.nodeName=dplab-cilium-worker2')
+      args.join(' ').includes('spec.nodeName=dplab-rec-cilium-worker2')
         ? schema.parse({ kind: 'List', items: [] })
         : base(args, schema as never)) as never;
     const got = await localPathCheck.gather(ctx(cluster));
     expect(got.withoutPod?.dump).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('no cilium agent pod') });
     const v = localPathCheck.evaluate(got, ctx(cluster));
     expect(v.status).toBe('fail');
-    expect(v.message).toContain('Could not read the rules on dplab-cilium-worker2');
+    expect(v.message).toContain('Could not read the rules on dplab-rec-cilium-worker2');
   });
 
   it('say which step comes first when web is still Cluster (Local step) or Local (Cluster step)', () => {
