@@ -38,7 +38,7 @@ stub(
 );
 stub(
   'kubectl',
-  `echo "$*" >> "$LOG.kubectl"; case "$*" in *readyReplicas*) printf "$READY" ;; *nodeName*) printf dplab-iptables-worker ;; *"create configmap"*) echo "$*" >> "$LOG.answers" ;; esac; exit 0`,
+  `echo "$*" >> "$LOG.kubectl"; case "$*" in *readyReplicas*) printf "$READY" ;; *nodeName*) printf "$DPLAB_CLUSTER-worker" ;; *"create configmap"*) echo "$*" >> "$LOG.answers" ;; esac; exit 0`,
 );
 stub('sleep', 'exit 0');
 
@@ -56,7 +56,8 @@ function sh(lines: string[], dump: string, ready = '3', byNode: Record<string, s
       DUMP: `${base}.dump`,
       LOG: base,
       READY: ready,
-      DPLAB_CLUSTER: 'dplab-iptables',
+      // The cluster the observations were recorded on (dplab-iptables, or a seat's dplab-rec-iptables), so the solution names its nodes.
+      DPLAB_CLUSTER: Object.keys(byNode)[0]?.replace(/-(control-plane|worker\d*)$/, '') ?? 'dplab-iptables',
     },
   });
   const read = (f: string) => {

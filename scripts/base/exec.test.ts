@@ -1,6 +1,6 @@
 // A command that a signal ended says so, instead of reporting "exit code -1".
 import { describe, expect, it } from 'vitest';
-import { CommandError, howItEnded, run } from './exec.ts';
+import { CommandError, howItEnded, run, tellingLine } from './exec.ts';
 
 describe('run', () => {
   it('reports a killed command with its signal', async () => {
@@ -15,5 +15,23 @@ describe('run', () => {
     const err = await run('sh', ['-c', 'exit 3'], { timeoutMs: 10_000 }).catch((e) => e);
     expect(howItEnded(err)).toBe('exit code 3');
     expect(err.signal).toBeUndefined();
+  });
+});
+
+describe('the line a failure message quotes', () => {
+  it("is kind's closing ERROR line, not its first progress line", () => {
+    const stderr = [
+      'Creating cluster "dplab-ipvs" ...',
+      ' • Preparing nodes 📦 📦 📦  ...',
+      'ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System"',
+      '',
+    ].join('\n');
+    expect(tellingLine(stderr)).toBe(
+      'ERROR: failed to create cluster: could not find a log line that matches "Reached target .*Multi-User System"',
+    );
+  });
+  it('is the first line when no line starts like an error', () => {
+    expect(tellingLine('\nunknown flag: --bogus\nSee kind --help\n')).toBe('unknown flag: --bogus');
+    expect(tellingLine('')).toBe('');
   });
 });

@@ -184,15 +184,21 @@ export function classifyFailure(
       fix: 'Check `dplab status`; if the cluster is broken, `dplab down <mode>` then `dplab up <mode>`.',
     };
   }
-  const firstLine =
-    result.stderr
-      .trim()
-      .split('\n')
-      .find((l) => l.trim()) ?? '';
+  const line = tellingLine(result.stderr);
   return {
     kind: 'failed',
-    message: `\`${result.command}\` failed (${howItEnded(result)})${firstLine ? `: ${firstLine.slice(0, 300)}` : '.'}`,
+    message: `\`${result.command}\` failed (${howItEnded(result)})${line ? `: ${line.slice(0, 300)}` : '.'}`,
   };
+}
+
+/**
+ * The stderr line that says what went wrong: the last one that starts like an error
+ * (`ERROR: failed to create cluster: …` after kind's progress lines), else the first line.
+ */
+export function tellingLine(stderr: string): string {
+  const lines = stderr.split('\n').filter((l) => l.trim());
+  const errors = lines.filter((l) => /^\s*(error|fatal)\b/i.test(l));
+  return (errors[errors.length - 1] ?? lines[0] ?? '').trim();
 }
 
 /**

@@ -75,6 +75,6 @@ describe('ipvsadm -Ln and /proc/net/ip_vs from a real ip_vs kernel (recorded)', 
   });
 
   it('leaves the firewall-mark virtual server out, saying why', () => {
-    for (const m of [list, proc]) expect(m.notes.join('\n')).toMatch(/1 firewall-mark \(FWM\) virtual server left out/);
+    for (const m of [list, proc]) expect((m.notes ?? []).join('\n')).toMatch(/1 firewall-mark \(FWM\) virtual server left out/);
   });
 });
