@@ -13,7 +13,7 @@
 import { z } from 'zod';
 import { parse } from '../../scripts/dataplane/index.ts';
 import type { Frontend } from '../../scripts/dataplane/model.ts';
-import { evaluateAnswer, gatherAnswer } from '../../scripts/labs/checks/answer.ts';
+import { evaluateAnswers, gatherAnswer } from '../../scripts/labs/checks/answer.ts';
 import { defineCheck, fact, fail, firstItem, listBySelector, pass, podReady, type KubeList } from '../../scripts/labs/checks/index.ts';
 import { gatherNodeRules, isVerdict, nodePortFrontend } from '../../scripts/labs/checks/node-rules.ts';
 import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
@@ -102,7 +102,7 @@ const targets = (f: Frontend) => f.backends.map((b) => `${b.ip}:${b.port}`).sort
 const sameList = (a: string[], b: string[]) => a.join(' ') === b.join(' ');
 const hopAfter = (f: Frontend, prefix: string) => f.path[f.path.findIndex((h) => h.startsWith(prefix)) + 1];
 
-type Found = { frontend: Frontend; nodePort: number; node: string; obs: RulesObservation };
+type Found = { frontend: Frontend; nodePort: number; node: string };
 
 /** web's NodePort frontend on one node, or the verdict saying why there is nothing to look at. */
 function frontendOn(rules: RulesObservation, ctx: EvalContext): Found | Verdict {
@@ -118,28 +118,7 @@ function frontendOn(rules: RulesObservation, ctx: EvalContext): Found | Verdict 
       [fact(`NodePort frontend :${found.nodePort} on ${rules.node}`, 'present', 'none', false)],
       true,
     );
-  return { frontend: found.frontend, nodePort: found.nodePort, node: rules.node, obs: rules };
-}
-
-/** The backends of Cilium's internal-scope twin of the NodePort (`0.0.0.0:<port>/TCP/i`), read from the agent's JSON; null when it has none. */
-export function ciliumInternalTwin(rules: RulesObservation, nodePort: number): string[] | null {
-  if (rules.format !== 'cilium-json') return null;
-  let rows: unknown;
-  try {
-    rows = JSON.parse(rules.dump.stdout);
-  } catch {
-    return null;
-  }
-  if (!Array.isArray(rows)) return null;
-  for (const row of rows as Array<{ spec?: Record<string, unknown>; status?: { realized?: Record<string, unknown> } }>) {
-    const spec = row.status?.realized ?? row.spec;
-    const fa = spec?.['frontend-address'] as { port?: number; scope?: string } | undefined;
-    const type = (spec?.flags as { type?: string } | undefined)?.type;
-    if (type !== 'NodePort' || fa?.port !== nodePort || fa.scope !== 'internal') continue;
-    const list = (spec?.['backend-addresses'] ?? []) as Array<{ ip?: string; port?: number }> | null;
-    return (list ?? []).map((b) => `${b.ip}:${b.port}`).sort();
-  }
-  return null;
+  return { frontend: found.frontend, nodePort: found.nodePort, node: rules.node };
 }
 
 /** Both nodes read, the Service as the step needs it; else the verdict. */
@@ -178,31 +157,12 @@ function shortCircuits(f: Frontend): string[] {
   return (f.external?.rules ?? []).filter((r) => r.action === 'jump').map((r) => `${WHO[r.traffic]} → ${r.target}`);
 }
 
-function answers(
-  obs: NodePortPathObservation,
-  ctx: EvalContext,
-  configMap: string,
-  want: Array<{ key: string; truth: string; what: string }>,
-) {
-  const facts: Fact[] = [];
-  if (!firstItem(obs.answer.configmaps)) {
-    const keys = want.map((w) => `\`${w.key}\``);
-    const missing = want.map((w) => fact(`${w.what} (ConfigMap ${configMap}, key ${w.key})`, w.truth, 'not recorded yet', false));
-    return {
-      failed: fail(
-        `Write down what you found: create a ConfigMap \`${configMap}\` in \`${ctx.namespace}\` with the key${keys.length > 1 ? 's' : ''} ${keys.join(' and ')}.`,
-        missing,
-      ),
-      facts,
-    };
-  }
-  for (const w of want) {
-    const v = evaluateAnswer({ configMap, ...w }, obs.answer, ctx);
-    if (v.status === 'fail') return { failed: { ...v, facts: [...facts, ...v.facts] }, facts };
-    facts.push(...v.facts);
-  }
-  return { failed: undefined, facts };
-}
+/** The learner's count of the endpoints web's NodePort reaches on a node, under `key`. */
+const reaches = (key: string, on: Found) => ({
+  key,
+  truth: String(on.frontend.backends.length),
+  what: `the number of endpoints web's NodePort reaches on ${on.node}`,
+});
 
 export function evaluateLocalPath(obs: NodePortPathObservation, ctx: EvalContext): Verdict {
   const ready = prepare(obs, ctx, 'Local');
@@ -242,7 +202,7 @@ export function evaluateLocalPath(obs: NodePortPathObservation, ctx: EvalContext
     );
     rulesOk = facts.slice(0, 3).every((f) => f.ok);
   } else {
-    const twin = ciliumInternalTwin(b.obs, b.nodePort);
+    const twin = b.frontend.internalTwinBackends ?? null;
     facts.push(
       fact(
         `backends of NodePort frontend 0.0.0.0:${a.nodePort} in the agent on ${a.node} (has the pods)`,
@@ -273,22 +233,19 @@ export function evaluateLocalPath(obs: NodePortPathObservation, ctx: EvalContext
       true,
     );
   }
-  const recorded = answers(obs, ctx, LOCAL_ANSWER, [
-    { key: 'with-pod', truth: String(a.frontend.backends.length), what: `the number of endpoints web's NodePort reaches on ${a.node}` },
-    { key: 'without-pod', truth: String(b.frontend.backends.length), what: `the number of endpoints web's NodePort reaches on ${b.node}` },
-  ]);
-  if (recorded.failed) return { ...recorded.failed, facts: [...facts, ...recorded.failed.facts] };
+  const recorded = evaluateAnswers(LOCAL_ANSWER, [reaches('with-pod', a), reaches('without-pod', b)], obs.answer, ctx);
   const all = [...facts, ...recorded.facts];
+  if (recorded.status === 'fail') return { ...recorded, facts: all };
   const n = a.frontend.backends.length;
   if (ctx.mode === 'iptables') {
-    const ext = a.frontend.path.find((h) => h.startsWith('KUBE-EXT-'));
+    const ext = a.frontend.path.find((h) => h.startsWith(NAMES.iptables.external));
     return pass(
       `On ${a.node}, KUBE-NODEPORTS sends :${a.nodePort} to ${ext}, whose last rule jumps to ${a.frontend.path.at(-1)} with the ${n} local pods. On ${b.node} that chain has no such rule (and there is no KUBE-SVL chain at all): only pod and node traffic is sent on, so a packet from outside leaves nat untranslated and the filter table's KUBE-EXTERNAL-SERVICES drops it ("${ctx.namespace}/web has no local endpoints").`,
       all,
     );
   }
   if (ctx.mode === 'nftables') {
-    const ext = a.frontend.path.find((h) => h.startsWith('external-'));
+    const ext = a.frontend.path.find((h) => h.startsWith(NAMES.nftables.external));
     return pass(
       `On ${a.node}, @service-nodeports sends tcp . ${a.nodePort} to ${ext}, which ends in goto ${a.frontend.path.at(-1)} with the ${n} local pods. On ${b.node} it has no final goto: only pod and node traffic is sent on, so a packet from outside stays untranslated and filter-input drops it through @no-endpoint-nodeports.`,
       all,
@@ -346,7 +303,7 @@ export function evaluateClusterPath(obs: NodePortPathObservation, ctx: EvalConte
       fact(
         `an in-cluster twin 0.0.0.0:${b.nodePort}/TCP/i on ${b.node}`,
         'none (both policies are Cluster: one scope)',
-        ciliumInternalTwin(b.obs, b.nodePort) ?? 'none',
+        b.frontend.internalTwinBackends ?? 'none',
         true,
       ),
     );
@@ -358,23 +315,21 @@ export function evaluateClusterPath(obs: NodePortPathObservation, ctx: EvalConte
       facts,
       true,
     );
-  const want = [
-    { key: 'without-pod', truth: String(b.frontend.backends.length), what: `the number of endpoints web's NodePort reaches on ${b.node}` },
-  ];
+  const want = [reaches('without-pod', b)];
   if (mark) want.push({ key: 'mark', truth: mark, what: `the chain web's external chain sends every packet to first` });
-  const recorded = answers(obs, ctx, CLUSTER_ANSWER, want);
-  if (recorded.failed) return { ...recorded.failed, facts: [...facts, ...recorded.failed.facts] };
+  const recorded = evaluateAnswers(CLUSTER_ANSWER, want, obs.answer, ctx);
   const all = [...facts, ...recorded.facts];
+  if (recorded.status === 'fail') return { ...recorded, facts: all };
   const n = b.frontend.backends.length;
   if (ctx.mode === 'iptables') {
-    const ext = b.frontend.path.find((h) => h.startsWith('KUBE-EXT-'));
+    const ext = b.frontend.path.find((h) => h.startsWith(NAMES.iptables.external));
     return pass(
       `${ext} now starts with -j KUBE-MARK-MASQ for every packet ("masquerade traffic for ${ctx.namespace}/web external destinations"), then jumps to ${b.frontend.path.at(-1)} with ${podsWord(n)}. KUBE-POSTROUTING masquerades what carries the mark, so the pods see a node's address; ${a.node} has the same rule, which is why even its own pods lose yours.`,
       all,
     );
   }
   if (ctx.mode === 'nftables') {
-    const ext = b.frontend.path.find((h) => h.startsWith('external-'));
+    const ext = b.frontend.path.find((h) => h.startsWith(NAMES.nftables.external));
     return pass(
       `${ext} now starts with jump mark-for-masquerade for every packet, then goto ${b.frontend.path.at(-1)} with ${podsWord(n)}. The masquerading chain in nat-postrouting rewrites what carries the mark, so the pods see a node's address; ${a.node} has the same rule.`,
       all,

@@ -157,6 +157,7 @@ function toModel(format: Format, rows: Row[], entries: number): DataplaneModel {
       noBackendVerdict: null,
       path: ['socket connect() / tc', `service map ${hostPort(r.ip, r.port)}/${r.protocol}`],
       chooser: 'random',
+      ...(twin ? { internalTwinBackends: twin.backends.map((b) => hostPort(b.ip, b.port)).sort() } : {}),
     };
     const service = r.service ?? (r.type === 'ClusterIP' ? null : (byBackends.get(backendKey(twin ?? r)) ?? null));
     // Names arrive as `ns/name` or `ns/name:port`; split like the other formats so look-ups by `ns/name` work.

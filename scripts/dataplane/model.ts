@@ -76,6 +76,8 @@ export interface Frontend {
   sourceRanges?: string[];
   /** The external chain on the path (NodePorts, external and load-balancer IPs under kube-proxy), for diagrams; absent without one. */
   external?: ExternalChain;
+  /** Cilium: the backends (`ip:port`, sorted) of the internal-scope twin ("/i") folded into this frontend; absent without one. */
+  internalTwinBackends?: string[];
 }
 
 /** One port of one Service (or one unnamed virtual server when the tool does not name Services). */

@@ -7,7 +7,7 @@
 import { configMapValue, gatherConfigMap, type ConfigMapObservation } from './configmap.ts';
 import { fact, fail, pass } from './facts.ts';
 import { firstItem } from './kube.ts';
-import type { EvalContext, Verdict } from './types.ts';
+import type { EvalContext, Fact, Verdict } from './types.ts';
 
 export { gatherConfigMap as gatherAnswer, type ConfigMapObservation as AnswerObservation };
 
@@ -60,4 +60,30 @@ export function evaluateAnswer(want: AnswerExpectation, obs: ConfigMapObservatio
   return ok
     ? pass(`You recorded ${want.what}: ${answer}.`, [f])
     : fail(`You recorded ${answer || '(nothing)'} as ${want.what}, but the node shows ${want.truth}.`, [f]);
+}
+
+/**
+ * Several keys of one ConfigMap: a missing ConfigMap names every key at once; otherwise the first
+ * wrong key fails (with the facts of the keys before it), and a pass carries every key's fact.
+ */
+export function evaluateAnswers(
+  configMap: string,
+  wants: ReadonlyArray<Omit<AnswerExpectation, 'configMap'>>,
+  obs: ConfigMapObservation,
+  ctx: EvalContext,
+): Verdict {
+  if (!firstItem(obs.configmaps)) {
+    const keys = wants.map((w) => `\`${w.key}\``);
+    return fail(
+      `Write down what you found: create a ConfigMap \`${configMap}\` in \`${ctx.namespace}\` with the key${keys.length > 1 ? 's' : ''} ${keys.join(' and ')}.`,
+      wants.map((w) => fact(`${w.what} (ConfigMap ${configMap}, key ${w.key})`, w.truth, 'not recorded yet', false)),
+    );
+  }
+  const facts: Fact[] = [];
+  for (const w of wants) {
+    const v = evaluateAnswer({ configMap, ...w }, obs, ctx);
+    if (v.status === 'fail') return { ...v, facts: [...facts, ...v.facts] };
+    facts.push(...v.facts);
+  }
+  return pass(`You recorded ${wants.map((w) => w.what).join(' and ')}.`, facts);
 }
