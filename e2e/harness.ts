@@ -18,7 +18,7 @@ export const hasChromium = existsSync(CHROMIUM);
 /** Added to a browser suite's name, so a run without Chromium says why its tests were skipped (and a run with it does not). */
 export const chromiumNote = hasChromium ? '' : ' (skipped: /usr/bin/chromium is not installed)';
 
-/** Every browser test's and benchmark's Chromium runs with these (scripts/bench/lib/cdp-browser.ts too). */
+/** Every browser test's and benchmark's Chromium runs with these (test/bench/lib/cdp-browser.ts too). */
 export const CHROMIUM_FLAGS = [
   '--headless',
   '--no-sandbox',

@@ -1,6 +1,6 @@
 /**
  * mermaid in the browser, for diagrams drawn from live data (the dataplane explorer). Lesson
- * diagrams are drawn ahead of time (scripts/course/diagrams.ts) and never load this. mermaid
+ * diagrams are drawn ahead of time (scripts/catalogue/diagrams.ts) and never load this. mermaid
  * is imported on first use, so it is a chunk only a page that draws one fetches.
  */
 import { MERMAID_THEMES } from './mermaid-theme.ts';
