@@ -1,4 +1,5 @@
 /** The kind provider: Docker containers as nodes, made and removed by the `kind` CLI. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { provisionActions, type Action } from './actions.ts';
 import { kindNodeAccess, makeClusterHandle } from './handle.ts';
 import { exportKubeconfig, kindClusters, kindDelete } from './kube.ts';
@@ -13,6 +14,12 @@ export function stretchActions(actions: Action[], factor: number): Action[] {
   return actions.map((a) => ({ ...a, run: (ctx) => a.run({ ...ctx, timeouts: scaleTimeouts(ctx.timeouts, factor) }) }));
 }
 
+/**
+ * A stopped `kind create` leaves its `docker run`s to the engine, which may finish making a node
+ * after the delete has run: look again this many times (a poll interval apart) and delete again.
+ */
+export const LATE_NODE_LOOKS = 3;
+
 export const kindProvider: ClusterProvider = {
   id: 'kind',
   actions: (mode: Mode) => stretchActions(provisionActions(mode), timeoutFactor()),
@@ -22,6 +29,11 @@ export const kindProvider: ClusterProvider = {
   },
   async delete(mode, opts) {
     await kindDelete(mode, opts);
+    if (!opts.interrupted) return;
+    for (let look = 0; look < LATE_NODE_LOOKS; look++) {
+      await sleep(opts.interrupted.pollMs);
+      if ((await kindClusters(opts)).includes(clusterName(mode))) await kindDelete(mode, opts);
+    }
   },
   handle: (mode) => makeClusterHandle(mode, 'kind', kindNodeAccess(mode)),
   manualCleanup: (mode) => `kind delete cluster --name ${clusterName(mode)}`,

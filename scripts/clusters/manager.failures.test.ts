@@ -183,6 +183,31 @@ describe('ensure: failure paths', () => {
     expect((await manager.ensure('iptables')).state).toBe('ready');
   });
 
+  it('a node the stopped create was still making, which appears after the delete, is deleted too', async () => {
+    // The engine finishes the killed kind's `docker run` after the first delete has run.
+    const { d, manager } = setup('iptables', [
+      { tool: 'kind', match: '^create cluster ', when: { slow: 'yes' }, delayMs: 20_000, set: { created: 'yes' } },
+      { tool: 'kind', match: '^delete cluster ', when: { late: 'pending' }, set: { created: 'yes', late: 'appeared' } },
+    ]);
+    d.setState({ slow: 'yes', late: 'pending' });
+    const controller = new AbortController();
+    const p = manager.ensure('iptables', { signal: controller.signal });
+    while (!created(d)) await new Promise((r) => setTimeout(r, 50));
+    controller.abort();
+    await expect(p).rejects.toThrow(/cancelled/);
+    expect(d.commandLines().filter((l) => l.startsWith('kind delete cluster'))).toHaveLength(2);
+    expect(d.state().created).toBe('no');
+    expect((await manager.status('iptables')).state).toBe('absent');
+  }, 20_000);
+
+  it('a plain `down` deletes once and does not wait for late nodes', async () => {
+    const { d, manager } = setup('iptables');
+    d.setState({ created: 'yes' });
+    await manager.delete('iptables');
+    expect(d.commandLines().filter((l) => l.startsWith('kind get clusters'))).toHaveLength(0);
+    expect(d.commandLines().filter((l) => l.startsWith('kind delete cluster'))).toHaveLength(1);
+  });
+
   it('one waiter giving up does not cancel the run another waiter still needs', async () => {
     const { manager } = setup('iptables');
     const controller = new AbortController();

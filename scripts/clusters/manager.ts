@@ -252,7 +252,7 @@ export class ClusterManager {
     if (o.created && !o.retain) {
       try {
         // No signal: clean-up must run even (especially) after a cancel.
-        await o.provider.delete(mode, { timeoutMs: o.timeouts.delete });
+        await o.provider.delete(mode, { timeoutMs: o.timeouts.delete, interrupted: { pollMs: o.timeouts.pollInterval } });
         rmSync(kubeconfigPath(mode), { force: true });
       } catch (cleanupErr) {
         final = new DplabError(error.message, {

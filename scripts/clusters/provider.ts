@@ -10,6 +10,11 @@ import type { ClusterHandle } from './handle.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import type { ProviderId } from '../catalogue/provider-ids.ts';
 
+export interface DeleteOptions extends RunOptions {
+  /** The delete follows a create that was cancelled or failed while it ran; look again this often for what it was still making. */
+  interrupted?: { pollMs: number };
+}
+
 export interface ClusterProvider {
   readonly id: ProviderId;
   /** The provisioning steps for a mode, in order (the one with id `create` makes something to clean up). */
@@ -18,8 +23,11 @@ export interface ClusterProvider {
   list(opts: RunOptions): Promise<string[]>;
   /** Write the cluster's kubeconfig to kubeconfigPath(mode) when it went missing. */
   exportKubeconfig(mode: Mode, opts: RunOptions): Promise<void>;
-  /** Remove the cluster and everything it made; removing an absent cluster is fine. */
-  delete(mode: Mode, opts: RunOptions): Promise<void>;
+  /**
+   * Remove the cluster and everything it made; removing an absent cluster is fine. After a create
+   * that was stopped part-way (`interrupted`), also remove what that create was still making.
+   */
+  delete(mode: Mode, opts: DeleteOptions): Promise<void>;
   handle(mode: Mode): ClusterHandle;
   /** The command that removes a leftover cluster by hand, for error messages. */
   manualCleanup(mode: Mode): string;
