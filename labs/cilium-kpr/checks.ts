@@ -131,7 +131,7 @@ export const hubbleCheck = defineCheck({
     const pre = flows.filter((f) => f.sock_xlate_point?.includes('PRE')).length;
     facts.push(
       fact(
-        `flows from client to service ${ctx.namespace}/web (hubble observe --from-pod … --to-service …)`,
+        `flows from client to the pods of ${ctx.namespace}/web (hubble observe --from-pod … --to-pod …/web-)`,
         'at least 1',
         flows.length,
         flows.length > 0,

@@ -1,5 +1,6 @@
 // Issue 24: a Hubble check must not pass on traffic it made itself. cilium-kpr's hubble-flows
-// sends nothing; cilium-l7-policy's hubble-drops reads Hubble before its own request to other.
+// and cilium-l7-policy's hubble-drops send nothing (Hubble keeps flows: a request of a check's
+// own would make the next Check pass without the learner).
 import { describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../../scripts/clusters/handle.ts';
 import type { GatherContext } from '../../scripts/labs/checks/types.ts';
@@ -50,13 +51,33 @@ describe('Hubble checks count only the learner’s requests', () => {
     expect(observe).toContain('--to-pod lab-cilium-kpr/web-');
   });
 
-  it('cilium-l7-policy hubble-drops reads Hubble before it sends its own request from other', async () => {
+  it('cilium-l7-policy hubble-drops sends no request from other and reads its drops from Hubble', async () => {
     const { cluster, calls } = recordingCluster();
     await dropsCheck.gather(ctx(cluster, 'lab-cilium-l7-policy'));
-    const observe = calls.findIndex((c) => c.includes('hubble observe'));
-    const curl = calls.findIndex((c) => c.includes('exec') && c.includes('curl'));
-    expect(observe).toBeGreaterThanOrEqual(0);
-    expect(curl).toBeGreaterThan(observe);
+    const execs = calls.filter((c) => c.includes(' exec '));
+    expect(execs.some((c) => /curl|wget|http:\/\/api/.test(c))).toBe(false);
+    expect(execs.find((c) => c.includes('hubble observe'))).toContain('--verdict DROPPED');
+  });
+
+  it('hubble-drops with other running and no drop of the learner’s in Hubble fails, and passes once there is one', () => {
+    const agentSaying = (stdout: string) => ({
+      other: { pod: { name: 'other', phase: 'Running', ready: true }, result: { exitCode: 0, stdout: '', stderr: '' } },
+      hubble: { agents: [{ pod: 'cilium-a', node: 'dplab-cilium-worker', result: { exitCode: 0, stdout, stderr: '' } }] },
+    });
+    const evalCtx = { namespace: 'lab-cilium-l7-policy', mode: 'cilium' as const };
+    const none = dropsCheck.evaluate(dropsCheck.observations.parse(agentSaying('')), evalCtx);
+    expect(none.status).toBe('fail');
+    expect(none.message).toContain('exec other -- curl');
+    const drop = JSON.stringify({
+      flow: {
+        verdict: 'DROPPED',
+        drop_reason_desc: 'POLICY_DENIED',
+        source: { namespace: 'lab-cilium-l7-policy', pod_name: 'other' },
+        destination: { namespace: 'lab-cilium-l7-policy', pod_name: 'api-1' },
+        l4: { TCP: { source_port: 50314, destination_port: 8080 } },
+      },
+    });
+    expect(dropsCheck.evaluate(dropsCheck.observations.parse(agentSaying(`${drop}\n`)), evalCtx).status).toBe('pass');
   });
 
   it('with no flows in Hubble, hubble-flows fails and names the request to send', () => {

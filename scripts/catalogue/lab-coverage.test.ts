@@ -93,27 +93,54 @@ describe("a lesson's lab blurbs", () => {
           .map(String),
       ])
       .join('\n');
-  const blurbs = readDocPages().flatMap((p) =>
-    [...p.body.matchAll(/(?:^|\n)- \[[^\]]+\]\(\/labs\/([a-z0-9-]+)\/\):([\s\S]*?)(?=\n- |\n\n|\n?$(?![\s\S]))/g)].map((m) => ({
-      file: p.file,
-      lab: m[1],
-      text: m[2],
-    })),
-  );
+  /** A blurb: what a page says about one or more labs (a list item, a table row, or the sentence around inline links). */
+  interface Blurb {
+    file: string;
+    labs: string[];
+    text: string;
+  }
+  const LIST_ITEM = /(?:^|\n)- \[[^\]]+\]\(\/labs\/([a-z0-9-]+)\/\):([\s\S]*?)(?=\n- |\n\n|\n?$(?![\s\S]))/g;
+  const TABLE_ROW = /(?:^|\n)\| \[[^\]]+\]\(\/labs\/([a-z0-9-]+)\/\) \|([^\n]*)/g;
+  const LAB_LINK = /\]\(\/labs\/([a-z0-9-]+)\/\)/g;
+  function blurbsOf(file: string, body: string): Blurb[] {
+    const found: Blurb[] = [];
+    for (const m of body.matchAll(LIST_ITEM)) found.push({ file, labs: [m[1]], text: m[2] });
+    for (const m of body.matchAll(TABLE_ROW)) found.push({ file, labs: [m[1]], text: m[2] });
+    // Prose: the sentence (within its paragraph) around each inline link; one sentence may name several labs.
+    const rest = body.replace(LIST_ITEM, '\n').replace(TABLE_ROW, '\n');
+    for (const paragraph of rest.split(/\n\s*\n/))
+      for (const sentence of paragraph.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+(?=[A-Z[`*])/)) {
+        const linked = [...sentence.matchAll(LAB_LINK)].map((m) => m[1]);
+        if (linked.length) found.push({ file, labs: linked, text: sentence.replace(/\[([^\]]+)\]\([^)]*\)/g, '$1') });
+      }
+    return found;
+  }
+  const blurbs = readDocPages().flatMap((p) => blurbsOf(p.file, p.body));
 
   it('are found', () => {
     expect(blurbs.length).toBeGreaterThan(5);
   });
 
-  it.each(blurbs.map((b) => [`${b.file} → ${b.lab}`, b] as const))('%s names only what the steps do', (_n, b) => {
-    const lab = labs.find((l) => l.id === b.lab);
-    expect(lab, `no lab ${b.lab}`).toBeTruthy();
-    const text = stepText(lab!);
-    for (const [, term] of b.text.matchAll(/`([^`]+)`/g)) expect(text, `${b.file}: \`${term}\` is in no step of ${b.lab}`).toContain(term);
-    // A tool or action the blurb promises must be in a command the lab has the learner run.
-    const commands = commandText(lab!);
-    for (const [word, ran] of Object.entries(ACTIONS))
-      if (new RegExp(`\\b${word}`, 'i').test(b.text))
-        expect(commands, `${b.file}: "${word}" but no command of ${b.lab} runs it`).toMatch(ran);
+  it('are found in lists, tables and prose', () => {
+    const kinds = new Set(blurbs.map((b) => b.file));
+    expect(kinds.size).toBeGreaterThan(3);
+    expect(blurbs.filter((b) => b.labs.length > 1).length, 'a sentence naming several labs').toBeGreaterThan(0);
   });
+
+  it.each(blurbs.map((b) => [`${b.file} → ${b.labs.join(', ')}: ${b.text.replace(/\s+/g, ' ').trim().slice(0, 60)}`, b] as const))(
+    '%s names only what the steps do',
+    (_n, b) => {
+      const named = b.labs.map((id) => labs.find((l) => l.id === id));
+      for (const [i, lab] of named.entries()) expect(lab, `no lab ${b.labs[i]}`).toBeTruthy();
+      // A sentence that links several labs may name what any of them does.
+      const text = named.map((l) => stepText(l!)).join('\n');
+      for (const [, term] of b.text.matchAll(/`([^`]+)`/g))
+        expect(text, `${b.file}: \`${term}\` is in no step of ${b.labs.join(' or ')}`).toContain(term);
+      // A tool or action the blurb promises must be in a command the lab has the learner run.
+      const commands = named.map((l) => commandText(l!)).join('\n');
+      for (const [word, ran] of Object.entries(ACTIONS))
+        if (new RegExp(`\\b${word}`, 'i').test(b.text))
+          expect(commands, `${b.file}: "${word}" but no command of ${b.labs.join(' or ')} runs it`).toMatch(ran);
+    },
+  );
 });
