@@ -4,12 +4,13 @@ import { defineConfig } from 'vitest/config';
  * `npm test`: unit, runner-with-test-doubles, lab replay, real-kernel and browser tiers.
  * The live tier (real kind clusters) has its own config: `npm run test:live`; the simulated-node
  * tier (real components on network-namespace nodes) too: `npm run test:sim`; and the real-kind tier
- * (the test environment's Docker engine and node images): `npm run test:kind`.
+ * (the test environment's Docker engine and node images): `npm run test:kind`; and the IPVS tier
+ * (kind in the test environment's QEMU guest, whose kernel has ip_vs): `npm run test:ipvs`.
  */
 export default defineConfig({
   test: {
     include: ['scripts/**/*.test.ts', 'labs/**/*.test.ts', 'site/**/*.test.ts', 'test/**/*.test.ts', 'e2e/**/*.test.ts'],
-    exclude: ['test/live/**', 'test/sim/**', '**/*.sim.test.ts', '**/*.kind.test.ts', 'node_modules/**', 'dist/**'],
+    exclude: ['test/live/**', 'test/sim/**', '**/*.sim.test.ts', '**/*.kind.test.ts', '**/*.ipvs.test.ts', 'node_modules/**', 'dist/**'],
     // Builds the site once when it is missing or stale, for the browser tier.
     globalSetup: ['e2e/global-setup.ts'],
     testTimeout: 30_000,

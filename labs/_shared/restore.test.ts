@@ -12,7 +12,7 @@ const NODES = ['dplab-ipvs-control-plane', 'dplab-ipvs-worker', 'dplab-ipvs-work
 const conf = (scheduler: string) =>
   `apiVersion: kubeproxy.config.k8s.io/v1alpha1\nipvs:\n  excludeCIDRs: null\n  minSyncPeriod: 0s\n  scheduler: ${scheduler}\n  strictARP: false\nkind: KubeProxyConfiguration\nmode: ipvs\n`;
 
-function fakeCluster(state: { installed: Set<string>; scheduler: string; labels: Set<string> }) {
+function fakeCluster(state: { installed: Set<string>; scheduler: string | undefined; labels: Set<string> }) {
   const calls: string[] = [];
   const ok = (stdout = ''): CommandResult =>
     ({ command: 'x', args: [], exitCode: 0, stdout, stderr: '', durationMs: 1 }) as unknown as CommandResult;
@@ -40,8 +40,13 @@ function fakeCluster(state: { installed: Set<string>; scheduler: string; labels:
     },
     async kubectlJson(args: readonly string[]) {
       calls.push(`kubectl ${args.join(' ')} -o json`);
-      if (args.includes('configmap'))
-        return { metadata: { name: 'kube-proxy', namespace: 'kube-system' }, data: { 'config.conf': conf(state.scheduler) } };
+      if (args.includes('configmaps'))
+        return {
+          items:
+            state.scheduler === undefined
+              ? []
+              : [{ metadata: { name: 'kube-proxy', namespace: 'kube-system' }, data: { 'config.conf': conf(state.scheduler) } }],
+        };
       if (args[0] === 'get' && args[1] === 'nodes') return { items: [...state.labels].map((name) => ({ metadata: { name } })) };
       return {};
     },
@@ -67,6 +72,12 @@ describe('reset restores cluster-wide changes', () => {
     const { handle, calls } = fakeCluster({ installed: new Set(), scheduler: '""', labels: new Set() });
     expect(await restoreCluster(requireLab('ipvs-inspect'), handle)).toEqual([]);
     expect(calls.filter((c) => /apply|rollout|label /.test(c))).toEqual([]);
+  });
+
+  it('ipvs-inspect where kube-proxy has no ConfigMap (it runs from files, as in the sim provider): nothing to restore', async () => {
+    const { handle, calls } = fakeCluster({ installed: new Set(), scheduler: undefined, labels: new Set() });
+    expect(await restoreCluster(requireLab('ipvs-inspect'), handle)).toEqual([]);
+    expect(calls.filter((c) => /apply|rollout/.test(c))).toEqual([]);
   });
 
   it('etp-local: the dplab-web label comes off the node it was put on', async () => {

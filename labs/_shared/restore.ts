@@ -59,7 +59,14 @@ export function ipvsSchedulerDefault(): Restorer {
     what: "kube-proxy's IPVS scheduler",
     async run({ cluster, signal, mode }) {
       if (mode !== 'ipvs') return null;
-      const cm = await cluster.kubectlJson(['-n', 'kube-system', 'get', 'configmap', 'kube-proxy'], CONFIG_MAP, { signal });
+      // A list, so a cluster whose kube-proxy has no ConfigMap (the sim provider's runs from files) is nothing to restore.
+      const list = await cluster.kubectlJson(
+        ['-n', 'kube-system', 'get', 'configmaps', '--field-selector', 'metadata.name=kube-proxy'],
+        z.object({ items: z.array(CONFIG_MAP) }),
+        { signal },
+      );
+      const cm = list.items[0];
+      if (!cm) return null;
       const conf = cm.data?.['config.conf'];
       if (typeof conf !== 'string') return null;
       const scheduler = (parseYaml(conf) as { ipvs?: { scheduler?: string } } | null)?.ipvs?.scheduler ?? '';

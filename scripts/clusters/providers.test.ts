@@ -49,7 +49,7 @@ describe('provider choice', () => {
   it('a sim handle refuses modes the sim cannot run and nodes that are not its own', async () => {
     process.env.DPLAB_PROVIDER = 'sim';
     process.env.DPLAB_STATE_DIR = mkdtempSync(join(tmpdir(), 'dplab-prov-'));
-    await expect(providerFor('ipvs').handle('ipvs').nodes()).rejects.toThrow(/iptables and nftables modes only/);
+    await expect(providerFor('cilium').handle('cilium').nodes()).rejects.toThrow(/not cilium/);
     await expect(providerFor('iptables').handle('iptables').nodes()).rejects.toThrow(/is not running/);
   });
 });

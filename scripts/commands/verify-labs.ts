@@ -7,7 +7,7 @@ import { loadLabs, requireLab } from '../labs/registry.ts';
 import { sharedClusterManager } from '../services/runner-services.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { requestedProvider } from '../clusters/providers.ts';
-import { SIM_MODES, simUnsupported } from '../sim/layout.ts';
+import { isSimMode, SIM_MODES, simUnsupported } from '../sim/layout.ts';
 import type { Mode } from '../catalogue/modes.ts';
 
 export const verifyLabsCommand: Command = {
@@ -19,7 +19,7 @@ export const verifyLabsCommand: Command = {
     const labs = values.lab ? [requireLab(values.lab)] : loadLabs();
     let modes: readonly Mode[] | undefined = values.mode && isMode(values.mode) ? [values.mode] : undefined;
     if (requestedProvider() === 'sim') {
-      const bad = modes?.find((m) => !(SIM_MODES as readonly Mode[]).includes(m));
+      const bad = modes?.find((m) => !isSimMode(m));
       if (bad) throw simUnsupported(bad);
       modes ??= SIM_MODES;
       const needed = modes.filter((m) => labs.some((l) => l.modes.includes(m)));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_INFO } from '../catalogue/modes.ts';
 import { dnsManifests, kubeProxyConfig } from './cluster.ts';
-import { simLayout } from './layout.ts';
+import { kernelHasIpvs, simLayout } from './layout.ts';
 import { parse } from 'yaml';
 
 describe('sim layout', () => {
@@ -25,9 +25,10 @@ describe('sim layout', () => {
     expect(l.dnsIp).toBe('10.98.0.10');
   });
 
-  it('refuses ipvs and cilium with the reason', () => {
-    expect(() => simLayout('ipvs')).toThrow(/iptables and nftables modes only/);
-    expect(() => simLayout('cilium')).toThrow(/iptables and nftables modes only/);
+  it('refuses cilium, and ipvs on a kernel without ip_vs, each with the reason', () => {
+    expect(() => simLayout('cilium')).toThrow(/runs the iptables and nftables modes \(and IPVS on a kernel with ip_vs\), not cilium/);
+    if (kernelHasIpvs()) expect(simLayout('ipvs').mode).toBe('ipvs');
+    else expect(() => simLayout('ipvs')).toThrow(/IPVS only on a kernel with ip_vs, and this one has none/);
   });
 
   it("writes kind's kube-proxy settings", () => {

@@ -4,27 +4,35 @@
  * node names and addresses like kind's, the pod and Service subnets of kind-configs/<mode>.yaml,
  * the cluster DNS address kubeadm would pick, and the state folder.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { DplabError } from '../base/errors.ts';
 import { stateDir } from '../base/paths.ts';
 import { clusterName, kindConfigPath, MODES, type Mode } from '../catalogue/modes.ts';
 
-/** The dataplane modes the sim provider runs (no ip_vs module here; Cilium needs its own agent and images). */
+/** The dataplane modes the sim provider runs on any Linux kernel (Cilium needs its own agent and images). */
 export const SIM_MODES = ['iptables', 'nftables'] as const satisfies readonly Mode[];
-export type SimMode = (typeof SIM_MODES)[number];
+/** The sim provider also runs IPVS where the kernel has ip_vs (loaded or built in), as in the test environment's QEMU guest. */
+export type SimMode = (typeof SIM_MODES)[number] | 'ipvs';
+
+/** Does this kernel have IPVS now? `/proc/net/ip_vs` exists while the ip_vs module is loaded. */
+export function kernelHasIpvs(): boolean {
+  return existsSync('/proc/net/ip_vs');
+}
 
 export function isSimMode(mode: Mode): mode is SimMode {
-  return (SIM_MODES as readonly Mode[]).includes(mode);
+  return (SIM_MODES as readonly Mode[]).includes(mode) || (mode === 'ipvs' && kernelHasIpvs());
 }
 
 export function simUnsupported(mode: Mode): DplabError {
-  return new DplabError(`The sim provider runs the ${SIM_MODES.join(' and ')} modes only, not ${mode}.`, {
-    fix:
-      mode === 'ipvs'
-        ? 'IPVS needs the ip_vs kernel modules and kind: use `--provider kind` on a machine with Docker.'
-        : 'Cilium runs as its own agent from container images: use `--provider kind` on a machine with Docker.',
+  if (mode === 'ipvs')
+    return new DplabError('The sim provider runs IPVS only on a kernel with ip_vs, and this one has none (no /proc/net/ip_vs).', {
+      fix: "Load it (`modprobe ip_vs`) where the kernel has the module; on these machines run the sim in the kind test environment's QEMU guest (`npm run test:ipvs`), or use `--provider kind` on a machine with Docker and ip_vs.",
+      status: 400,
+    });
+  return new DplabError(`The sim provider runs the ${SIM_MODES.join(' and ')} modes (and IPVS on a kernel with ip_vs), not ${mode}.`, {
+    fix: 'Cilium runs as its own agent from container images: use `--provider kind` on a machine with Docker.',
     status: 400,
   });
 }

@@ -240,6 +240,10 @@ export async function ensureGuestEnv(host: TestEnv, opts: EnsureOptions = {}): P
     kubeadmConfigPatches: [
       ...base.kubeadmConfigPatches,
       'kind: ClusterConfiguration\napiServer:\n  timeoutForControlPlane: 20m0s\n',
+      // One control plane, so no leader to elect: under emulation a lease renewal past its
+      // 10 s deadline made the controller manager and scheduler exit and start over, and the
+      // workers' joins waited on the bootstrap signer of a controller manager that kept restarting.
+      'kind: ClusterConfiguration\ncontrollerManager:\n  extraArgs:\n    leader-elect: "false"\nscheduler:\n  extraArgs:\n    leader-elect: "false"\n',
       'kind: JoinConfiguration\ndiscovery:\n  timeout: 20m0s\n',
     ],
   };

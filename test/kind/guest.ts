@@ -11,12 +11,14 @@
  * engine's 172.18.0.0/16) and routed via the guest; the host masquerades the guest's traffic out,
  * so nodes can `apt-get install ipvsadm` as the lab asks.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommandError, run, type RunOptions } from '../../scripts/base/exec.ts';
 import { DplabError } from '../../scripts/base/errors.ts';
+import { projectRoot } from '../../scripts/base/paths.ts';
+import { simBinDir } from '../../scripts/sim/build.ts';
 import { hashOf, isFresh, stamp, stampOf, cacheDir } from './layout.ts';
 import { aptInstall } from './rootfs.ts';
 
@@ -40,6 +42,26 @@ const pidPath = () => join(guestDir(), 'qemu.pid');
 export const consoleLog = () => join(guestDir(), 'console.log');
 export const guestDockerHost = () => `tcp://${GUEST.ip}:${GUEST.dockerPort}`;
 export const guestEngine = (): RunOptions => ({ env: { DOCKER_HOST: guestDockerHost() } });
+
+/**
+ * Folders of this machine the guest can mount over 9p (`mount -t 9p -o trans=virtio <tag> <at>`):
+ * the project, the sim's Kubernetes binaries and this Node.js, at the same paths as here, so the
+ * sim provider can run in the guest's kernel (test/kind/guest-sim.ts) and write its recordings
+ * straight into the project.
+ */
+export const GUEST_SHARES = [
+  { tag: 'dplab-project', path: () => projectRoot, readonly: false },
+  { tag: 'dplab-simbin', path: () => simBinDir(), readonly: true },
+  { tag: 'dplab-node', path: () => dirname(process.execPath), readonly: true },
+  // The sim's build step asks Go for its version before it trusts its cached binaries.
+  { tag: 'dplab-go', path: () => goRoot(), readonly: true },
+] as const;
+
+/** This machine's GOROOT (`go env GOROOT`), or a folder that does not exist when Go is missing. */
+export function goRoot(): string {
+  const r = spawnSync('go', ['env', 'GOROOT'], { encoding: 'utf8', timeout: 30_000 });
+  return r.status === 0 && r.stdout.trim() ? r.stdout.trim() : '/nonexistent/go';
+}
 
 /** The kernel modules kube-proxy's IPVS mode and kind's nodes use, loaded at boot. */
 const BOOT_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack', 'br_netfilter', 'overlay', 'xt_conntrack'];
@@ -196,6 +218,10 @@ export async function startGuest(boot: { kernel: string; initrd: string }, say: 
     'root=/dev/vda rw console=ttyS0 net.ifnames=0 systemd.unified_cgroup_hierarchy=1 quiet',
     '-drive',
     `file=${diskPath()},if=virtio,format=raw,cache=unsafe`,
+    ...GUEST_SHARES.flatMap((share) => [
+      '-virtfs',
+      `local,path=${share.path()},mount_tag=${share.tag},security_model=passthrough${share.readonly ? ',readonly=on' : ''}`,
+    ]),
     '-netdev',
     `tap,id=n0,ifname=${GUEST.tap},script=no,downscript=no`,
     '-device',
