@@ -1,6 +1,6 @@
 // A command that a signal ended says so, instead of reporting "exit code -1".
 import { describe, expect, it } from 'vitest';
-import { CommandError, howItEnded, run, tellingLine } from './exec.ts';
+import { CommandError, howItEnded, run, tellingLine, timeoutFactorFromEnv } from './exec.ts';
 
 describe('run', () => {
   it('reports a killed command with its signal', async () => {
@@ -33,5 +33,13 @@ describe('the line a failure message quotes', () => {
   it('is the first line when no line starts like an error', () => {
     expect(tellingLine('\nunknown flag: --bogus\nSee kind --help\n')).toBe('unknown flag: --bogus');
     expect(tellingLine('')).toBe('');
+  });
+});
+
+describe('DPLAB_TIMEOUT_FACTOR', () => {
+  it('stretches the named timeouts by a factor of 1 or more, and ignores anything else', () => {
+    expect(timeoutFactorFromEnv({ DPLAB_TIMEOUT_FACTOR: '4' })).toBe(4);
+    expect(timeoutFactorFromEnv({ DPLAB_TIMEOUT_FACTOR: '2.5' })).toBe(2.5);
+    for (const v of [undefined, '', '0.5', '0', '-3', 'fast']) expect(timeoutFactorFromEnv({ DPLAB_TIMEOUT_FACTOR: v })).toBe(1);
   });
 });

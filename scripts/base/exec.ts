@@ -10,16 +10,26 @@ import { execa } from 'execa';
 import { MIN_KIND_RECOMMENDED } from './versions.ts';
 import { DplabError } from './errors.ts';
 
+/**
+ * `DPLAB_TIMEOUT_FACTOR` (1 or more) stretches every named timeout below, for a machine that is
+ * slow throughout: the IPVS guest under software emulation runs everything several times slower.
+ */
+export function timeoutFactorFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.DPLAB_TIMEOUT_FACTOR);
+  return Number.isFinite(n) && n >= 1 ? n : 1;
+}
+const FACTOR = timeoutFactorFromEnv();
+
 /** Named timeouts so call sites say what kind of wait they expect. */
 export const TIMEOUTS = {
   /** `--version`, `get`, short reads. */
-  quick: 15_000,
+  quick: 15_000 * FACTOR,
   /** `kubectl apply`, `docker exec` of a small command. */
-  normal: 60_000,
+  normal: 60_000 * FACTOR,
   /** `kubectl wait`, image loads. */
-  long: 5 * 60_000,
+  long: 5 * 60_000 * FACTOR,
   /** `kind create cluster` pulls a node image on first use. */
-  provision: 15 * 60_000,
+  provision: 15 * 60_000 * FACTOR,
 } as const;
 
 /** How long a killed command gets to exit after SIGTERM before SIGKILL. */

@@ -41,6 +41,9 @@ export function guestSimEnv(): string[] {
     'DPLAB_SHELL_NORC=1',
     'NO_COLOR=1',
     'HOME=/root',
+    // Software emulation: every command and check is several times slower than on a laptop.
+    'DPLAB_TIMEOUT_FACTOR=4',
+    'DPLAB_CHECK_DEADLINE_MS=360000',
   ];
 }
 
