@@ -163,7 +163,7 @@ export const cleanupCheck = defineCheck<GrowthObservation>({
     facts.unshift(fact(`Services labelled ${SCALE_LABEL}`, 0, obs.services, obs.services === 0));
     if (obs.services > 0)
       return fail(
-        `${obs.services} generated Services are still there. Delete them: \`sh scale-compare/delete-services.sh\` (or \`kubectl -n ${ctx.namespace} delete services -l ${SCALE_LABEL}\`).`,
+        `${obs.services} generated Services are still there. Delete them: \`kubectl -n ${ctx.namespace} delete services -l ${SCALE_LABEL}\`.`,
         facts,
       );
     if (now === null) return fail(`Could not count the dataplane entries on ${obs.scale.node}.`, facts);

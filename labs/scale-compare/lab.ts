@@ -12,7 +12,6 @@ import { AGNHOST, WEB_DEPLOYMENT } from '../_shared/workload.ts';
 const ID = 'scale-compare';
 const NS = 'lab-scale-compare';
 const COUNT = 'sh scale-compare/count.sh';
-const DELETE = 'sh scale-compare/delete-services.sh';
 const SYNC = 'sh scale-compare/sync-time.sh';
 const KUBE_PROXY: ('iptables' | 'ipvs' | 'nftables')[] = ['iptables', 'ipvs', 'nftables'];
 const make = (n: number) => `sh scale-compare/make-services.sh ${n}`;
@@ -33,7 +32,7 @@ export default defineLab({
   namespace: NS,
   setup: {
     manifests: [WEB_DEPLOYMENT],
-    workspace: ['manifests/count.sh', 'manifests/make-services.sh', 'manifests/delete-services.sh', 'manifests/sync-time.sh'],
+    workspace: ['manifests/count.sh', 'manifests/make-services.sh', 'manifests/sync-time.sh'],
     images: [AGNHOST],
   },
   steps: [
@@ -124,16 +123,15 @@ export default defineLab({
       instructions: labText(ID, 'steps/cleanup.md'),
       concepts: ['C2'],
       snippets: [
-        { label: 'Delete the generated Services', command: DELETE },
-        { label: 'Read how it deletes them', command: 'cat scale-compare/delete-services.sh' },
+        { label: 'Delete the generated Services', command: `kubectl -n ${NS} delete services -l dplab-scale=yes` },
         { label: 'Count again', command: COUNT },
       ],
       hints: [
-        'Every generated Service carries the label `dplab-scale=yes`: `kubectl -n lab-scale-compare delete services -l dplab-scale=yes` deletes them too, one request at a time, which takes minutes for a thousand on a busy machine. `delete-services.sh` keeps four requests in flight.',
+        'Every generated Service carries the label `dplab-scale=yes`; delete them by that label. kubectl sends one request per Service, so a thousand take a few minutes on a busy machine.',
         'The count falls back towards your baseline. In iptables large cluster mode kube-proxy deletes the stale chains on a later full sync, so give it up to a minute.',
       ],
       solution: {
-        commands: [DELETE, 'sleep 30', COUNT],
+        commands: [`kubectl -n ${NS} delete services -l dplab-scale=yes --wait`, 'sleep 30', COUNT],
         explanation: 'The other labs read the same nodes: a thousand leftover Services would be in every rule dump they show you.',
       },
       check: cleanupCheck,

@@ -18,8 +18,11 @@ import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.
 import { solutionFor, type Lab, type Step } from './schema.ts';
 import { labFilePath } from './registry.ts';
 
-/** Solutions wait for rollouts; a few minutes covers a first image pull. */
-export const SOLVE_TIMEOUT_MS = 5 * 60_000;
+/**
+ * Solutions wait for rollouts and a first image pull; scale-compare's clean-up deletes a thousand
+ * Services one request at a time, which took more than 5 minutes on a 2-core machine running kind.
+ */
+export const SOLVE_TIMEOUT_MS = 12 * 60_000;
 
 export interface SolveResult {
   lab: string;
