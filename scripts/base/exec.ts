@@ -18,18 +18,19 @@ export function timeoutFactorFromEnv(env: NodeJS.ProcessEnv = process.env): numb
   const n = Number(env.DPLAB_TIMEOUT_FACTOR);
   return Number.isFinite(n) && n >= 1 ? n : 1;
 }
-const FACTOR = timeoutFactorFromEnv();
+/** This process' factor, read once at start. */
+export const TIMEOUT_FACTOR = timeoutFactorFromEnv();
 
 /** Named timeouts so call sites say what kind of wait they expect. */
 export const TIMEOUTS = {
   /** `--version`, `get`, short reads. */
-  quick: 15_000 * FACTOR,
+  quick: 15_000 * TIMEOUT_FACTOR,
   /** `kubectl apply`, `docker exec` of a small command. */
-  normal: 60_000 * FACTOR,
+  normal: 60_000 * TIMEOUT_FACTOR,
   /** `kubectl wait`, image loads. */
-  long: 5 * 60_000 * FACTOR,
+  long: 5 * 60_000 * TIMEOUT_FACTOR,
   /** `kind create cluster` pulls a node image on first use. */
-  provision: 15 * 60_000 * FACTOR,
+  provision: 15 * 60_000 * TIMEOUT_FACTOR,
 } as const;
 
 /** How long a killed command gets to exit after SIGTERM before SIGKILL. */

@@ -8,7 +8,7 @@ import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { pollUntil } from './checks/poll.ts';
-import { timeoutFactorFromEnv } from '../base/exec.ts';
+import { TIMEOUT_FACTOR } from '../base/exec.ts';
 import { checkedObservations } from './observations.ts';
 import type { Verdict } from './checks/types.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
@@ -72,7 +72,7 @@ export async function runCheck(lab: Lab, step: Step, mode: Mode, opts: CheckOpti
       },
       (v) => !v.verdict.pending,
       // A machine slow throughout (DPLAB_TIMEOUT_FACTOR) converges slower too.
-      { timeoutMs: opts.settleMs ?? (step.check.settleMs ?? SETTLE_MS) * timeoutFactorFromEnv(), signal },
+      { timeoutMs: opts.settleMs ?? (step.check.settleMs ?? SETTLE_MS) * TIMEOUT_FACTOR, signal },
     );
     const { verdict, observations } = outcome.value;
     const figures = verdict.figures ? { figures: verdict.figures } : {};
