@@ -74,13 +74,16 @@ export function nodeImageKubernetesVersion(image: string): string | null {
 /**
  * What one lab cluster (kind: a control plane and two workers) asks of its host, per mode:
  * the figures `dplab doctor` budgets with (one cluster; `--seats N` multiplies them).
- * - memory, measured with `docker stats` on the kind test environment (kind v0.31.0, the node
- *   image built there, Kubernetes v1.35.0, 2 cores), the three node containers summed, with
- *   etp-local's pods running: iptables 766 MiB, nftables 773 MiB (control plane ~505 MiB,
- *   workers 120–140 MiB), Cilium 1.19.4 2.1 GiB (control plane 1.0 GiB, workers ~540 MiB:
- *   an agent each). IPVS is not measured yet (its guest did not finish a cluster); it runs the
- *   same components as iptables. We ask 3 GiB for the kube-proxy modes and 4 GiB for Cilium, so
- *   the labs' own workloads (scale-compare's 1,000 Services) and a learner's extras fit.
+ * - memory, measured by `test/bench/kind-cluster.ts` and `docker stats` on the kind test
+ *   environment (kind v0.31.0, the node image built there, Kubernetes v1.35.0, Cilium 1.19.4,
+ *   2 cores, 2026-12-05), the three node containers summed:
+ *   | mode | right after `dplab up` and a lab's Checks and Resets | with scale-compare's 1,000 Services |
+ *   | iptables | 1,047 MiB (kind alone: 734) | 1,139 MiB (control plane 712) |
+ *   | nftables | 893 MiB (kind alone: 766) | 1,057 MiB (control plane 690) |
+ *   | Cilium | 2,215 MiB (kind alone, no CNI: 502) | 2,762 MiB (control plane 1,327; agents ~700 each) |
+ *   IPVS is not measured on kind (its guest under emulation did not keep a cluster); it runs
+ *   the same components as iptables. We budget the peak with room for a learner's own
+ *   workloads: 2 GiB for the kube-proxy modes (1.8× the peak) and 4 GiB for Cilium (1.5×).
  * - CPU: kubeadm, which kind runs inside its nodes, documents "2 CPUs or more" for a
  *   control-plane machine ("Installing kubeadm", Before you begin); kind's nodes share the
  *   host's cores and do not enforce it, but a control plane with less starts slowly. Idle, the
@@ -88,11 +91,18 @@ export function nodeImageKubernetesVersion(image: string): string | null {
  *   add about one more core between them while they compile their BPF programs.
  */
 export const CLUSTER_FOOTPRINT = {
-  iptables: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
-  ipvs: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
-  nftables: { memoryBytes: 3 * 1024 ** 3, cpus: 2 },
+  iptables: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
+  ipvs: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
+  nftables: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
   cilium: { memoryBytes: 4 * 1024 ** 3, cpus: 3 },
 } as const;
+
+/**
+ * What a workshop seat's Docker-in-Docker sidecar asks per kind cluster: a seat may run any mode,
+ * so the largest peak measured above (Cilium with 1,000 Services, 2.7 GiB) rounded up; the
+ * sidecar's limit is half as much again (scripts/portal/seat-sizing.ts).
+ */
+export const SEAT_CLUSTER_MEMORY_BYTES = 3 * 1024 ** 3;
 
 /**
  * A workshop seat's own runner (`dplab serve` on Node, with a shell or two): measured by

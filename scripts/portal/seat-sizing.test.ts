@@ -3,13 +3,13 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../base/paths.ts';
-import { MEMORY_PER_CLUSTER_BYTES } from '../preflight/memory.ts';
+import { SEAT_CLUSTER_MEMORY_BYTES } from '../base/versions.ts';
 import { seatSizing, seatTotals } from './seat-sizing.ts';
 
 describe('seat sizing', () => {
   it('asks dind for dplab doctor’s memory per cluster, times the clusters a seat may run', () => {
     for (const n of [1, 2, 3]) {
-      expect(seatSizing(n).dind.requests.memory).toBe(`${(n * MEMORY_PER_CLUSTER_BYTES) / 1024 ** 2}Mi`);
+      expect(seatSizing(n).dind.requests.memory).toBe(`${(n * SEAT_CLUSTER_MEMORY_BYTES) / 1024 ** 2}Mi`);
     }
     expect(seatSizing(0)).toEqual(seatSizing(1));
   });

@@ -4,7 +4,7 @@
  * learner works in one mode); each warm mode adds a cluster's worth to the Docker-in-Docker
  * sidecar, where the kind nodes live.
  */
-import { MEMORY_PER_CLUSTER_BYTES } from '../preflight/memory.ts';
+import { SEAT_CLUSTER_MEMORY_BYTES } from '../base/versions.ts';
 
 export interface ContainerResources {
   requests: { cpu: string; memory: string };
@@ -26,8 +26,8 @@ const MiB = 1024 ** 2;
 const mi = (bytes: number) => `${Math.ceil(bytes / MiB)}Mi`;
 
 /**
- * `clusters`: how many kind clusters the seat may run at once (≥ 1). Memory follows
- * `dplab doctor`'s 3 GiB per cluster (scripts/preflight/memory.ts): the request is that floor,
+ * `clusters`: how many kind clusters the seat may run at once (≥ 1). Memory: 3 GiB per cluster
+ * (SEAT_CLUSTER_MEMORY_BYTES, above the largest cluster measured in any mode) is the request,
  * the limit one and a half times it, so a busy lab step is not OOM-killed at the floor.
  */
 export function seatSizing(clusters = 1): SeatSizing {
@@ -35,8 +35,8 @@ export function seatSizing(clusters = 1): SeatSizing {
   return {
     runner: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '1', memory: '1Gi' } },
     dind: {
-      requests: { cpu: `${n}`, memory: mi(n * MEMORY_PER_CLUSTER_BYTES) },
-      limits: { cpu: `${2 * n}`, memory: mi(n * MEMORY_PER_CLUSTER_BYTES * 1.5) },
+      requests: { cpu: `${n}`, memory: mi(n * SEAT_CLUSTER_MEMORY_BYTES) },
+      limits: { cpu: `${2 * n}`, memory: mi(n * SEAT_CLUSTER_MEMORY_BYTES * 1.5) },
     },
     dockerStorage: `${10 * n}Gi`,
     shm: '1Gi',

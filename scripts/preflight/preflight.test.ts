@@ -239,10 +239,10 @@ describe('host checks', () => {
     expect(nodeIpsReachableFromHost({ desktop: false, rootless: false, remote: true }, 'linux')).toBe(false);
   });
 
-  it('memory: 3 GiB per cluster; warn below, fail under half', () => {
-    expect(MEMORY_PER_CLUSTER_BYTES).toBe(3 * GiB);
-    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 4 * GiB }), 1).status).toBe('ok');
-    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 4 * GiB }), 2).status).toBe('warn');
-    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 2 * GiB }), 2).status).toBe('fail');
+  it('memory: 2 GiB per cluster; warn below, fail under half', () => {
+    expect(MEMORY_PER_CLUSTER_BYTES).toBe(2 * GiB);
+    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 3 * GiB }), 1).status).toBe('ok');
+    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 3 * GiB }), 2).status).toBe('warn');
+    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 1.5 * GiB }), 2).status).toBe('fail');
   });
 });

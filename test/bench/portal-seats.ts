@@ -6,7 +6,7 @@
  *   - join → seat ready, per seat (p50, p95), beside one bare `dplab serve` start (the limit);
  *   - a Check through the portal → the dashboard's event stream showing it (p50, p95), beside
  *     the dashboard's poll interval (what it would be without the refresh a check triggers);
- *   - each seat runner's resident memory, beside a bare runner's and the 3 GiB a cluster needs.
+ *   - each seat runner's resident memory, beside a bare runner's and the memory `dplab doctor` budgets per cluster.
  * Asserts nothing; prints the figures.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -203,7 +203,10 @@ try {
       unit: 'MiB',
       ours: Math.max(...rss) / MiB,
       peer: { name: 'bare dplab serve', value: bareRss / MiB },
-      goal: { text: '≤ 10 % of a cluster (300 MiB)', met: Math.max(...rss) <= MEMORY_PER_CLUSTER_BYTES / 10 },
+      goal: {
+        text: `≤ 10 % of a cluster (${Math.round(MEMORY_PER_CLUSTER_BYTES / 10 / MiB)} MiB)`,
+        met: Math.max(...rss) <= MEMORY_PER_CLUSTER_BYTES / 10,
+      },
     },
   ]);
 } finally {
