@@ -54,7 +54,10 @@ export const installIpvsadmCheck = defineCheck({
   evaluate(obs, ctx) {
     const { rules } = obs;
     if (rules.dump.exitCode !== 0) {
-      const missing = rules.dump.exitCode === 127 || /executable file not found|not found/.test(rules.dump.stderr);
+      // Docker says `executable file not found in $PATH` (exit 126/127); `ip netns exec`, which
+      // the sim provider runs instead, says `exec of "ipvsadm" failed: No such file or directory`.
+      const missing =
+        rules.dump.exitCode === 127 || /executable file not found|not found|No such file or directory/.test(rules.dump.stderr);
       const f = fact(
         `ipvsadm -Ln on ${rules.node}`,
         'prints the IPVS table',

@@ -3,7 +3,8 @@
  * host is on kind's network, at the gateway address), one network namespace per node named like
  * kind's node containers, a veth from each into the bridge, and — once the controller manager
  * has allocated pod CIDRs — kindnet's routes: in each node, every other node's pod CIDR via
- * that node's address. Removal finds everything by name, so it also works after a crash.
+ * that node's address. Like Docker's bridge, the host masquerades what the nodes send elsewhere
+ * (a node can `apt-get install`). Removal finds everything by name, so it also works after a crash.
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,8 +41,32 @@ export async function createNodeNetwork(layout: SimLayout, signal?: AbortSignal)
   await ip(['link', 'add', layout.bridge, 'type', 'bridge'], o);
   await ip(['addr', 'add', `${layout.gateway}/${layout.prefixLength}`, 'dev', layout.bridge], o);
   await ip(['link', 'set', layout.bridge, 'up'], o);
-  await allowBridgeForwarding(layout.bridge, true, signal);
+  await run('sysctl', ['-q', '-w', 'net.ipv4.ip_forward=1'], { timeoutMs: 15_000, signal });
+  await hostRules([...bridgeRules(layout.bridge), ...uplinkRules(layout)], true, signal);
   for (const node of layout.nodes) await createNode(layout, node, signal);
+}
+
+interface HostRule {
+  table: 'nat' | 'filter';
+  chain: string;
+  spec: string[];
+}
+
+/**
+ * Put the host's iptables rules in place (`on`) or take them away, each checked first so a second
+ * `up` or a `down` after a crash does the right thing. No iptables on the host: nothing to do.
+ */
+async function hostRules(rules: readonly HostRule[], on: boolean, signal?: AbortSignal): Promise<void> {
+  const iptables = (args: string[]) => run('iptables', ['-w', '5', ...args], { timeoutMs: 15_000, signal });
+  for (const { table, chain, spec } of rules) {
+    const present = await iptables(['-t', table, '-C', chain, ...spec]).then(
+      () => true,
+      (err: unknown) => (err instanceof CommandError && err.kind === 'tool-missing' ? undefined : false),
+    );
+    if (present === undefined) return;
+    if (on && !present) await iptables(['-t', table, '-I', chain, ...spec]);
+    if (!on && present) await iptables(['-t', table, '-D', chain, ...spec]).catch(() => undefined);
+  }
 }
 
 /**
@@ -49,21 +74,33 @@ export async function createNodeNetwork(layout: SimLayout, signal?: AbortSignal)
  * on the same host, it loads br_netfilter (bridged frames pass iptables) and sets the FORWARD
  * policy to DROP, so without this rule the nodes cannot reach each other: measured here, the
  * workers' kubelet stand-ins never registered. Docker writes the same rule for its own bridges.
- * No iptables on the host (and so no Docker): nothing to do.
  */
-async function allowBridgeForwarding(bridge: string, on: boolean, signal?: AbortSignal): Promise<void> {
-  const rule = ['FORWARD', '-i', bridge, '-o', bridge, '-m', 'comment', '--comment', 'dplab sim nodes', '-j', 'ACCEPT'];
-  const iptables = (args: string[]) => run('iptables', ['-w', '5', ...args], { timeoutMs: 15_000, signal });
-  const present = await iptables(['-C', ...rule]).then(
-    () => true,
-    (err: unknown) => {
-      if (err instanceof CommandError && err.kind === 'tool-missing') return undefined;
-      return false;
+const bridgeRules = (bridge: string): HostRule[] => [
+  {
+    table: 'filter',
+    chain: 'FORWARD',
+    spec: ['-i', bridge, '-o', bridge, '-m', 'comment', '--comment', 'dplab sim nodes', '-j', 'ACCEPT'],
+  },
+];
+
+/**
+ * The nodes' way out, as Docker's bridge network gives kind's nodes one: the host forwards what
+ * leaves the bridge for elsewhere and masquerades it behind its own address, so `apt-get install`
+ * in a node (ipvs-inspect's first step) reaches the host's package source. The nodes share the
+ * host's files, so they resolve names with the host's resolv.conf. (`up` also turns on the host's
+ * `net.ipv4.ip_forward`, as a Docker engine does; `down` leaves it.)
+ */
+function uplinkRules(layout: SimLayout): HostRule[] {
+  const comment = ['-m', 'comment', '--comment', 'dplab sim uplink'];
+  return [
+    { table: 'nat', chain: 'POSTROUTING', spec: ['-s', layout.nodeSubnet, '!', '-o', layout.bridge, ...comment, '-j', 'MASQUERADE'] },
+    { table: 'filter', chain: 'FORWARD', spec: ['-i', layout.bridge, '!', '-o', layout.bridge, ...comment, '-j', 'ACCEPT'] },
+    {
+      table: 'filter',
+      chain: 'FORWARD',
+      spec: ['-o', layout.bridge, '-m', 'conntrack', '--ctstate', 'RELATED,ESTABLISHED', ...comment, '-j', 'ACCEPT'],
     },
-  );
-  if (present === undefined) return;
-  if (on && !present) await iptables(['-I', ...rule]);
-  if (!on && present) await iptables(['-D', ...rule]).catch(() => undefined);
+  ];
 }
 
 async function createNode(layout: SimLayout, node: SimNode, signal?: AbortSignal): Promise<void> {
@@ -126,7 +163,7 @@ export async function deleteNodeNetwork(layout: SimLayout): Promise<string[]> {
     await ip(['netns', 'delete', ns]).catch(() => undefined);
     removed.push(`netns ${ns}`);
   }
-  await allowBridgeForwarding(layout.bridge, false);
+  await hostRules([...bridgeRules(layout.bridge), ...uplinkRules(layout)], false);
   for (const link of [layout.bridge, ...layout.nodes.map((n) => n.hostVeth)]) {
     if (await linkExists(link)) {
       await ip(['link', 'delete', link]).catch(() => undefined);

@@ -12,8 +12,8 @@
  * so nodes can `apt-get install ipvsadm` as the lab asks.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, copyFileSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommandError, run, type RunOptions } from '../../scripts/base/exec.ts';
 import { DplabError } from '../../scripts/base/errors.ts';
@@ -52,10 +52,26 @@ export const guestEngine = (): RunOptions => ({ env: { DOCKER_HOST: guestDockerH
 export const GUEST_SHARES = [
   { tag: 'dplab-project', path: () => projectRoot, readonly: false },
   { tag: 'dplab-simbin', path: () => simBinDir(), readonly: true },
-  { tag: 'dplab-node', path: () => dirname(process.execPath), readonly: true },
+  // Node.js alone, not its folder: that is /usr/bin where Node comes from Debian or NodeSource,
+  // and this host's /usr/bin over the guest's hid the guest's own kmod (so no module autoloading).
+  { tag: 'dplab-node', path: () => nodeShareDir(), readonly: true },
   // The sim's build step asks Go for its version before it trusts its cached binaries.
   { tag: 'dplab-go', path: () => goRoot(), readonly: true },
 ] as const;
+
+const nodeShareDir = () => join(guestDir(), 'node-bin');
+
+/** The folder shared as dplab-node: a hard link to this Node.js (a copy across file systems). */
+function fillNodeShare(): void {
+  const to = join(nodeShareDir(), 'node');
+  rmSync(nodeShareDir(), { recursive: true, force: true });
+  mkdirSync(nodeShareDir(), { recursive: true });
+  try {
+    linkSync(process.execPath, to);
+  } catch {
+    copyFileSync(process.execPath, to);
+  }
+}
 
 /** This machine's GOROOT (`go env GOROOT`), or a folder that does not exist when Go is missing. */
 export function goRoot(): string {
@@ -196,6 +212,7 @@ export async function startGuest(boot: { kernel: string; initrd: string }, say: 
   }
   if (!existsSync('/usr/bin/qemu-system-x86_64')) await aptInstall(['qemu-system-x86']);
   const started = Date.now();
+  fillNodeShare();
   const log = openSync(join(guestDir(), 'qemu.log'), 'w');
   const args = [
     '-name',
