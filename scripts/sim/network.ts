@@ -56,13 +56,20 @@ interface HostRule {
  * Put the host's iptables rules in place (`on`) or take them away, each checked first so a second
  * `up` or a `down` after a crash does the right thing. No iptables on the host: nothing to do.
  */
+const hostIptables = (args: string[], signal?: AbortSignal) => run('iptables', ['-w', '5', ...args], { timeoutMs: 15_000, signal });
+
+/** Whether the host has the rule; undefined when the host has no iptables. */
+const hostHas = ({ table, chain, spec }: HostRule, signal?: AbortSignal): Promise<boolean | undefined> =>
+  hostIptables(['-t', table, '-C', chain, ...spec], signal).then(
+    () => true,
+    (err: unknown) => (err instanceof CommandError && err.kind === 'tool-missing' ? undefined : false),
+  );
+
 async function hostRules(rules: readonly HostRule[], on: boolean, signal?: AbortSignal): Promise<void> {
-  const iptables = (args: string[]) => run('iptables', ['-w', '5', ...args], { timeoutMs: 15_000, signal });
-  for (const { table, chain, spec } of rules) {
-    const present = await iptables(['-t', table, '-C', chain, ...spec]).then(
-      () => true,
-      (err: unknown) => (err instanceof CommandError && err.kind === 'tool-missing' ? undefined : false),
-    );
+  const iptables = (args: string[]) => hostIptables(args, signal);
+  for (const rule of rules) {
+    const { table, chain, spec } = rule;
+    const present = await hostHas(rule, signal);
     if (present === undefined) return;
     if (on && !present) await iptables(['-t', table, '-I', chain, ...spec]);
     if (!on && present) await iptables(['-t', table, '-D', chain, ...spec]).catch(() => undefined);
@@ -182,5 +189,8 @@ export async function leftovers(layout: SimLayout): Promise<string[]> {
   const ns = (await listNetns()).filter((n) => n.startsWith(`${layout.name}-`)).map((n) => `netns ${n}`);
   const links: string[] = [];
   for (const l of [layout.bridge, ...layout.nodes.map((n) => n.hostVeth)]) if (await linkExists(l)) links.push(`link ${l}`);
-  return [...ns, ...links];
+  const rules: string[] = [];
+  for (const r of [...bridgeRules(layout.bridge), ...uplinkRules(layout)])
+    if (await hostHas(r)) rules.push(`host rule -t ${r.table} ${r.chain} ${r.spec.join(' ')}`);
+  return [...ns, ...links, ...rules];
 }

@@ -2,11 +2,14 @@
  * The simulated-node tier, per mode: a sim cluster of the real control plane, kube-proxy and
  * CoreDNS on three network-namespace nodes; every iptables/nftables lab step through the author
  * contract; real traffic (client pod → ClusterIP spreads over the agnhost pods; NodePort with
- * externalTrafficPolicy: Local answers only where a pod runs, with the client's address kept);
- * and deletion that leaves no namespace, link or process behind.
+ * externalTrafficPolicy: Local answers only where a pod runs, with the client's address kept; a
+ * node reaches beyond the host, masqueraded); and deletion that leaves no namespace, link, host
+ * rule or process behind.
  */
 import { kubeVersionSchema } from '../../scripts/clusters/kube-objects.ts';
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClusterHandle } from '../../scripts/clusters/handle.ts';
@@ -17,6 +20,7 @@ import { loadLabs } from '../../scripts/labs/registry.ts';
 import { labsDir } from '../../scripts/base/paths.ts';
 import { SIM_MODES, simLayout } from '../../scripts/sim/layout.ts';
 import { leftovers } from '../../scripts/sim/network.ts';
+import { run } from '../../scripts/base/exec.ts';
 
 process.env.DPLAB_PROVIDER = 'sim';
 
@@ -105,6 +109,48 @@ for (const mode of SIM_MODES) {
       } finally {
         await kubectl(['label', 'node', withPod, 'dplab-web-']).catch(() => undefined);
         await kubectl(['delete', 'namespace', ns, '--wait=false']).catch(() => undefined);
+      }
+    });
+
+    it("a node reaches beyond the host, masqueraded behind the host's address as Docker's bridge does for kind", async () => {
+      // "Outside": a namespace behind its own veth from the host, with no route back to the nodes,
+      // so only a masqueraded request can be answered; its server logs the address it saw.
+      const outside = `dplab-sim-out-${mode}`;
+      const [hostSide, peer] = [`dplsimo${SIM_MODES.indexOf(mode)}`, 'eth0'];
+      const net = `198.18.${SIM_MODES.indexOf(mode)}`;
+      const ip = (...args: string[]) => run('ip', args, { timeoutMs: 15_000 });
+      await ip('netns', 'add', outside);
+      try {
+        await ip('link', 'add', hostSide, 'type', 'veth', 'peer', 'name', peer, 'netns', outside);
+        await ip('addr', 'add', `${net}.1/24`, 'dev', hostSide);
+        await ip('link', 'set', hostSide, 'up');
+        await ip('-n', outside, 'addr', 'add', `${net}.2/24`, 'dev', peer);
+        await ip('-n', outside, 'link', 'set', peer, 'up');
+        await ip('-n', outside, 'link', 'set', 'lo', 'up');
+        const server = spawn('ip', ['netns', 'exec', outside, 'python3', '-m', 'http.server', '--bind', `${net}.2`, '8080'], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let log = '';
+        server.stderr.on('data', (d: Buffer) => (log += d.toString()));
+        try {
+          const [node] = await cluster.nodes();
+          let answer = '';
+          for (let i = 0; i < 20 && !answer.includes('200'); i++) {
+            answer = (
+              await cluster
+                .nodeExec(node, ['curl', '-s', '-o', '/dev/null', '-w', '%{http_code}', '-m', '2', `http://${net}.2:8080/`])
+                .catch(() => ({ stdout: '' }))
+            ).stdout;
+            if (!answer.includes('200')) await sleep(250);
+          }
+          expect(answer).toBe('200');
+          expect(log).toContain(`${net}.1 - -`);
+        } finally {
+          server.kill();
+        }
+      } finally {
+        await ip('netns', 'delete', outside).catch(() => undefined);
+        await ip('link', 'delete', hostSide).catch(() => undefined);
       }
     });
 
