@@ -40,11 +40,6 @@ export const kindOverlaySchema = z
      * it, so the port is given: this base plus the mode's index in MODES (one port per mode).
      */
     apiServerPortBase: z.number().int().min(1024).max(65000).optional(),
-    /**
-     * Every provisioning timeout multiplied by this (an engine in a software-emulated guest runs
-     * several times slower than any laptop; a learner's timeouts stay as they are).
-     */
-    timeoutFactor: z.number().min(1).max(20).optional(),
     cilium: z
       .object({
         /** A chart folder on this machine, used instead of the Helm repository. */
@@ -79,11 +74,6 @@ export function kindOverlay(): KindOverlay | undefined {
       status: 400,
     });
   return parsed.data;
-}
-
-/** How much longer than a learner's each provisioning step may take (1 without an overlay). */
-export function timeoutFactor(): number {
-  return kindOverlay()?.timeoutFactor ?? 1;
 }
 
 /** The node image the cluster runs (and the probe helper container uses). */

@@ -1,18 +1,10 @@
 /** The kind provider: Docker containers as nodes, made and removed by the `kind` CLI. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { provisionActions, type Action } from './actions.ts';
+import { provisionActions } from './actions.ts';
 import { kindNodeAccess, makeClusterHandle } from './handle.ts';
 import { exportKubeconfig, kindClusters, kindDelete } from './kube.ts';
-import { timeoutFactor } from './kind-overlay.ts';
 import { clusterName, type Mode } from '../catalogue/modes.ts';
 import type { ClusterProvider } from './provider.ts';
-import { scaleTimeouts } from './timeouts.ts';
-
-/** Actions whose every timeout is `factor` times longer (the test environment's overlay; 1× for a learner). */
-export function stretchActions(actions: Action[], factor: number): Action[] {
-  if (factor === 1) return actions;
-  return actions.map((a) => ({ ...a, run: (ctx) => a.run({ ...ctx, timeouts: scaleTimeouts(ctx.timeouts, factor) }) }));
-}
 
 /**
  * A stopped `kind create` leaves its `docker run`s to the engine, which may finish making a node
@@ -22,7 +14,7 @@ export const LATE_NODE_LOOKS = 3;
 
 export const kindProvider: ClusterProvider = {
   id: 'kind',
-  actions: (mode: Mode) => stretchActions(provisionActions(mode), timeoutFactor()),
+  actions: (mode: Mode) => provisionActions(mode),
   list: kindClusters,
   async exportKubeconfig(mode, opts) {
     await exportKubeconfig(mode, opts);

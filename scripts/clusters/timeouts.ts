@@ -1,5 +1,5 @@
 /** How long each provisioning step may take. Tests pass small values; people get these. */
-import { TIMEOUTS } from '../base/exec.ts';
+import { TIMEOUT_FACTOR, TIMEOUTS } from '../base/exec.ts';
 
 export interface ProvisionTimeouts {
   /** `kind create cluster`, which pulls the node image on first use. */
@@ -22,15 +22,16 @@ export interface ProvisionTimeouts {
   pollInterval: number;
 }
 
+/** Every bound follows DPLAB_TIMEOUT_FACTOR (TIMEOUTS already do); the pause between polls does not. */
 export const PROVISION_TIMEOUTS: Readonly<ProvisionTimeouts> = {
   create: TIMEOUTS.provision,
   ciliumInstall: TIMEOUTS.long,
   rollout: TIMEOUTS.long,
-  kubeProxyReplacement: 3 * 60_000,
+  kubeProxyReplacement: 3 * 60_000 * TIMEOUT_FACTOR,
   imageLoad: TIMEOUTS.long,
-  delete: 2 * 60_000,
+  delete: 2 * 60_000 * TIMEOUT_FACTOR,
   quick: TIMEOUTS.quick,
-  grace: 10_000,
+  grace: 10_000 * TIMEOUT_FACTOR,
   pollInterval: 2_000,
 };
 
@@ -41,13 +42,4 @@ export function resolveTimeouts(overrides?: Partial<ProvisionTimeouts>): Provisi
 /** kubectl's `--timeout` wants whole seconds (at least 1). */
 export function kubectlTimeoutFlag(ms: number): string {
   return `--timeout=${Math.max(1, Math.ceil(ms / 1000))}s`;
-}
-
-/** Every bound multiplied by `factor` (the pause between polls stays); 1 returns them as they are. */
-export function scaleTimeouts(timeouts: ProvisionTimeouts, factor: number): ProvisionTimeouts {
-  if (factor === 1) return timeouts;
-  const scaled = { ...timeouts };
-  for (const key of Object.keys(scaled) as (keyof ProvisionTimeouts)[])
-    if (key !== 'pollInterval') scaled[key] = Math.round(scaled[key] * factor);
-  return scaled;
 }

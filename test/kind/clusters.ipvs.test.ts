@@ -10,7 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { clusterName } from '../../scripts/catalogue/modes.ts';
 import { CommandError } from '../../scripts/base/exec.ts';
-import { guestDplab, inGuest } from './guest-sim.ts';
+import { inGuest } from './guest.ts';
+import { guestDplab } from './guest-sim.ts';
 
 const NAME = clusterName('ipvs');
 /**

@@ -20,7 +20,16 @@ import { ensureLayer } from './layers.ts';
 import { engineHost, hashOf, isFresh, paths, stamp, stampOf } from './layout.ts';
 import { dockerLoad, ensureBaseImage, ensureNodeImage, ensurePause, goModuleDir, imagePresent } from './node-image.ts';
 import { ensureBuildPackages, ensureRootfs, ROOTFS } from './rootfs.ts';
-import { copyImage, ensureGuestDisk, ensureGuestKindNetwork, GUEST, guestDockerHost, guestEngine, startGuest } from './guest.ts';
+import {
+  copyImage,
+  ensureGuestDisk,
+  ensureGuestKindNetwork,
+  GUEST,
+  GUEST_TIMEOUT_FACTOR,
+  guestDockerHost,
+  guestEngine,
+  startGuest,
+} from './guest.ts';
 import { run } from '../../scripts/base/exec.ts';
 
 export interface TestEnv {
@@ -232,11 +241,10 @@ export async function ensureGuestEnv(host: TestEnv, opts: EnsureOptions = {}): P
     apiServerAddress: GUEST.ip,
     // kind would pick a free port by listening on GUEST.ip, which is not this machine's address.
     apiServerPortBase: 16443,
-    // Software emulation runs everything several times slower than a laptop: provisioning gets
-    // four times a learner's timeouts, and kubeadm more than its 4 and 5 minutes to see the
-    // control plane healthy and (on the workers) the signed cluster-info, which the controller
-    // manager's bootstrap signer writes late here.
-    timeoutFactor: 4,
+    // Software emulation runs everything several times slower than a laptop: dplab gets four
+    // times a learner's timeouts (DPLAB_TIMEOUT_FACTOR in the env file below), and kubeadm more
+    // than its 4 and 5 minutes to see the control plane healthy and (on the workers) the signed
+    // cluster-info, which the controller manager's bootstrap signer writes late here.
     kubeadmConfigPatches: [
       ...base.kubeadmConfigPatches,
       'kind: ClusterConfiguration\napiServer:\n  timeoutForControlPlane: 20m0s\n',
@@ -255,6 +263,7 @@ export async function ensureGuestEnv(host: TestEnv, opts: EnsureOptions = {}): P
     [KIND_OVERLAY_ENV]: guestPaths.overlay(),
     // Node IPs are routed to the guest, so probes go straight from this machine, as on a native engine.
     DPLAB_PROBE_FROM: 'host',
+    DPLAB_TIMEOUT_FACTOR: String(GUEST_TIMEOUT_FACTOR),
   };
   writeFileSync(
     guestPaths.envFile(),
@@ -263,6 +272,7 @@ export async function ensureGuestEnv(host: TestEnv, opts: EnsureOptions = {}): P
       `export DOCKER_HOST='${env.DOCKER_HOST}'`,
       `export ${KIND_OVERLAY_ENV}='${env[KIND_OVERLAY_ENV]}'`,
       "export DPLAB_PROBE_FROM='host'",
+      `export DPLAB_TIMEOUT_FACTOR='${GUEST_TIMEOUT_FACTOR}'`,
       `export PATH="${paths.bin()}:${simBinDir()}:$PATH"`,
       '',
     ].join('\n'),

@@ -8,28 +8,18 @@
  * binaries, Node.js and Go shared from this machine at the same paths (GUEST_SHARES), so its
  * recordings land in this project.
  *
- * Commands reach the guest the way `stopGuest` does: a privileged helper container in the
- * guest's PID namespace enters PID 1's namespaces with nsenter.
+ * Commands reach the guest through `inGuest` (test/kind/guest.ts).
  */
-import { CommandError, run, type CommandResult, type RunOptions } from '../../scripts/base/exec.ts';
+import { CommandError, type CommandResult, type RunOptions } from '../../scripts/base/exec.ts';
 import { DplabError } from '../../scripts/base/errors.ts';
 import { projectRoot } from '../../scripts/base/paths.ts';
 import { simBinDir } from '../../scripts/sim/build.ts';
-import { GUEST_SHARES, goRoot, guestEngine } from './guest.ts';
+import { ensureGuestShell, GUEST_SHARES, GUEST_TIMEOUT_FACTOR, goRoot, inGuest } from './guest.ts';
 
-const HELPER = 'dplab-guest-shell';
 /** The guest's own state folder for the sim (on its disk, not the shared project). */
 export const GUEST_SIM_STATE = '/var/tmp/dplab-sim';
 /** What the sim needs in a node beyond the guest's base system (the tools lab commands run in nodes and pods). */
 const GUEST_SIM_PACKAGES = ['nftables', 'ipset', 'conntrack', 'curl', 'bind9-dnsutils', 'openssl'];
-
-/** Run a command in the guest's own namespaces (as root on the guest). */
-export function inGuest(args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
-  return run('docker', ['exec', HELPER, 'nsenter', '-t', '1', '-m', '-u', '-n', '-i', '-p', '--', ...args], {
-    ...opts,
-    env: { ...guestEngine().env, ...opts.env },
-  });
-}
 
 /** The environment the product runs with in the guest: the sim provider, the shared binaries first on PATH. */
 export function guestSimEnv(): string[] {
@@ -41,8 +31,7 @@ export function guestSimEnv(): string[] {
     'DPLAB_SHELL_NORC=1',
     'NO_COLOR=1',
     'HOME=/root',
-    // Software emulation: every command and check is several times slower than on a laptop.
-    'DPLAB_TIMEOUT_FACTOR=4',
+    `DPLAB_TIMEOUT_FACTOR=${GUEST_TIMEOUT_FACTOR}`,
     'DPLAB_CHECK_DEADLINE_MS=360000',
   ];
 }
@@ -63,20 +52,7 @@ async function mounted(at: string): Promise<boolean> {
  * at their paths here, and the packages the sim's nodes use. Idempotent.
  */
 export async function prepareGuestSim(image: string, say: (l: string) => void): Promise<void> {
-  const inspect = await run('docker', ['inspect', '--format', '{{.State.Running}}', HELPER], { ...guestEngine(), timeoutMs: 30_000 }).catch(
-    () => undefined,
-  );
-  if (inspect?.stdout.trim() !== 'true') {
-    await run('docker', ['rm', '-f', HELPER], { ...guestEngine(), timeoutMs: 60_000 }).catch(() => undefined);
-    await run(
-      'docker',
-      ['run', '-d', '--name', HELPER, '--privileged', '--pid=host', '--net=host', '--entrypoint', 'sleep', image, 'infinity'],
-      {
-        ...guestEngine(),
-        timeoutMs: 120_000,
-      },
-    );
-  }
+  await ensureGuestShell(image);
   for (const share of GUEST_SHARES) {
     const at = share.path();
     if (await mounted(at)) continue;

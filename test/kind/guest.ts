@@ -12,10 +12,21 @@
  * so nodes can `apt-get install ipvsadm` as the lab asks.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run, type RunOptions } from '../../scripts/base/exec.ts';
+import { CommandError, run, type CommandResult, type RunOptions } from '../../scripts/base/exec.ts';
 import { DplabError } from '../../scripts/base/errors.ts';
 import { projectRoot } from '../../scripts/base/paths.ts';
 import { simBinDir } from '../../scripts/sim/build.ts';
@@ -35,6 +46,13 @@ export const GUEST = {
   cpus: 2,
   diskGiB: 40,
 } as const;
+
+/**
+ * How much longer than a learner's every dplab timeout and settle window is in the guest
+ * (DPLAB_TIMEOUT_FACTOR): under software emulation kube-proxy took ~40 s from queueing a sync
+ * to finishing it, and fork-heavy work runs ~20× slower than on this host.
+ */
+export const GUEST_TIMEOUT_FACTOR = 4;
 
 export const guestDir = () => join(cacheDir(), 'guest');
 const diskPath = () => join(guestDir(), 'disk.img');
@@ -316,6 +334,36 @@ export async function copyImage(ref: string, host: RunOptions, say: (l: string) 
   say(`guest: loaded ${ref} in ${Math.round((Date.now() - started) / 1000)} s`);
 }
 
+const SHELL = 'dplab-guest-shell';
+
+/**
+ * The guest's shell: a privileged container of `image` in the guest's PID and network
+ * namespaces, left running, through which `inGuest` enters PID 1's namespaces. Idempotent.
+ */
+export async function ensureGuestShell(image: string): Promise<void> {
+  const inspect = await run('docker', ['inspect', '--format', '{{.State.Running}}', SHELL], { ...guestEngine(), timeoutMs: 30_000 }).catch(
+    () => undefined,
+  );
+  if (inspect?.stdout.trim() === 'true') return;
+  await run('docker', ['rm', '-f', SHELL], { ...guestEngine(), timeoutMs: 60_000 }).catch(() => undefined);
+  await run(
+    'docker',
+    ['run', '-d', '--name', SHELL, '--privileged', '--pid=host', '--net=host', '--entrypoint', 'sleep', image, 'infinity'],
+    {
+      ...guestEngine(),
+      timeoutMs: 120_000,
+    },
+  );
+}
+
+/** Run a command in the guest's own namespaces, as root on the guest (after `ensureGuestShell`). */
+export function inGuest(args: readonly string[], opts: RunOptions = {}): Promise<CommandResult> {
+  return run('docker', ['exec', SHELL, 'nsenter', '-t', '1', '-m', '-u', '-n', '-i', '-p', '--', ...args], {
+    ...opts,
+    env: { ...guestEngine().env, ...opts.env },
+  });
+}
+
 /** Power the guest off from inside (Docker's data stays consistent), then make sure QEMU has ended. */
 export async function stopGuest(image: string | undefined, say: (l: string) => void): Promise<void> {
   const pid = guestPid();
@@ -324,15 +372,10 @@ export async function stopGuest(image: string | undefined, say: (l: string) => v
     return;
   }
   if (image && (await dockerAnswers())) {
-    // A privileged container in the guest's PID namespace asks its systemd to power off.
-    await run(
-      'docker',
-      ['run', '--rm', '--privileged', '--pid=host', '--entrypoint', 'nsenter', image, '-t', '1', '-m', '--', 'systemctl', 'poweroff'],
-      {
-        ...guestEngine(),
-        timeoutMs: 60_000,
-      },
-    ).catch(() => undefined);
+    // The guest's shell asks its systemd to power off.
+    await ensureGuestShell(image)
+      .then(() => inGuest(['systemctl', 'poweroff'], { timeoutMs: 60_000 }))
+      .catch(() => undefined);
   }
   const end = Date.now() + 120_000;
   while (Date.now() < end && guestRunning()) await sleep(500);
