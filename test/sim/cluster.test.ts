@@ -78,9 +78,18 @@ for (const mode of SIM_MODES) {
         .trim()
         .split(/\s+/);
       expect(pods).toHaveLength(3);
+      // Ready pods are not yet forwarded to: kube-proxy writes them on its next sync after the
+      // EndpointSlice changes (until then nftables mode rejects, "Couldn't connect"); wait for the first answer.
+      const curl = ['-n', ns, 'exec', 'client', '--', 'curl', '-sS', '--max-time', '3', 'http://web/hostname'];
+      let first = await kubectl(curl).catch((err: unknown) => err);
+      for (let i = 0; i < 60 && first instanceof Error; i++) {
+        await sleep(500);
+        first = await kubectl(curl).catch((err: unknown) => err);
+      }
+      if (first instanceof Error) throw first;
       const seen = new Map<string, number>();
       for (let i = 0; i < 30; i++) {
-        const r = await kubectl(['-n', ns, 'exec', 'client', '--', 'curl', '-sS', '--max-time', '3', 'http://web/hostname']);
+        const r = await kubectl(curl);
         seen.set(r.stdout.trim(), (seen.get(r.stdout.trim()) ?? 0) + 1);
       }
       // Every answer came from a web pod, and random selection over 30 requests reached each of the three.
