@@ -38,7 +38,7 @@ export default defineLab({
         { label: 'The api pods and Service', command: `kubectl -n ${NS} get pods,services -o wide` },
         {
           label: 'Start the frontend pod',
-          command: `kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s`,
+          command: `kubectl -n ${NS} rollout status deployment/api --timeout=120s && kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml && kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s`,
         },
         { label: 'GET /hostname', command: curl('frontend', 'GET', '/hostname') },
         { label: 'GET /api/v1/hostname', command: curl('frontend', 'GET', '/api/v1/hostname') },
@@ -50,6 +50,8 @@ export default defineLab({
       ],
       solution: {
         commands: [
+          // On a cluster that has only just started, the api pods of the lab's setup may not be Ready yet.
+          `kubectl -n ${NS} rollout status deployment/api --timeout=120s`,
           `kubectl -n ${NS} apply -f cilium-l7-policy/frontend.yaml`,
           `kubectl -n ${NS} wait --for=condition=Ready pod/frontend --timeout=120s`,
           curl('frontend', 'GET', '/hostname'),

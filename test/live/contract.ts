@@ -38,6 +38,7 @@ export async function labContract(mode: Mode, log: (l: string) => void): Promise
   // the day they pass, this says so.
   const noL7 = mode === 'cilium' && (kindOverlay()?.cilium?.values ?? []).includes('l7Proxy=false');
   const breaches = report.rows.filter((r) => r.breach);
+  for (const r of breaches) log(`breach: ${r.lab} / ${r.step}: ${r.breach}`);
   expect(breaches.map((r) => `${r.lab} / ${r.step}`)).toEqual(noL7 ? NEEDS_L7_PROXY : []);
   if (!noL7) expect(breaches.map((r) => `${r.lab} / ${r.step}: ${r.breach}`)).toEqual([]);
   return report;
