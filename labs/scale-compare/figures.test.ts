@@ -26,7 +26,7 @@ describe('scale-compare figures', () => {
     expect(figures?.entries.value).toBeGreaterThan(0);
     // The message quotes the count after the arrow (growth steps) or as the baseline: the same number.
     expect(message).toContain(String(figures?.entries.value));
-    expect(figures?.entries.label).toMatch(/rules|lines|virtual servers|frontends/);
+    expect(figures?.entries.label).toMatch(/rules|lines|Service addresses|frontends/);
     if (MODE_INFO[mode].proxyMode) expect(figures?.syncMsAvg.value).toBeGreaterThan(0);
     else expect(figures?.syncMsAvg).toBeUndefined();
   });

@@ -6,7 +6,7 @@ node="$DPLAB_CLUSTER-worker"
 case "$DPLAB_MODE" in
   iptables) docker exec "$node" sh -c "iptables-save | grep -c '^-A KUBE-'" ;;
   nftables) docker exec "$node" sh -c 'nft list table ip kube-proxy | wc -l' ;;
-  ipvs) docker exec "$node" sh -c "grep -cE '^(TCP|UDP|SCTP) ' /proc/net/ip_vs" ;;
+  ipvs) docker exec "$node" sh -c "a=\$(ip -4 -o addr show dev kube-ipvs0) && printf '%s\\n' \"\$a\" | grep -c ' inet '" ;;
   cilium) kubectl -n kube-system exec ds/cilium -c cilium-agent -- sh -c "cilium-dbg service list | grep -cE '^[0-9]'" ;;
   *) echo "unknown DPLAB_MODE '$DPLAB_MODE'" >&2; exit 2 ;;
 esac
