@@ -74,7 +74,7 @@ describe('reset restores cluster-wide changes', () => {
     expect(calls.filter((c) => /apply|rollout|label /.test(c))).toEqual([]);
   });
 
-  it('ipvs-inspect where kube-proxy has no ConfigMap (it runs from files, as in the sim provider): nothing to restore', async () => {
+  it('ipvs-inspect where kube-proxy has no ConfigMap (a cluster kubeadm did not make): nothing to restore', async () => {
     const { handle, calls } = fakeCluster({ installed: new Set(), scheduler: undefined, labels: new Set() });
     expect(await restoreCluster(requireLab('ipvs-inspect'), handle)).toEqual([]);
     expect(calls.filter((c) => /apply|rollout/.test(c))).toEqual([]);

@@ -59,7 +59,7 @@ export function ipvsSchedulerDefault(): Restorer {
     what: "kube-proxy's IPVS scheduler",
     async run({ cluster, signal, mode }) {
       if (mode !== 'ipvs') return null;
-      // A list, so a cluster whose kube-proxy has no ConfigMap (the sim provider's runs from files) is nothing to restore.
+      // A list, so a cluster whose kube-proxy has no ConfigMap (one kubeadm did not make) is nothing to restore.
       const list = await cluster.kubectlJson(
         ['-n', 'kube-system', 'get', 'configmaps', '--field-selector', 'metadata.name=kube-proxy'],
         z.object({ items: z.array(CONFIG_MAP) }),

@@ -130,7 +130,7 @@ export const SIM_ACTIONS: readonly Action[] = [
   },
   {
     id: 'dataplane',
-    title: 'Start kube-proxy on every node',
+    title: "Start kube-proxy on every node (kubeadm's DaemonSet)",
     fix: logs,
     run: (ctx) => startKubeProxies(layoutOf(ctx), simBinDir(), ctx.signal),
   },

@@ -15,6 +15,7 @@ import { componentVersions } from './components.ts';
 import { startControlPlane, CONTROL_PLANE_DAEMONS, type ControlPlane } from './control-plane.ts';
 import { ensureLeaf, writeKubeconfig } from './certs.ts';
 import type { SimLayout, SimNode } from './layout.ts';
+import { kubeProxyAddon } from './kube-proxy-addon.ts';
 import { addPodRoutes, createNodeNetwork, deleteNodeNetwork, inNode } from './network.ts';
 import { daemonAlive, logTail, startDaemon, stopAll } from './processes.ts';
 
@@ -128,7 +129,6 @@ function plane(layout: SimLayout): ControlPlane {
 }
 
 const kubeletName = (n: SimNode) => `kubelet-${n.name}`;
-const proxyName = (n: SimNode) => `kube-proxy-${n.name}`;
 
 /** One kubelet stand-in per node, inside the node's namespace (its exec server listens on nodeIP:10250). */
 export async function startKubelets(layout: SimLayout, binDir: string, signal?: AbortSignal): Promise<void> {
@@ -229,52 +229,31 @@ export async function routePodCidrs(layout: SimLayout, binDir: string, signal?: 
   return cidrs;
 }
 
-/** kind's KubeProxyConfiguration (kubeadm's defaults plus kind's template), one per node. */
-export function kubeProxyConfig(layout: SimLayout, kubeconfig: string): string {
-  return [
-    'apiVersion: kubeproxy.config.k8s.io/v1alpha1',
-    'kind: KubeProxyConfiguration',
-    `mode: ${layout.mode}`,
-    `clusterCIDR: ${layout.podSubnet}`,
-    'bindAddress: 0.0.0.0',
-    'clientConnection:',
-    `  kubeconfig: ${kubeconfig}`,
-    'iptables:',
-    '  minSyncPeriod: 1s',
-    'conntrack:',
-    // kind: the conntrack table size is a global setting that would touch every namespace.
-    '  maxPerCore: 0',
-    '',
-  ].join('\n');
-}
-
+/**
+ * kube-proxy as kubeadm installs it: the addon's ConfigMap, RBAC and DaemonSet, whose pods the
+ * kubelet stand-ins run in each node's network namespace; then each node's health endpoint.
+ */
 export async function startKubeProxies(layout: SimLayout, binDir: string, signal?: AbortSignal): Promise<void> {
-  const kc = await plane(layout).kubeProxyKubeconfig();
+  const p = plane(layout);
+  const client = await p.kubeProxyClient();
+  const version = componentVersions()['kube-proxy'];
+  const addon = kubeProxyAddon(layout, { server: p.apiServerUrl, caFile: p.caFile, certFile: client.cert, keyFile: client.key }, version);
+  await kubectl(binDir, p.kubeconfig, ['apply', '-f', '-'], { input: addon, signal });
+  const pods = () =>
+    kubectl(binDir, p.kubeconfig, ['-n', 'kube-system', 'get', 'pods', '-l', 'k8s-app=kube-proxy', '-o', 'wide'], { signal }).then(
+      (r) => r.stdout.trim(),
+      () => '',
+    );
   for (const node of layout.nodes) {
-    const file = join(layout.dir, 'nodes', node.name, 'kube-proxy.yaml');
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, kubeProxyConfig(layout, kc));
-    startDaemon(layout.dir, {
-      name: proxyName(node),
-      netns: node.name,
-      file: join(binDir, 'kube-proxy'),
-      args: [`--config=${file}`, `--hostname-override=${node.name}`, '--v=2'],
-    });
-  }
-  for (const node of layout.nodes) {
-    await until(
-      `kube-proxy on ${node.name} to report healthy (:10256/healthz)`,
-      120_000,
-      signal,
-      async () => {
+    try {
+      await until(`kube-proxy on ${node.name} to report healthy (:10256/healthz)`, 120_000, signal, async () => {
         await inNode(node.name, ['curl', '-sf', '--max-time', '3', 'http://127.0.0.1:10256/healthz'], { signal, timeoutMs: 10_000 });
         return true;
-      },
-      () =>
-        daemonAlive(layout.dir, proxyName(node))
-          ? undefined
-          : `kube-proxy on ${node.name} exited (log: ${logTail(layout.dir, proxyName(node), 1500)})`,
-    );
+      });
+    } catch (err) {
+      if (err instanceof DplabError) throw new DplabError(err.message, { details: `${err.details ?? ''}\n${await pods()}`.trim() });
+      throw err;
+    }
   }
 }
 

@@ -41,8 +41,8 @@ export interface ControlPlane {
   caFile: string;
   /** A kubeconfig for `system:node:<name>` (group system:nodes): what a kubelet uses. */
   nodeKubeconfig(nodeName: string): Promise<string>;
-  /** A kubeconfig for `system:kube-proxy` (bound to system:node-proxier by the API server). */
-  kubeProxyKubeconfig(): Promise<string>;
+  /** A client certificate for `system:kube-proxy` (bound to system:node-proxier by the API server). */
+  kubeProxyClient(): Promise<CertPair>;
   /** A serving certificate for a node's kubelet API (exec), signed by the cluster CA. */
   kubeletServingCert(nodeName: string, nodeIp: string): Promise<CertPair>;
   /** Stop every process this control plane started (its data stays in `dir`). */
@@ -249,7 +249,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
         cn: `system:node:${nodeName}`,
         orgs: ['system:nodes'],
       }),
-    kubeProxyKubeconfig: () => makeKubeconfig('kube-proxy.kubeconfig', { name: 'kube-proxy', cn: 'system:kube-proxy' }),
+    kubeProxyClient: () => ensureLeaf(pki, ca, { name: 'kube-proxy', cn: 'system:kube-proxy' }, o.signal),
     kubeletServingCert: (nodeName, nodeIp) =>
       ensureLeaf(pki, ca, { name: `kubelet-serving-${nodeName}`, cn: nodeName, dns: [nodeName], ips: [nodeIp] }, o.signal),
     stop,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MODE_INFO } from '../catalogue/modes.ts';
-import { dnsManifests, kubeProxyConfig } from './cluster.ts';
+import { dnsManifests } from './cluster.ts';
+import { kubeProxyAddon, kubeProxyConfig } from './kube-proxy-addon.ts';
 import { kernelHasIpvs, simLayout } from './layout.ts';
 import { parse } from 'yaml';
 
@@ -31,15 +32,39 @@ describe('sim layout', () => {
     else expect(() => simLayout('ipvs')).toThrow(/IPVS only on a kernel with ip_vs, and this one has none/);
   });
 
-  it("writes kind's kube-proxy settings", () => {
-    const cfg = parse(kubeProxyConfig(simLayout('iptables'), '/k')) as Record<string, unknown>;
-    expect(cfg).toMatchObject({
+  it("writes kind's kube-proxy settings in kubeadm's ConfigMap, with the scheduler line the IPVS lab edits", () => {
+    const text = kubeProxyConfig(simLayout('iptables'));
+    expect(parse(text)).toMatchObject({
       kind: 'KubeProxyConfiguration',
       mode: 'iptables',
       clusterCIDR: '10.244.0.0/16',
       conntrack: { maxPerCore: 0 },
       iptables: { minSyncPeriod: '1s' },
-      clientConnection: { kubeconfig: '/k' },
+      ipvs: { scheduler: '' },
+      clientConnection: { kubeconfig: '/var/lib/kube-proxy/kubeconfig.conf' },
+    });
+    // ipvs-inspect's switch-to-lc: sed -E 's/^( +scheduler:).*/\1 lc/' on this text.
+    expect(text.match(/^ +scheduler:.*$/gm)).toEqual(['  scheduler: ""']);
+  });
+
+  it("installs kube-proxy as kubeadm's DaemonSet reading that ConfigMap, with the sim's client certificate", () => {
+    const creds = { server: 'https://10.0.0.2:6443', caFile: '/p/ca.crt', certFile: '/p/kp.crt', keyFile: '/p/kp.key' };
+    const { items } = JSON.parse(kubeProxyAddon(simLayout('nftables'), creds, 'v1.35.0')) as {
+      items: { kind: string; data?: Record<string, string>; spec?: { template: { spec: Record<string, unknown> } } }[];
+    };
+    expect(items.map((i) => i.kind)).toEqual(['ConfigMap', 'ServiceAccount', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'DaemonSet']);
+    const kc = parse(items[0].data!['kubeconfig.conf']) as { users: { user: Record<string, string> }[] };
+    expect(kc.users[0].user).toEqual({ 'client-certificate': '/p/kp.crt', 'client-key': '/p/kp.key' });
+    expect(items[5].spec?.template.spec).toMatchObject({
+      hostNetwork: true,
+      serviceAccountName: 'kube-proxy',
+      containers: [
+        {
+          image: 'registry.k8s.io/kube-proxy:v1.35.0',
+          command: ['/usr/local/bin/kube-proxy', '--config=/var/lib/kube-proxy/config.conf', '--hostname-override=$(NODE_NAME)'],
+        },
+      ],
+      volumes: [{ name: 'kube-proxy', configMap: { name: 'kube-proxy' } }, expect.anything(), expect.anything()],
     });
   });
 

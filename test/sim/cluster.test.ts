@@ -24,13 +24,14 @@ import { run } from '../../scripts/base/exec.ts';
 
 process.env.DPLAB_PROVIDER = 'sim';
 
-/** Processes whose command line names this cluster (its daemons, stand-ins, pods' agnhost). */
+/** Processes whose command line names this cluster (its daemons, stand-ins, pods' agnhost, kube-proxy pods). */
 function processesOf(name: string): string[] {
   const found: string[] = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (cmd.includes(`sim/${name}/`) || cmd.includes(`netns exec ${name}-`)) found.push(`${pid}: ${cmd.slice(0, 160)}`);
+      if (cmd.includes(`sim/${name}/`) || cmd.includes(`netns exec ${name}-`) || cmd.includes(`--hostname-override=${name}-`))
+        found.push(`${pid}: ${cmd.slice(0, 160)}`);
     } catch {
       // gone meanwhile
     }
@@ -65,6 +66,38 @@ for (const mode of SIM_MODES) {
       for (const n of nodes) expect(await cluster.proxyMode(n)).toBe(mode);
       const v = await cluster.kubectlJson(['version'], kubeVersionSchema);
       expect(v.serverVersion?.gitVersion).toBe('v1.35.0');
+    });
+
+    it("runs kube-proxy as kubeadm's DaemonSet: an edit of its ConfigMap takes effect after a rollout restart, as on kind", async () => {
+      const node = `dplab-${mode}-worker`;
+      // kube-proxy's /configz: the configuration it runs with (its internal form, v1.35).
+      const closeWait = async () => {
+        const r = await cluster.nodeExec(node, ['curl', '-sf', '--max-time', '5', 'http://127.0.0.1:10249/configz']);
+        const c = JSON.parse(r.stdout) as Record<string, { Linux: { Conntrack: { TCPCloseWaitTimeout: string } } }>;
+        return c['kubeproxy.config.k8s.io'].Linux.Conntrack.TCPCloseWaitTimeout;
+      };
+      expect(await closeWait()).toBe('1h0m0s'); // kube-proxy's default
+      // Without its resourceVersion, so that putting it back at the end is not refused as a conflict.
+      const cm = (await kubectl(['-n', 'kube-system', 'get', 'configmap', 'kube-proxy', '-o', 'yaml'])).stdout.replace(
+        /^ +resourceVersion: .*\n/m,
+        '',
+      );
+      expect(cm).toMatch(/^ +tcpCloseWaitTimeout: null$/m);
+      await kubectl(['apply', '-f', '-'], cm.replace(/^( +tcpCloseWaitTimeout:).*$/m, '$1 30m0s'));
+      expect(await closeWait()).toBe('1h0m0s'); // read only at start
+      await kubectl(['-n', 'kube-system', 'rollout', 'restart', 'daemonset', 'kube-proxy']);
+      await kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset', 'kube-proxy', '--timeout=120s']);
+      // The new pod answers once it has read its configuration; until then the old one's port is closed.
+      let seen = '';
+      for (let i = 0; i < 60 && seen !== '30m0s'; i++) {
+        seen = await closeWait().catch(() => '');
+        if (seen !== '30m0s') await sleep(500);
+      }
+      expect(seen).toBe('30m0s');
+      expect((await kubectl(['-n', 'kube-system', 'logs', 'ds/kube-proxy'])).stdout).toMatch(/Caches are synced|Starting/);
+      await kubectl(['apply', '-f', '-'], cm);
+      await kubectl(['-n', 'kube-system', 'rollout', 'restart', 'daemonset', 'kube-proxy']);
+      await kubectl(['-n', 'kube-system', 'rollout', 'status', 'daemonset', 'kube-proxy', '--timeout=120s']);
     });
 
     it('client pod → ClusterIP (by DNS name) spreads over the agnhost pods', async () => {

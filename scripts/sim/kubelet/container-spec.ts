@@ -4,6 +4,7 @@
  * naming /agnhost runs the built binary; any other command runs from the host's PATH (the pod
  * sees the host's filesystem: the sandbox isolates network, hostname, resolv.conf and hosts).
  */
+import { IMAGE_PATHS, type SimBinary } from './images.ts';
 
 export interface EnvVar {
   name: string;
@@ -18,6 +19,7 @@ export interface ContainerSpec {
   args?: string[];
   env?: EnvVar[];
   ports?: Array<{ name?: string; containerPort: number; protocol?: string }>;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean; subPath?: string }>;
 }
 
 export interface PodFacts {
@@ -101,12 +103,17 @@ export function serviceLinkEnv(services: Service[]): Record<string, string> {
   return env;
 }
 
-/** The argv the container runs: image entrypoint/cmd overridden by command/args, refs expanded. */
-export function containerArgv(container: ContainerSpec, env: Record<string, string>, agnhostPath: string): string[] {
+/**
+ * The argv the container runs: image entrypoint/cmd overridden by command/args, refs expanded.
+ * A command naming the image's binary runs the built one from binDir; only agnhost's image has
+ * a default entrypoint (`/agnhost pause`).
+ */
+export function containerArgv(container: ContainerSpec, env: Record<string, string>, binDir: string): string[] {
   const command = container.command?.length ? container.command : ['/agnhost'];
   const args = container.args ?? (container.command?.length ? [] : ['pause']);
   const argv = [...command, ...args].map((a) => expandRefs(a, env));
-  if (argv[0] === '/agnhost' || argv[0] === 'agnhost') argv[0] = agnhostPath;
+  const binary = (Object.keys(IMAGE_PATHS) as SimBinary[]).find((b) => IMAGE_PATHS[b].includes(argv[0]));
+  if (binary) argv[0] = `${binDir}/${binary}`;
   return argv;
 }
 

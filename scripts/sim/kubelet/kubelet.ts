@@ -49,8 +49,10 @@ export async function startKubelet(config: KubeletConfig, log: (msg: string) => 
     config,
     paths,
     podCidr,
-    agnhostPath: join(config.binDir, 'agnhost'),
-    agnhostVersion: SIM_COMPONENTS.find((c) => c.name === 'agnhost')?.version ?? 'unknown',
+    versions: {
+      agnhost: SIM_COMPONENTS.find((c) => c.name === 'agnhost')?.version ?? 'unknown',
+      'kube-proxy': SIM_COMPONENTS.find((c) => c.name === 'kube-proxy')?.version ?? 'unknown',
+    },
     allocate: () => {
       const ip = allocateAddress(podCidr, used);
       used.add(ip);

@@ -59,17 +59,24 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     });
     // What a container sees: its hostname, the cluster DNS resolv.conf, its address.
     const env = { GREETING: 'hello' };
-    expect((await execInPod(names, ['hostname'], env, 5_000)).output.trim()).toBe('web-0');
-    const resolv = (await execInPod(names, ['cat', '/etc/resolv.conf'], env, 5_000)).output;
+    expect((await execInPod({ ns: names, mounts: [] }, ['hostname'], env, 5_000)).output.trim()).toBe('web-0');
+    const resolv = (await execInPod({ ns: names, mounts: [] }, ['cat', '/etc/resolv.conf'], env, 5_000)).output;
     expect(resolv).toContain('nameserver 10.96.0.10');
     expect(resolv).toContain('search demo.svc.cluster.local svc.cluster.local cluster.local');
-    expect((await execInPod(names, ['ip', '-4', '-o', 'addr', 'show', 'eth0'], env, 5_000)).output).toContain('10.250.7.2/24');
-    expect((await execInPod(names, ['sh', '-c', 'exit 3'], env, 5_000)).exitCode).toBe(3);
+    expect((await execInPod({ ns: names, mounts: [] }, ['ip', '-4', '-o', 'addr', 'show', 'eth0'], env, 5_000)).output).toContain(
+      '10.250.7.2/24',
+    );
+    expect((await execInPod({ ns: names, mounts: [] }, ['sh', '-c', 'exit 3'], env, 5_000)).exitCode).toBe(3);
     // The host keeps its own hostname: the pod's is in its own UTS namespace.
     expect(execFileSync('hostname', { encoding: 'utf8' }).trim()).not.toBe('web-0');
 
     const log = join(paths.logs, 'web-0', '0.log');
-    const child = await startContainerProcess(names, [process.execPath, '-e', `${SERVER};console.log('serving')`], env, log);
+    const child = await startContainerProcess(
+      { ns: names, mounts: [] },
+      [process.execPath, '-e', `${SERVER};console.log('serving')`],
+      env,
+      log,
+    );
     let answer = '';
     for (let i = 0; i < 50 && !answer; i++) {
       answer = fetchInNetns(NODE, 'http://10.250.7.2:8080/', 5_000);
@@ -92,7 +99,7 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     const paths = statePaths(dir);
     const names = sandboxNames(NODE, '2f2e3d4c-0000-4000-8000-000000000002', paths);
     await createSandbox({ names, podCidr: POD_CIDR, podIP: '10.250.7.3', hostname: 'left-over', resolvConf: '', hosts: '' });
-    const child = await startContainerProcess(names, ['sleep', '600'], {}, join(paths.logs, 'left', '0.log'));
+    const child = await startContainerProcess({ ns: names, mounts: [] }, ['sleep', '600'], {}, join(paths.logs, 'left', '0.log'));
     child.unref();
     await writePodRecord(paths, {
       namespace: 'demo',
@@ -117,5 +124,42 @@ describe.skipIf(reason !== null)(`pod sandbox on the real kernel${reason ? ` (sk
     expect(left).not.toContain(orphan.netns);
     expect(inNode(['ip', '-o', 'link'])).not.toMatch(/veth/);
     expect(existsSync(paths.pods)).toBe(false);
+  });
+
+  it("runs a hostNetwork container with a volume bound over its path, seen only by it; a crash's clean-up stops it by pid", async () => {
+    const paths = statePaths(dir);
+    const volume = join(dir, 'vol');
+    const target = join(dir, 'mnt');
+    execFileSync('mkdir', ['-p', volume, target]);
+    execFileSync('sh', ['-c', `echo 'scheduler: lc' > ${volume}/config.conf`]);
+    const place = { ns: null, mounts: [{ source: volume, target, readOnly: true }] };
+    const seen = await execInPod(
+      place,
+      ['sh', '-c', `cat ${target}/config.conf; touch ${target}/x 2>/dev/null || echo read-only`],
+      {},
+      5_000,
+    );
+    expect(seen.output).toBe('scheduler: lc\nread-only\n');
+    expect(existsSync(join(target, 'config.conf'))).toBe(false); // the mount was the container's own
+    // As the stand-in runs it: in the node's network namespace (here entered by ip netns exec, which execs).
+    const child = await startContainerProcess(place, ['ip', 'netns', 'exec', NODE, 'sleep', '600'], {}, join(paths.logs, 'host', '0.log'));
+    child.unref();
+    await new Promise((r) => setTimeout(r, 300));
+    await writePodRecord(paths, {
+      namespace: 'kube-system',
+      name: 'kube-proxy-x',
+      uid: 'h',
+      netns: NODE,
+      utsFile: '/proc/self/ns/uts',
+      hostVeth: '',
+      hostNetwork: true,
+      ip: '10.0.0.2',
+      containers: [{ name: 'kube-proxy', pid: child.pid!, logFile: '', env: {}, restartCount: 0 }],
+    });
+    const removed = await removeStaleState(NODE, paths);
+    expect(removed).toEqual([]); // the node's own namespace is not a sandbox to remove
+    await new Promise((r) => setTimeout(r, 200));
+    expect(processAlive(child.pid!)).toBe(false);
+    expect(await listNetns()).toContain(NODE);
   });
 });

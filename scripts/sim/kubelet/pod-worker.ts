@@ -11,7 +11,7 @@ import { ApiClient, ApiError } from './api-client.ts';
 import type { KubeletConfig } from './config.ts';
 import { containerArgv, containerEnv, namedPorts, serviceLinkEnv, type ContainerSpec, type Service } from './container-spec.ts';
 import { postPodEvent } from './events.ts';
-import { imageIdFor, resolveImage } from './images.ts';
+import { imageIdFor, resolveImage, type SimBinary } from './images.ts';
 import {
   clusterFirstDns,
   createSandbox,
@@ -21,10 +21,11 @@ import {
   sandboxNames,
   type SandboxNames,
 } from './pod-network.ts';
-import { execInPod, signalGroup, startContainerProcess } from './pod-process.ts';
+import { execInPod, signalGroup, startContainerProcess, type BindMount, type PodPlace } from './pod-process.ts';
 import { podStatus, restartDelayMs, shouldRestart, type ContainerState, type ContainerView } from './pod-status.ts';
 import { initialProbeState, probeTiming, recordProbe, runProbe, type Probe, type ProbeKind, type ProbeState } from './probes.ts';
 import { removePodRecord, writePodRecord, type PodRecord, type StatePaths } from './state.ts';
+import { containerMounts, prepareVolumes, removeVolumes, VolumeError, type Volume } from './volumes.ts';
 
 export interface Pod {
   metadata: {
@@ -43,6 +44,7 @@ export interface Pod {
     restartPolicy?: string;
     terminationGracePeriodSeconds?: number;
     hostNetwork?: boolean;
+    volumes?: Volume[];
     hostname?: string;
     subdomain?: string;
     dnsPolicy?: string;
@@ -57,8 +59,8 @@ export interface WorkerDeps {
   config: KubeletConfig;
   paths: StatePaths;
   podCidr: string;
-  agnhostPath: string;
-  agnhostVersion: string;
+  /** The version of each built binary, for the container status' imageID. */
+  versions: Record<SimBinary, string>;
   allocate(): string;
   release(ip: string): void;
   log(msg: string): void;
@@ -75,6 +77,7 @@ interface Running {
   probes: Partial<Record<ProbeKind, ProbeState>>;
   timers: NodeJS.Timeout[];
   env: Record<string, string>;
+  mounts: BindMount[];
   /** Set while the stand-in itself is stopping this container (liveness kill or deletion). */
   stopping: boolean;
 }
@@ -160,10 +163,6 @@ export class PodWorker {
       for (const c of spec.containers)
         refused.set(c.name, { reason: 'CreateContainerConfigError', message: 'the sim kubelet stand-in does not run init containers' });
     }
-    if (spec.hostNetwork) {
-      for (const c of spec.containers)
-        refused.set(c.name, { reason: 'CreateContainerConfigError', message: 'the sim kubelet stand-in does not run hostNetwork pods' });
-    }
     if (refused.size) {
       this.refused = refused;
       for (const [name, r] of refused) this.event('Warning', r.reason, r.message, name);
@@ -171,6 +170,13 @@ export class PodWorker {
       return;
     }
 
+    // A hostNetwork pod has no sandbox: its containers run in the node's namespaces, with its address.
+    if (this.host) {
+      this.podIP = config.nodeIP;
+      this.sandboxReady = true;
+      await this.startContainers();
+      return;
+    }
     this.podIP = this.deps.allocate();
     const hostname = spec.hostname || this.pod.metadata.name;
     const fqdn = spec.subdomain ? `${hostname}.${spec.subdomain}.${this.pod.metadata.namespace}.svc.${config.clusterDomain}` : undefined;
@@ -191,6 +197,38 @@ export class PodWorker {
       throw err;
     }
     this.sandboxReady = true;
+    await this.startContainers();
+  }
+
+  private get host(): boolean {
+    return !!this.pod.spec.hostNetwork;
+  }
+
+  private place(c: Running): PodPlace {
+    return { ns: this.host ? null : this.names, mounts: c.mounts };
+  }
+
+  private async startContainers(): Promise<void> {
+    const { config } = this.deps;
+    const spec = this.pod.spec;
+    const podIP = this.podIP ?? config.nodeIP;
+    let sources: Map<string, string>;
+    try {
+      sources = await prepareVolumes(
+        this.deps.api,
+        this.pod.metadata.namespace,
+        this.pod.metadata.uid,
+        spec.volumes ?? [],
+        this.deps.paths.root,
+      );
+    } catch (err) {
+      if (!(err instanceof VolumeError)) throw err;
+      this.refused = new Map(spec.containers.map((c) => [c.name, { reason: 'ContainerCreating', message: err.message }]));
+      this.event('Warning', 'FailedMount', err.message);
+      await this.postStatus();
+      return;
+    }
+    const configMaps = new Set((spec.volumes ?? []).filter((v) => v.configMap).map((v) => v.name));
     const serviceEnv = spec.enableServiceLinks === false ? {} : await this.serviceEnv();
     for (const c of spec.containers) {
       const env = containerEnv(
@@ -200,7 +238,7 @@ export class PodWorker {
           namespace: this.pod.metadata.namespace,
           uid: this.pod.metadata.uid,
           nodeName: config.nodeName,
-          podIP: this.podIP,
+          podIP,
           hostIP: config.nodeIP,
           serviceAccountName: spec.serviceAccountName ?? 'default',
         },
@@ -217,6 +255,7 @@ export class PodWorker {
         probes: {},
         timers: [],
         env,
+        mounts: containerMounts(c, sources, configMaps),
         stopping: false,
       });
     }
@@ -250,13 +289,15 @@ export class PodWorker {
 
   private async saveRecord(): Promise<void> {
     if (!this.podIP) return;
+    // A host pod's processes are found by the exec server in the node's namespaces, and by the clean-up by pid.
     const record: PodRecord = {
       namespace: this.pod.metadata.namespace,
       name: this.pod.metadata.name,
       uid: this.pod.metadata.uid,
-      netns: this.names.netns,
-      utsFile: this.names.utsFile,
-      hostVeth: this.names.hostVeth,
+      netns: this.host ? this.deps.config.netns : this.names.netns,
+      utsFile: this.host ? '/proc/self/ns/uts' : this.names.utsFile,
+      hostVeth: this.host ? '' : this.names.hostVeth,
+      hostNetwork: this.host,
       ip: this.podIP,
       containers: [...this.containers.values()].map((c) => ({
         name: c.spec.name,
@@ -271,18 +312,21 @@ export class PodWorker {
 
   private async runContainer(c: Running): Promise<void> {
     if (this.terminating) return;
-    const argv = containerArgv(c.spec, c.env, this.deps.agnhostPath);
-    const imageNote = resolveImage(c.spec.image);
-    if (c.restartCount === 0)
+    const argv = containerArgv(c.spec, c.env, this.deps.config.binDir);
+    const image = resolveImage(c.spec.image);
+    if (c.restartCount === 0 && image.ok) {
+      const version = this.deps.versions[image.binary];
+      const other = image.requestedTag && image.requestedTag !== version ? `, not tag ${image.requestedTag}` : '';
       this.event(
         'Normal',
         'Pulled',
-        `Container image "${c.spec.image}" already present on machine (sim: runs the built agnhost ${this.deps.agnhostVersion}${imageNote.ok && imageNote.requestedTag && imageNote.requestedTag !== this.deps.agnhostVersion ? `, not tag ${imageNote.requestedTag}` : ''})`,
+        `Container image "${c.spec.image}" already present on machine (sim: runs the built ${image.binary} ${version}${other})`,
         c.spec.name,
       );
+    }
     let child: ChildProcess;
     try {
-      child = await startContainerProcess(this.names, argv, c.env, this.logFile(c));
+      child = await startContainerProcess(this.place(c), argv, c.env, this.logFile(c));
     } catch (err) {
       c.state = { kind: 'waiting', reason: 'CreateContainerError', message: (err as Error).message };
       this.event('Warning', 'Failed', `Error: ${(err as Error).message}`, c.spec.name);
@@ -320,7 +364,7 @@ export class PodWorker {
         podIP: this.podIP ?? '',
         namedPorts: namedPorts(c.spec),
         exec: (cmd, timeoutMs) =>
-          execInPod(this.names, containerArgv({ ...c.spec, command: cmd, args: [] }, c.env, this.deps.agnhostPath), c.env, timeoutMs),
+          execInPod(this.place(c), containerArgv({ ...c.spec, command: cmd, args: [] }, c.env, this.deps.config.binDir), c.env, timeoutMs),
       });
       if (this.terminating || c.child !== child || c.stopping) return;
       const before = c.probes[kind] ?? initialProbeState(kind);
@@ -430,10 +474,11 @@ export class PodWorker {
       for (const c of running) this.event('Normal', 'Killing', `Stopping container ${c.spec.name}`, c.spec.name);
       // The chain is this worker's queue: exits arriving now are handled after terminate, so wait on the processes directly.
       await Promise.all(running.map((c) => this.killContainer(c, graceSeconds)));
-      if (this.sandboxReady) await removeSandbox(this.names);
+      if (this.sandboxReady && !this.host) await removeSandbox(this.names);
       this.sandboxReady = false;
+      await removeVolumes(this.deps.paths.root, this.pod.metadata.uid);
       await removePodRecord(this.deps.paths, this.pod.metadata.uid);
-      if (this.podIP) this.deps.release(this.podIP);
+      if (this.podIP && !this.host) this.deps.release(this.podIP);
       if (deleteObject) {
         const m = this.pod.metadata;
         try {
@@ -466,7 +511,10 @@ export class PodWorker {
   }
 
   private views(): ContainerView[] {
-    const agnhostId = (image: string) => imageIdFor(image, this.deps.agnhostVersion);
+    const imageId = (image: string) => {
+      const r = resolveImage(image);
+      return r.ok ? imageIdFor(image, r.binary, this.deps.versions[r.binary]) : '';
+    };
     return this.pod.spec.containers.map((spec) => {
       const refused = this.refused?.get(spec.name);
       const c = this.containers.get(spec.name);
@@ -476,7 +524,7 @@ export class PodWorker {
       return {
         name: spec.name,
         image: spec.image,
-        imageID: refused ? '' : agnhostId(spec.image),
+        imageID: refused ? '' : imageId(spec.image),
         containerID: c?.child?.pid ? `dplab-sim://${this.pod.metadata.uid}/${spec.name}/${c.restartCount}` : '',
         state,
         lastState: c?.lastState ?? null,

@@ -26,8 +26,10 @@ export const podRecordSchema = z.object({
   netns: z.string(),
   /** Bind-mounted UTS namespace file (hostname = pod name), entered with `nsenter --uts=`. */
   utsFile: z.string(),
-  /** Node-side veth. */
+  /** Node-side veth ('' for a hostNetwork pod). */
   hostVeth: z.string(),
+  /** A hostNetwork pod: netns is the node's own, so clean-up stops its processes by pid instead. */
+  hostNetwork: z.boolean().optional(),
   ip: z.string(),
   containers: z.array(containerRecordSchema),
 });

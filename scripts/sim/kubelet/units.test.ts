@@ -5,6 +5,11 @@ import { describe, expect, it } from 'vitest';
 import { parseKubeletConfig } from './config.ts';
 import { containerArgv, containerEnv, expandRefs, serviceLinkEnv } from './container-spec.ts';
 import { resolveImage } from './images.ts';
+import { ApiError } from './api-client.ts';
+import { containerMounts, prepareVolumes, removeVolumes } from './volumes.ts';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { allocateAddress, gatewayOf } from './ipam.ts';
 import { clusterFirstDns, renderResolvConf } from './pod-network.ts';
 import { podPhase, podStatus, restartDelayMs, shouldRestart, type ContainerView, type PodView } from './pod-status.ts';
@@ -59,10 +64,15 @@ describe('images', () => {
       requestedTag: '2.39',
     });
   });
+  it("maps kubeadm's kube-proxy image to the built kube-proxy", () => {
+    expect(resolveImage('registry.k8s.io/kube-proxy:v1.35.0')).toEqual({ ok: true, binary: 'kube-proxy', requestedTag: 'v1.35.0' });
+    expect(resolveImage('registry.k8s.io/kube-proxy-evil:v1').ok).toBe(false);
+    expect(resolveImage('registry.k8s.io/e2e-test-images/kube-proxy:v1').ok).toBe(false);
+  });
   it('refuses anything else with a reason a learner understands', () => {
     const r = resolveImage('nginx:1.27');
     expect(r).toMatchObject({ ok: false, reason: 'ErrImageNeverPull' });
-    expect(r.ok ? '' : r.message).toMatch(/runs only agnhost.*cannot run "nginx:1.27"/);
+    expect(r.ok ? '' : r.message).toMatch(/runs only agnhost .* and kube-proxy .*cannot run "nginx:1.27"/);
     expect(resolveImage('registry.k8s.io/e2e-test-images/agnhost-evil:1').ok).toBe(false);
   });
 });
@@ -107,11 +117,13 @@ describe('container argv and env', () => {
     serviceAccountName: 'default',
   };
   it('uses the agnhost entrypoint and default args, mapped to the built binary', () => {
-    expect(containerArgv({ name: 'c', image: 'agnhost' }, {}, '/bin/agnhost')).toEqual(['/bin/agnhost', 'pause']);
-    expect(
-      containerArgv({ name: 'c', image: 'agnhost', args: ['netexec', '--http-port=$(PORT)'] }, { PORT: '8080' }, '/bin/agnhost'),
-    ).toEqual(['/bin/agnhost', 'netexec', '--http-port=8080']);
-    expect(containerArgv({ name: 'c', image: 'agnhost', command: ['/agnhost', 'serve-hostname'] }, {}, '/b/agnhost')).toEqual([
+    expect(containerArgv({ name: 'c', image: 'agnhost' }, {}, '/bin')).toEqual(['/bin/agnhost', 'pause']);
+    expect(containerArgv({ name: 'c', image: 'agnhost', args: ['netexec', '--http-port=$(PORT)'] }, { PORT: '8080' }, '/bin')).toEqual([
+      '/bin/agnhost',
+      'netexec',
+      '--http-port=8080',
+    ]);
+    expect(containerArgv({ name: 'c', image: 'agnhost', command: ['/agnhost', 'serve-hostname'] }, {}, '/b')).toEqual([
       '/b/agnhost',
       'serve-hostname',
     ]);
@@ -119,6 +131,18 @@ describe('container argv and env', () => {
       'sh',
       '-c',
       'echo $(X) 1',
+    ]);
+  });
+  it("runs kubeadm's kube-proxy command as the built kube-proxy", () => {
+    const c = {
+      name: 'kube-proxy',
+      image: 'registry.k8s.io/kube-proxy:v1.35.0',
+      command: ['/usr/local/bin/kube-proxy', '--config=/var/lib/kube-proxy/config.conf', '--hostname-override=$(NODE_NAME)'],
+    };
+    expect(containerArgv(c, { NODE_NAME: 'n1' }, '/b')).toEqual([
+      '/b/kube-proxy',
+      '--config=/var/lib/kube-proxy/config.conf',
+      '--hostname-override=n1',
     ]);
   });
   it('expands $(VAR) like the kubelet, leaving unknown references as written', () => {
@@ -216,5 +240,46 @@ describe('pod status', () => {
       false,
     ]);
     expect([1, 2, 3, 10].map(restartDelayMs)).toEqual([1000, 2000, 4000, 30000]);
+  });
+});
+
+describe('volumes', () => {
+  const forbidden = () => new ApiError('GET', '/x', 403, '{"message":"no relationship found between node and this object"}');
+  it('writes a ConfigMap, retrying while the Node authorizer does not yet know the pod names it; mounts it read-only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dplab-vol-'));
+    let calls = 0;
+    const api = {
+      get: <T>() =>
+        ++calls < 3 ? Promise.reject(forbidden()) : Promise.resolve({ data: { 'config.conf': 'mode: ipvs', '../escape': 'x' } } as T),
+    };
+    const volumes = [
+      { name: 'kube-proxy', configMap: { name: 'kube-proxy' } },
+      { name: 'lib-modules', hostPath: { path: '/lib/modules' } },
+    ];
+    const sources = await prepareVolumes(api, 'kube-system', 'u1', volumes, dir);
+    expect(calls).toBe(3);
+    const cmDir = sources.get('kube-proxy')!;
+    expect(readFileSync(join(cmDir, 'config.conf'), 'utf8')).toBe('mode: ipvs');
+    expect(existsSync(join(dir, 'volumes', 'u1', 'escape'))).toBe(false);
+    const c = {
+      name: 'kube-proxy',
+      image: 'registry.k8s.io/kube-proxy:v1.35.0',
+      volumeMounts: [
+        { name: 'kube-proxy', mountPath: '/var/lib/kube-proxy' },
+        { name: 'lib-modules', mountPath: '/lib/modules', readOnly: true },
+        { name: 'kube-api-access-x', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+      ],
+    };
+    expect(containerMounts(c, sources, new Set(['kube-proxy']))).toEqual([
+      { source: cmDir, target: '/var/lib/kube-proxy', readOnly: true },
+    ]);
+    await removeVolumes(dir, 'u1');
+    expect(existsSync(join(dir, 'volumes', 'u1'))).toBe(false);
+  });
+  it('says which ConfigMap is missing, as the kubelet does', async () => {
+    const api = { get: () => Promise.reject(new ApiError('GET', '/x', 404, '{"message":"not found"}')) };
+    await expect(prepareVolumes(api, 'ns', 'u2', [{ name: 'cfg', configMap: { name: 'nope' } }], tmpdir())).rejects.toThrow(
+      /MountVolume.SetUp failed for volume "cfg" : configmap "nope" not found/,
+    );
   });
 });
