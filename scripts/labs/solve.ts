@@ -8,7 +8,7 @@
  */
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { run } from '../base/exec.ts';
+import { run, TIMEOUT_FACTOR } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
@@ -21,8 +21,10 @@ import { labFilePath } from './registry.ts';
 /**
  * Solutions wait for rollouts and a first image pull; scale-compare's clean-up deletes a thousand
  * Services one request at a time, which took more than 5 minutes on a 2-core machine running kind.
+ * Stretched by DPLAB_TIMEOUT_FACTOR like every other bound: under the QEMU guest's emulation,
+ * creating scale-compare's 1,000 Services alone took longer than 12 minutes.
  */
-export const SOLVE_TIMEOUT_MS = 12 * 60_000;
+export const SOLVE_TIMEOUT_MS = 12 * 60_000 * TIMEOUT_FACTOR;
 
 export interface SolveResult {
   lab: string;
