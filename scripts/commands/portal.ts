@@ -85,6 +85,7 @@ export const portal: Command = {
       seats,
       maxSeats,
       idleMs: idleMinutes * 60_000,
+      note: (line) => ctx.stderr.write(`${line}\n`),
     });
     ctx.stdout.write(
       [

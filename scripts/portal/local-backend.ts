@@ -4,15 +4,21 @@
  * runner token (from the portal, passed in the child's environment only) and clusters named
  * per seat (`DPLAB_SEAT=<id>` → `dplab-<id>-<mode>`).
  *
+ * Each seat's folder holds `seat.json` (its runner's pid, port and token; mode 0600), so that a
+ * portal started again after a crash finds the seats an earlier run left: they are listed as
+ * failed ("left by an earlier run") until deleted, and delete() removes their clusters through
+ * their runner if it still answers, or with `dplab down --all` in the seat's folder if not.
+ *
  * What it does not do: separate Unix users. A learner's terminal is a shell on this host as
  * the portal's user, so it could read another seat's folder; the portal keeps learners apart
  * (tokens, routing), the host does not. For a room of strangers use the kubernetes backend.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../base/paths.ts';
 import { DplabError } from '../base/errors.ts';
+import { run } from '../base/exec.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-backend.ts';
 import { SeatClient, warmUp } from './seat-client.ts';
@@ -57,6 +63,47 @@ interface LocalSeat {
   status: SeatStatus;
   exited: Promise<void>;
   log: string;
+  /** A seat an earlier run of the portal left: its runner, if still alive, is not our child. */
+  leftover?: { pid?: number; port?: number };
+}
+
+/** What `seat.json` in a seat's folder says once its runner has started. */
+interface SeatRecord {
+  id: string;
+  pid: number;
+  port: number;
+  runnerToken: string;
+}
+
+const RECORD = 'seat.json';
+
+function readRecord(dir: string): SeatRecord | null {
+  try {
+    const r = JSON.parse(readFileSync(join(dir, RECORD), 'utf8')) as Partial<SeatRecord>;
+    return typeof r.pid === 'number' && typeof r.port === 'number' && typeof r.runnerToken === 'string' && typeof r.id === 'string'
+      ? (r as SeatRecord)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Is `pid` still the runner of the seat in `dir` (not a process that got its number since)? Linux: its environment says so. */
+function isSeatRunner(pid: number, dir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`DPLAB_STATE_DIR=${dir}`);
+  } catch {
+    return false;
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 const LINK = /Dataplane Lab: http:\/\/127\.0\.0\.1:(\d+)\//;
@@ -67,7 +114,40 @@ export class LocalSeatBackend implements SeatBackend {
   readonly #waiting: (() => void)[] = [];
   #starting = 0;
 
-  constructor(private readonly opts: LocalBackendOptions) {}
+  constructor(private readonly opts: LocalBackendOptions) {
+    this.#findLeftovers();
+  }
+
+  /** Seats whose folders an earlier run of the portal left (a crash, a kill): known, failed, deletable. */
+  #findLeftovers(): void {
+    let ids: string[];
+    try {
+      ids = readdirSync(join(this.opts.stateDir, 'seats')).filter((d) => isSeatId(d));
+    } catch {
+      return;
+    }
+    for (const id of ids) {
+      const dir = this.seatDir(id);
+      const record = readRecord(dir);
+      this.#seats.set(id, {
+        spec: { id, runnerToken: record?.runnerToken ?? '', warm: [] },
+        dir,
+        status: {
+          id,
+          phase: 'failed',
+          message: `Left by an earlier run of the portal (${record && isSeatRunner(record.pid, dir) ? `runner ${record.pid} still running` : 'runner gone'}); delete it.`,
+        },
+        exited: Promise.resolve(),
+        log: '',
+        leftover: { pid: record?.pid, port: record?.port },
+      });
+    }
+  }
+
+  /** Ids of the seats an earlier run of the portal left and that are not deleted yet. */
+  leftovers(): string[] {
+    return [...this.#seats.values()].filter((s) => s.leftover && s.status.phase !== 'deleted').map((s) => s.spec.id);
+  }
 
   /** The folder of a seat (for tests and the operator's guide). */
   seatDir(id: string): string {
@@ -164,6 +244,8 @@ export class LocalSeatBackend implements SeatBackend {
     }
     // The link line carries the token: keep nothing of the runner's output from here on but errors.
     seat.log = '';
+    const record: SeatRecord = { id: seat.spec.id, pid: child.pid!, port, runnerToken: seat.spec.runnerToken };
+    writeFileSync(join(seat.dir, RECORD), JSON.stringify(record), { mode: 0o600 });
     const endpoint: SeatEndpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
     const client = new SeatClient(endpoint, seat.spec.runnerToken);
     try {
@@ -193,6 +275,7 @@ export class LocalSeatBackend implements SeatBackend {
   async delete(id: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
     const seat = this.#seats.get(id);
     if (!seat || seat.status.phase === 'deleted') return;
+    if (seat.leftover) return this.#deleteLeftover(seat, opts);
     const endpoint = seat.status.endpoint;
     const alive = seat.child && seat.child.exitCode === null && seat.child.signalCode === null;
     let clusterError: unknown;
@@ -221,6 +304,69 @@ export class LocalSeatBackend implements SeatBackend {
     rmSync(seat.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     this.#seats.delete(id);
   }
+
+  /**
+   * A seat an earlier portal left: its clusters through its runner while that still answers to
+   * the recorded token, else `dplab down --all` in its folder (its kubeconfigs name them); then
+   * the runner's process and the folder.
+   */
+  async #deleteLeftover(seat: LocalSeat, opts: { signal?: AbortSignal }): Promise<void> {
+    const { pid, port } = seat.leftover ?? {};
+    const alive = pid !== undefined && isSeatRunner(pid, seat.dir);
+    let viaRunner = false;
+    if (alive && port !== undefined) {
+      const endpoint: SeatEndpoint = { url: `http://127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
+      try {
+        await new SeatClient(endpoint, seat.spec.runnerToken).deleteClusters({
+          signal: opts.signal,
+          timeoutMs: LOCAL_SEAT_TIMEOUTS.deleteMs,
+        });
+        viaRunner = true;
+      } catch {
+        // Not our runner any more (or not answering): fall back to the CLI below.
+      }
+    }
+    if (alive) await stopProcess(pid);
+    if (!viaRunner) {
+      const env: Record<string, string> = {};
+      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
+      Object.assign(env, this.opts.seatEnv?.(seat.spec.id), { DPLAB_STATE_DIR: seat.dir, DPLAB_SEAT: seat.spec.id });
+      try {
+        await run(process.execPath, [join(projectRoot, 'scripts', 'dplab.mjs'), 'down', '--all'], {
+          cwd: projectRoot,
+          env,
+          timeoutMs: LOCAL_SEAT_TIMEOUTS.deleteMs,
+          signal: opts.signal,
+        });
+      } catch (err) {
+        seat.status = {
+          ...seat.status,
+          phase: 'failed',
+          message: `Deleting the clusters of a seat an earlier portal left failed: ${(err as Error).message}`,
+        };
+        throw err;
+      }
+    }
+    seat.status = { id: seat.spec.id, phase: 'deleted' };
+    rmSync(seat.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    this.#seats.delete(seat.spec.id);
+  }
+}
+
+/** SIGTERM a process that is not our child, SIGKILL after the grace period; resolves once it is gone. */
+async function stopProcess(pid: number): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      // gone already
+    }
+  };
+  signal('SIGTERM');
+  const end = Date.now() + LOCAL_SEAT_TIMEOUTS.stopGraceMs;
+  while (pidAlive(pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  if (pidAlive(pid)) signal('SIGKILL');
+  while (pidAlive(pid) && Date.now() < end + 5_000) await new Promise((r) => setTimeout(r, 100));
 }
 
 function lastLine(log: string): string {

@@ -65,6 +65,8 @@ export interface PortalOptions {
   maxSeats?: number;
   idleMs?: number;
   timing?: WorkshopOptions['timing'];
+  /** A line for the operator (seats an earlier portal left, removed before any new one is made). */
+  note?: (line: string) => void;
 }
 
 export interface RunningPortal {
@@ -337,6 +339,9 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     joinUrl,
     timing: opts.timing,
   });
+  const left = await workshop.removeLeftovers();
+  if (left.removed.length) opts.note?.(`Removed ${left.removed.length} seat(s) an earlier portal left: ${left.removed.join(', ')}.`);
+  for (const f of left.failed) opts.note?.(`Could not remove seat ${f.id}, left by an earlier portal: ${f.message}`);
   await workshop.prepare(opts.seats ?? 0);
   return {
     server,

@@ -70,6 +70,8 @@ export class Workshop {
   #ending = false;
   #serial = 0;
   #changePending = false;
+  /** Ids of seats an earlier portal left that would not go: never handed out again. */
+  readonly #reserved = new Set<string>();
 
   constructor(private readonly opts: WorkshopOptions) {
     this.#timing = { ...WORKSHOP_TIMING, ...opts.timing };
@@ -82,6 +84,32 @@ export class Workshop {
     return this.opts.lab;
   }
 
+  /**
+   * Seats the backend had before this workshop made any: an earlier portal's, left by a crash or
+   * a kill. Their learners' tokens died with that portal, so nobody can reach them again, and
+   * their ids would collide with this workshop's: delete them (clusters first). Any that will not
+   * go keep their ids out of this workshop's numbering.
+   */
+  async removeLeftovers(): Promise<{ removed: string[]; failed: { id: string; message: string }[] }> {
+    const left = (await this.opts.backend.list()).map((s) => s.id).filter((id) => !this.#seats.has(id));
+    const removed: string[] = [];
+    const failed: { id: string; message: string }[] = [];
+    const queue = [...left];
+    const worker = async () => {
+      for (let id = queue.shift(); id; id = queue.shift()) {
+        try {
+          await this.opts.backend.delete(id);
+          removed.push(id);
+        } catch (err) {
+          this.#reserved.add(id);
+          failed.push({ id, message: err instanceof Error ? err.message : String(err) });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: this.#timing.endConcurrency }, worker));
+    return { removed: removed.sort(), failed };
+  }
+
   /** Make `count` seats ahead of the learners (a hot start); returns once each was accepted by the backend. */
   async prepare(count: number): Promise<void> {
     const room = Math.max(0, Math.min(count, this.opts.maxSeats - this.#seats.size));
@@ -92,7 +120,7 @@ export class Workshop {
     if (this.#ended || this.#ending) throw new DplabError('This workshop has ended.', { status: 410 });
     let id: string;
     do id = `s${String(++this.#serial).padStart(2, '0')}`;
-    while (this.#seats.has(id));
+    while (this.#seats.has(id) || this.#reserved.has(id));
     const seat: Seat = {
       id,
       runnerToken: generateToken(),

@@ -1,0 +1,88 @@
+// A portal killed without "End workshop" leaves its seats' runners and clusters behind; the next
+// portal on the same folder must find them and remove them (clusters first) before it makes seats
+// of its own, whose ids would otherwise collide with theirs. Over the cluster test doubles.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { distDir, projectRoot } from '../base/paths.ts';
+import { requireLab } from '../labs/registry.ts';
+import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
+import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
+import { processAlive } from '../../test/fixtures/process-alive.ts';
+import { LocalSeatBackend } from './local-backend.ts';
+import { startPortal, type RunningPortal } from './server.ts';
+
+const SEATS = ['s01', 's02'];
+
+describe('a portal killed without ending its workshop', { timeout: 180_000 }, () => {
+  let doubles: Doubles | undefined;
+  let portal: RunningPortal | undefined;
+  afterAll(async () => {
+    if (portal) {
+      await portal.workshop.end().catch(() => undefined);
+      await portal.close();
+    }
+    doubles?.cleanup();
+  });
+
+  it('leaves seats that the next portal finds and removes, through a runner still alive or the CLI where it is gone', async () => {
+    doubles = useDoubles({ rules: SEATS.flatMap((s) => healthyRules('iptables', s)) });
+    const stateFiles = seatStateFiles(doubles, SEATS);
+    const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
+    const seatEnv = Object.fromEntries(SEATS.map((id) => [id, { ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id)! }]));
+    const stateDir = mkdtempSync(join(tmpdir(), 'dplab-portal-restart-'));
+    const config = join(stateDir, 'child.json');
+    writeFileSync(config, JSON.stringify({ stateDir, seats: SEATS.length, seatEnv }));
+
+    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test/fixtures/portal-child.ts'), config], {
+      cwd: projectRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((r) => child.once('exit', r));
+    const deadline = Date.now() + 120_000;
+    while (!/^READY /m.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    const ready = /^READY (.*)$/m.exec(out);
+    expect(ready, out.slice(-2000)).not.toBeNull();
+    const { pids } = JSON.parse(ready![1]) as { pids: number[] };
+    expect(pids).toHaveLength(2);
+
+    child.kill('SIGKILL');
+    await exited;
+    // The seats outlive their portal: orphans, each with a cluster.
+    expect(pids.every((p) => processAlive(p))).toBe(true);
+    expect(doubles.commandLines().filter((l) => l.startsWith('kind create cluster'))).toHaveLength(2);
+    // And one of them dies too, so its clusters must go without it.
+    process.kill(pids[1], 'SIGKILL');
+    while (processAlive(pids[1])) await new Promise((r) => setTimeout(r, 50));
+
+    const backend = new LocalSeatBackend({ stateDir, seatEnv: (id) => seatEnv[id] ?? {} });
+    expect(backend.leftovers()).toEqual(SEATS);
+    expect((await backend.list()).map((s) => [s.id, s.phase])).toEqual([
+      ['s01', 'failed'],
+      ['s02', 'failed'],
+    ]);
+    const notes: string[] = [];
+    const lab = requireLab('first-service');
+    portal = await startPortal({
+      backend,
+      lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+      siteDir: distDir,
+      port: 0,
+      seats: 0,
+      maxSeats: 2,
+      note: (l) => notes.push(l),
+    });
+    expect(notes).toEqual(['Removed 2 seat(s) an earlier portal left: s01, s02.']);
+    expect(processAlive(pids[0])).toBe(false);
+    const deletes = doubles.commandLines().filter((l) => l.startsWith('kind delete cluster'));
+    expect(deletes.some((l) => l.includes('dplab-s01-iptables'))).toBe(true);
+    expect(deletes.some((l) => l.includes('dplab-s02-iptables'))).toBe(true);
+    for (const s of SEATS) expect(existsSync(backend.seatDir(s))).toBe(false);
+    expect(await backend.list()).toEqual([]);
+  });
+});
