@@ -153,3 +153,27 @@ describe('a connection flood', () => {
     }
   });
 });
+
+describe('seats an earlier portal left', () => {
+  it('are removed before any new seat is made; one that will not go keeps its id out of the new numbering', async () => {
+    const backend = new PendingBackend();
+    backend.made.push({ id: 's01', runnerToken: 'x', warm: [] }, { id: 's02', runnerToken: 'y', warm: [] });
+    const deleted: string[] = [];
+    backend.delete = async (id: string) => {
+      if (id === 's02') throw new Error('its runner does not answer');
+      deleted.push(id);
+      backend.made.splice(
+        backend.made.findIndex((s) => s.id === id),
+        1,
+      );
+    };
+    const notes: string[] = [];
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, seats: 2, note: (l) => notes.push(l) });
+    expect(deleted).toEqual(['s01']);
+    expect(notes).toEqual([
+      'Removed 1 seat(s) an earlier portal left: s01.',
+      'Could not remove seat s02, left by an earlier portal: its runner does not answer',
+    ]);
+    expect(backend.made.map((s) => s.id)).toEqual(['s02', 's01', 's03']);
+  });
+});
