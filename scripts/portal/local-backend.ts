@@ -190,12 +190,17 @@ export class LocalSeatBackend implements SeatBackend {
     }
   }
 
+  /** A seat's processes' environment: the portal's, minus its own settings, plus the seat's folder and id. */
+  #seatEnv(id: string, dir: string): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
+    return { ...env, ...this.opts.seatEnv?.(id), DPLAB_STATE_DIR: dir, DPLAB_SEAT: id };
+  }
+
   #spawn(seat: LocalSeat): ChildProcess {
     const { spec, dir } = seat;
     mkdirSync(dir, { recursive: true });
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
-    Object.assign(env, this.opts.seatEnv?.(spec.id), { DPLAB_TOKEN: spec.runnerToken, DPLAB_STATE_DIR: dir, DPLAB_SEAT: spec.id });
+    const env = { ...this.#seatEnv(spec.id, dir), DPLAB_TOKEN: spec.runnerToken };
     const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
     if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
     const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -328,9 +333,7 @@ export class LocalSeatBackend implements SeatBackend {
     }
     if (alive) await stopProcess(pid);
     if (!viaRunner) {
-      const env: Record<string, string> = {};
-      for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
-      Object.assign(env, this.opts.seatEnv?.(seat.spec.id), { DPLAB_STATE_DIR: seat.dir, DPLAB_SEAT: seat.spec.id });
+      const env = this.#seatEnv(seat.spec.id, seat.dir);
       try {
         await run(process.execPath, [join(projectRoot, 'scripts', 'dplab.mjs'), 'down', '--all'], {
           cwd: projectRoot,

@@ -27,7 +27,7 @@ class PendingBackend implements SeatBackend {
   async list(): Promise<SeatStatus[]> {
     return Promise.all(this.made.map((s) => this.status(s.id)));
   }
-  async delete(): Promise<void> {}
+  async delete(_id: string): Promise<void> {}
 }
 
 const lab = { id: 'first-service', title: 'First', steps: [{ id: 'a', title: 'A' }] };
