@@ -21,6 +21,7 @@ import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts
 import { processAlive } from '../test/fixtures/process-alive.ts';
 import { http, openShell } from '../test/fixtures/terminal-client.ts';
 import { hasChromium, chromiumNote, launchBrowser, type Browser } from './harness.ts';
+import { labOutline } from '../scripts/portal/dashboard.ts';
 
 const SEATS = ['s01', 's02', 's03'];
 const LEARNERS = ['Ada', 'Brian', 'Chen'];
@@ -50,7 +51,7 @@ describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeo
     const lab = requireLab('first-service');
     portal = await startPortal({
       backend,
-      lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+      lab: labOutline(lab),
       siteDir: distDir,
       port: 0,
       seats: 3,

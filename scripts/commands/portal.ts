@@ -15,6 +15,7 @@ import { DplabError } from '../base/errors.ts';
 import { LocalSeatBackend } from '../portal/local-backend.ts';
 import { kubernetesSeatBackendFromEnv } from '../portal/kubernetes-backend.ts';
 import { startPortal } from '../portal/server.ts';
+import { labOutline } from '../portal/dashboard.ts';
 
 const MAX_SEATS = 200;
 
@@ -73,7 +74,7 @@ export const portal: Command = {
         : new LocalSeatBackend({ stateDir: join(stateDir(), 'portal') });
     const running = await startPortal({
       backend,
-      lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+      lab: labOutline(lab),
       siteDir: distDir,
       host: values.host,
       port,

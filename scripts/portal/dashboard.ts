@@ -15,6 +15,11 @@ export interface LabOutline {
   steps: readonly { id: string; title: string }[];
 }
 
+/** A lab's outline: what the dashboard needs of it (ids and titles), nothing of its checks. */
+export function labOutline(lab: LabOutline): LabOutline {
+  return { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) };
+}
+
 export function stepCells(lab: LabOutline, activity: Activity | undefined): StepCell[] {
   const entry = activity?.progress.labs[lab.id];
   const passed = new Set(Object.values(entry?.passed ?? {}).flat());

@@ -13,6 +13,7 @@ import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/do
 import { processAlive } from '../../test/fixtures/process-alive.ts';
 import { LocalSeatBackend } from './local-backend.ts';
 import { startPortal, type RunningPortal } from './server.ts';
+import { labOutline } from './dashboard.ts';
 
 const SEATS = ['s01', 's02'];
 
@@ -70,7 +71,7 @@ describe('a portal killed without ending its workshop', { timeout: 180_000 }, ()
     const lab = requireLab('first-service');
     portal = await startPortal({
       backend,
-      lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+      lab: labOutline(lab),
       siteDir: distDir,
       port: 0,
       seats: 0,

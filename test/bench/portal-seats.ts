@@ -27,6 +27,7 @@ import { firstServiceScenario } from '../fixtures/first-service-scenario.ts';
 import { http } from '../fixtures/terminal-client.ts';
 import { startRunnerChild } from '../fixtures/runner-child.ts';
 import { report } from './lib/report.ts';
+import { labOutline } from '../../scripts/portal/dashboard.ts';
 
 const SEATS = Number(process.argv[2] ?? 30);
 const CHECKS = Math.min(SEATS, 20);
@@ -53,7 +54,7 @@ const backend = new LocalSeatBackend({
 const lab = requireLab('first-service');
 const portal = await startPortal({
   backend,
-  lab: { id: lab.id, title: lab.title, steps: lab.steps.map((s) => ({ id: s.id, title: s.title })) },
+  lab: labOutline(lab),
   siteDir: distDir,
   port: 0,
   maxSeats: SEATS,
