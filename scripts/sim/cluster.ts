@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CommandError, run, type RunOptions } from '../base/exec.ts';
+import { CommandError, run, TIMEOUT_FACTOR, type RunOptions } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { projectRoot } from '../base/paths.ts';
 import { componentVersions } from './components.ts';
@@ -61,17 +61,20 @@ export function writeRecord(layout: SimLayout, patch: Partial<SimClusterRecord>)
 /** Live control planes of this process' runs (the node and proxy steps make certificates with it). */
 const controlPlanes = new Map<string, ControlPlane>();
 
+// Bounds here follow DPLAB_TIMEOUT_FACTOR like every other: in the QEMU guest (test:ipvs) an
+// `apply` of kube-proxy's DaemonSet once took longer than a fixed 30 s while the host was busy.
 const kubectl = (binDir: string, kubeconfig: string, args: readonly string[], opts?: RunOptions) =>
-  run(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 30_000, ...opts });
+  run(join(binDir, 'kubectl'), ['--kubeconfig', kubeconfig, ...args], { timeoutMs: 30_000 * TIMEOUT_FACTOR, ...opts });
 
 /** Poll until `probe` returns a value; the error names what was awaited and what was last seen. */
 async function until<T>(
   what: string,
-  timeoutMs: number,
+  baseTimeoutMs: number,
   signal: AbortSignal | undefined,
   probe: () => Promise<T | undefined>,
   dead?: () => string | undefined,
 ): Promise<T> {
+  const timeoutMs = baseTimeoutMs * TIMEOUT_FACTOR;
   const end = Date.now() + timeoutMs;
   let last = '';
   for (;;) {

@@ -21,6 +21,9 @@ const inNode = async (node: string, cmd: string) =>
 
 describe('kube-proxy in IPVS mode on a kernel with ip_vs (the sim provider in the QEMU guest)', () => {
   it('up, what IPVS mode makes on every node, every IPVS lab contract, down', async () => {
+    // A cluster left by an earlier run (or by a guest stopped under it) goes first: its state
+    // folder survives the guest's restart while its processes do not.
+    await guestDplab(['down', 'ipvs'], { timeoutMs: 10 * 60_000 });
     try {
       const up = await guestDplab(['up', 'ipvs'], { timeoutMs: 30 * 60_000 });
       expect(up.stdout + up.stderr).toMatch(/ready: 3\/3 nodes Ready/);
