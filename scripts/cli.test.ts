@@ -1,7 +1,8 @@
 // The CLI hands each command its context: `--verbose` reaches `dplab check`, which then shows
 // the command output under an error, and leaves it out without the flag.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
 import { main } from './cli.ts';
@@ -113,4 +114,28 @@ describe('dplab portal --backend', () => {
     expect(r.out).toContain('DPLAB_SEAT_NAMESPACE');
     expect(r.out).not.toContain('Learners:');
   });
+
+  it('--shared-user is for the local backend only', async () => {
+    const r = await portal(['--backend', 'kubernetes', '--shared-user']);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toContain('--shared-user is for the local backend.');
+  });
+
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)(
+    'local, as root: seats get users of their own, and a state folder they cannot reach is named before anything listens',
+    async () => {
+      const closed = mkdtempSync(join(tmpdir(), 'dplab-closed-'));
+      try {
+        const r = await portal(['--port', '0'], { DPLAB_STATE_DIR: closed });
+        expect(r.code).not.toBe(0);
+        expect(r.out).toContain(
+          `Seat users cannot reach ${join(closed, 'portal', 'seats')}: ${closed} is closed to other users (mode 700)`,
+        );
+        expect(r.out).toContain('--shared-user');
+        expect(r.out).not.toContain('Learners:');
+      } finally {
+        rmSync(closed, { recursive: true, force: true });
+      }
+    },
+  );
 });

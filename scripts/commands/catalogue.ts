@@ -26,13 +26,15 @@ const ENTRIES = {
   portal: {
     summary: 'Run a workshop: a join page for learners, a seat each, and the instructor dashboard.',
     usage: `dplab portal [--lab ID] [--seats N] [--max-seats M] [--warm MODE]… [--code CODE] [--port P] [--idle-minutes N]
-             [--host ADDR --behind-tls --public-host NAME] [--backend local|kubernetes]
+             [--host ADDR --behind-tls --public-host NAME] [--backend local|kubernetes] [--shared-user]
 
   --seats N       make N seats before anyone joins (with --warm, their clusters too); more are made on demand up to --max-seats (default 30)
   --warm MODE     bring each seat's MODE cluster up ahead (a hot start); check the host first with \`dplab doctor --seats N --mode MODE\`
   --lab ID        the lab learners start on and the dashboard tracks (default: the first lab)
   --backend B     where seats run: local (a runner process per seat on this host, the default) or kubernetes (a pod per seat
                   in the portal's namespace; DPLAB_SEAT_* settings, see README "Workshops on Kubernetes")
+  --shared-user   (local) run every seat's shells as the portal's own user; by default a portal run as root on Linux
+                  gives each seat a Unix user of its own, so one learner's shell cannot read another seat's files
   --behind-tls    TLS is terminated in front of the portal (an Ingress, Caddy, nginx): allows a non-loopback --host and https://<public host> origins
   (env: DPLAB_PORTAL_TOKEN sets the instructor token)`,
   },

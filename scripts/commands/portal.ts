@@ -13,6 +13,7 @@ import { distDir, stateDir } from '../base/paths.ts';
 import { buildIsStale } from '../base/site-build.ts';
 import { DplabError } from '../base/errors.ts';
 import { LocalSeatBackend } from '../portal/local-backend.ts';
+import { SeatUsers } from '../portal/seat-users.ts';
 import { kubernetesSeatBackendFromEnv } from '../portal/kubernetes-backend.ts';
 import { startPortal } from '../portal/server.ts';
 import { labOutline } from '../portal/dashboard.ts';
@@ -42,6 +43,7 @@ export const portal: Command = {
       'public-host': { type: 'string', multiple: true },
       'idle-minutes': { type: 'string' },
       backend: { type: 'string' },
+      'shared-user': { type: 'boolean' },
     });
     const backendKind = values.backend ?? 'local';
     if (backendKind !== 'local' && backendKind !== 'kubernetes')
@@ -68,10 +70,18 @@ export const portal: Command = {
         'Note: the built course is missing or older than its sources; run `npm run build` first so learners get the current pages.\n',
       );
 
+    if (values['shared-user'] && backendKind !== 'local') throw usageError(this, '--shared-user is for the local backend.');
+    const seatUsers = backendKind === 'local' && !values['shared-user'] && process.platform === 'linux' && process.getuid?.() === 0;
+    if (backendKind === 'local' && !seatUsers)
+      ctx.stderr.write(
+        values['shared-user']
+          ? "Note: every seat's shells run as you (--shared-user): learners can read each other's seat folders.\n"
+          : "Note: every seat's shells run as you, so learners can read each other's seat folders; run the portal as root (Linux) to give each seat a Unix user of its own.\n",
+      );
     const backend =
       backendKind === 'kubernetes'
         ? kubernetesSeatBackendFromEnv(process.env, (line) => ctx.stderr.write(`${line}\n`))
-        : new LocalSeatBackend({ stateDir: join(stateDir(), 'portal') });
+        : new LocalSeatBackend({ stateDir: join(stateDir(), 'portal'), ...(seatUsers ? { seatUsers: new SeatUsers() } : {}) });
     const running = await startPortal({
       backend,
       lab: labOutline(lab),

@@ -9,9 +9,12 @@
  * failed ("left by an earlier run") until deleted, and delete() removes their clusters through
  * their runner if it still answers, or with `dplab down --all` in the seat's folder if not.
  *
- * What it does not do: separate Unix users. A learner's terminal is a shell on this host as
- * the portal's user, so it could read another seat's folder; the portal keeps learners apart
- * (tokens, routing), the host does not. For a room of strangers use the kubernetes backend.
+ * With `seatUsers` (the portal run as root on Linux, `dplab portal`'s default there) each seat's
+ * shells run as a Unix user of the seat's own, and one seat's shell cannot read another seat's
+ * folder, kubeconfig, token or processes' environments (seat-users.ts). Without it a learner's
+ * terminal is a shell as the portal's user, which can read every seat's folder: the portal keeps
+ * learners apart (tokens, routing), the host does not. Either way a node shell is root in a node
+ * (a privileged container under kind): for a room of strangers use the kubernetes backend.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,6 +25,8 @@ import { run } from '../base/exec.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-backend.ts';
 import { SeatClient, warmUp } from './seat-client.ts';
+import { checkReachable, prepareSeatFolder, seatFolderUser, type SeatUsers } from './seat-users.ts';
+import { SHELL_USER_VAR, type ShellUser } from '../terminals/shell-user.ts';
 
 export const LOCAL_SEAT_TIMEOUTS = {
   /**
@@ -51,6 +56,8 @@ export interface LocalBackendOptions {
   maxTerminals?: number;
   /** Seats started (runner and warm clusters) at once; the rest wait their turn (LOCAL_SEAT_START_CONCURRENCY). */
   startConcurrency?: number;
+  /** A Unix user per seat for its shells (the portal must be root); absent: shells run as the portal's user. */
+  seatUsers?: SeatUsers;
 }
 
 /** Each warm seat runs `kind create` and a CNI rollout; more at once than this thrashes a host's disk and CPU. */
@@ -65,6 +72,8 @@ interface LocalSeat {
   log: string;
   /** A seat an earlier run of the portal left: its runner, if still alive, is not our child. */
   leftover?: { pid?: number; port?: number };
+  /** The seat's own Unix user, when the backend has seat users. */
+  user?: ShellUser;
 }
 
 /** What `seat.json` in a seat's folder says once its runner has started. */
@@ -115,6 +124,7 @@ export class LocalSeatBackend implements SeatBackend {
   #starting = 0;
 
   constructor(private readonly opts: LocalBackendOptions) {
+    if (opts.seatUsers) checkReachable([join(opts.stateDir, 'seats'), projectRoot]);
     this.#findLeftovers();
   }
 
@@ -140,8 +150,18 @@ export class LocalSeatBackend implements SeatBackend {
         exited: Promise.resolve(),
         log: '',
         leftover: { pid: record?.pid, port: record?.port },
+        user: this.#adopt(dir),
       });
     }
+  }
+
+  /** A leftover seat's user (its folder's group), kept from new seats until the seat is deleted. */
+  #adopt(dir: string): ShellUser | undefined {
+    const users = this.opts.seatUsers;
+    const user = users ? seatFolderUser(dir, users) : null;
+    if (!user) return undefined;
+    users!.adopt(user.uid);
+    return user;
   }
 
   /** Ids of the seats an earlier run of the portal left and that are not deleted yet. */
@@ -171,6 +191,7 @@ export class LocalSeatBackend implements SeatBackend {
       status: { id: spec.id, phase: 'pending', message: 'Waiting for a turn to start…' },
       exited: Promise.resolve(),
       log: '',
+      user: this.opts.seatUsers?.take(),
     };
     this.#seats.set(spec.id, seat);
     void this.#inTurn(() => this.#bringUp(seat));
@@ -200,7 +221,11 @@ export class LocalSeatBackend implements SeatBackend {
   #spawn(seat: LocalSeat): ChildProcess {
     const { spec, dir } = seat;
     mkdirSync(dir, { recursive: true });
-    const env = { ...this.#seatEnv(spec.id, dir), DPLAB_TOKEN: spec.runnerToken };
+    const env: Record<string, string> = { ...this.#seatEnv(spec.id, dir), DPLAB_TOKEN: spec.runnerToken };
+    if (seat.user) {
+      prepareSeatFolder(dir, seat.user);
+      env[SHELL_USER_VAR] = `${seat.user.uid}:${seat.user.gid}`;
+    }
     const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
     if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
     const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -306,6 +331,7 @@ export class LocalSeatBackend implements SeatBackend {
       await seat.exited;
       clearTimeout(timer);
     }
+    await this.#endUser(seat);
     rmSync(seat.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     this.#seats.delete(id);
   }
@@ -351,8 +377,14 @@ export class LocalSeatBackend implements SeatBackend {
       }
     }
     seat.status = { id: seat.spec.id, phase: 'deleted' };
+    await this.#endUser(seat);
     rmSync(seat.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
     this.#seats.delete(seat.spec.id);
+  }
+
+  /** Whatever the seat's user still runs (a shell's `nohup … &`) ends before its uid can go to another seat. */
+  async #endUser(seat: LocalSeat): Promise<void> {
+    if (seat.user) await this.opts.seatUsers?.release(seat.user);
   }
 }
 

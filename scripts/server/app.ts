@@ -5,7 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { isMode, type Mode } from '../catalogue/modes.ts';
+import { isMode, kubeconfigPath, type Mode } from '../catalogue/modes.ts';
+import { dropTo, handOver, shellUser } from '../terminals/shell-user.ts';
 import {
   allowedHosts,
   gate,
@@ -142,6 +143,21 @@ export function createRunner(opts: RunnerOptions): Runner {
     handleProtocols: (offered) => (offered.has(TERMINAL_SUBPROTOCOL) ? TERMINAL_SUBPROTOCOL : false),
   });
   const guesses = new GuessLimiter();
+  // A seat's shells run as the seat's own user (terminals/shell-user.ts): a cluster that comes
+  // up while a shell is open gets a kubeconfig that shell can read too.
+  const user = shellUser();
+  // Not root, or no setpriv: say so at start, not at the learner's first terminal.
+  if (user) dropTo(user);
+  const handingOver = user
+    ? services.clusters.events.on((e) => {
+        if (e.type !== 'status' || e.status.state !== 'ready') return;
+        try {
+          handOver(kubeconfigPath(e.mode), user);
+        } catch (err) {
+          console.error(`[dplab] could not hand ${kubeconfigPath(e.mode)} to the seat's shell user:`, err);
+        }
+      })
+    : undefined;
   /** One per open terminal session, settled when its shell and everything it started have ended. */
   const sessions = new Set<Promise<void>>();
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
@@ -306,6 +322,7 @@ export function createRunner(opts: RunnerOptions): Runner {
       return true;
     },
     async close() {
+      handingOver?.();
       for (const client of wss.clients) client.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       // A shell still ending may write (bash saves its history on SIGHUP) into the state folder

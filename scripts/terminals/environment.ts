@@ -7,12 +7,15 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { basename, delimiter, join } from 'node:path';
 import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
 import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
+import { dropTo, handOver, ownFolder, shellUser, SHELL_USER_VAR } from './shell-user.ts';
 
 export interface ShellLaunch {
   file: string;
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** The shell itself when `file` is a wrapper that starts it (setpriv, for a seat's own user). */
+  shell?: string;
 }
 
 export function userShell(): string {
@@ -69,6 +72,7 @@ function baseEnv(mode: Mode | null, bin: string): Record<string, string> {
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   // The runner's own secrets and dev-server variables are not the learner's business.
   delete env.DPLAB_TOKEN;
+  delete env[SHELL_USER_VAR];
   env.TERM = 'xterm-256color';
   env.COLORTERM = 'truecolor';
   env.DPLAB = '1';
@@ -93,6 +97,22 @@ export function nodeShellLaunch(mode: Mode, argv: readonly string[]): ShellLaunc
 }
 
 export function shellLaunch(mode: Mode | null): ShellLaunch {
+  const launch = ownShellLaunch(mode);
+  const user = shellUser();
+  if (!user) return launch;
+  // A seat of the portal's local backend: the shell runs as the seat's own user, in a workspace
+  // and home only it can use, with the kubeconfig handed to it (shell-user.ts).
+  const prefix = dropTo(user);
+  ownFolder(launch.cwd, user);
+  const home = join(stateDir(), 'home');
+  ownFolder(home, user);
+  if (mode) handOver(kubeconfigPath(mode), user);
+  const env = { ...launch.env, HOME: home, USER: `uid${user.uid}`, LOGNAME: `uid${user.uid}` };
+  return { file: prefix[0]!, args: [...prefix.slice(1), launch.file, ...launch.args], cwd: launch.cwd, env, shell: launch.file };
+}
+
+/** The shell as the runner's own user. */
+function ownShellLaunch(mode: Mode | null): ShellLaunch {
   const cwd = workspaceDir();
   mkdirSync(cwd, { recursive: true });
   const file = userShell();

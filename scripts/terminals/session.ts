@@ -4,7 +4,7 @@
  */
 import * as pty from '@lydell/node-pty';
 import type { Mode } from '../catalogue/modes.ts';
-import { nodeShellLaunch, shellLaunch } from './environment.ts';
+import { nodeShellLaunch, shellLaunch, type ShellLaunch } from './environment.ts';
 import { endSession } from './process-tree.ts';
 import { PtyInput } from './pty-input.ts';
 
@@ -36,7 +36,12 @@ export interface TerminalTarget {
 }
 
 export function startTerminal(opts: TerminalTarget): { ok: true; session: TerminalSession } | { ok: false; error: string } {
-  const launch = opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell) : shellLaunch(opts.mode);
+  let launch: ShellLaunch;
+  try {
+    launch = opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell) : shellLaunch(opts.mode);
+  } catch (err) {
+    return { ok: false, error: `Could not prepare the shell: ${err instanceof Error ? err.message : String(err)}` };
+  }
   let proc: pty.IPty;
   try {
     proc = pty.spawn(launch.file, launch.args, {
@@ -62,7 +67,7 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
   });
   const session: TerminalSession = {
     pid: proc.pid,
-    shell: launch.file,
+    shell: launch.shell ?? launch.file,
     cwd: launch.cwd,
     onData: (listener) => {
       proc.onData((d) => listener(typeof d === 'string' ? Buffer.from(d) : (d as unknown as Buffer)));

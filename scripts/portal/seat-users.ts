@@ -1,0 +1,141 @@
+/**
+ * A Unix user per seat on the local backend, so that learners on one host are kept apart by the
+ * kernel, not only by the portal's tokens. The portal runs as root; each seat gets a uid and gid
+ * of its own (numbers from SEAT_UID_BASE up, no passwd entry needed), which its runner's shells
+ * switch to (terminals/shell-user.ts). Each seat's folder is root's, open to the seat's group
+ * only (0710), and the folder holding the seats can be crossed but not listed (0711): one seat's
+ * shell cannot list the seats, enter another seat's folder, or read another seat's kubeconfig,
+ * workspace, token or processes' environments. When a seat is deleted, every process its user
+ * still has (a shell's `nohup … &`) is killed before the number can go to another seat.
+ */
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DplabError } from '../base/errors.ts';
+import type { ShellUser } from '../terminals/shell-user.ts';
+
+/** Far above the uids of people (1000+) and of rootless containers' subordinate ranges (100000 + 65536·n, as usually set up). */
+export const SEAT_UID_BASE = 2_000_000_000;
+
+/** How many uids the portal may use: a workshop is at most a few hundred seats. */
+const SEAT_UID_RANGE = 10_000;
+
+export class SeatUsers {
+  readonly #used = new Set<number>();
+
+  constructor(readonly base: number = SEAT_UID_BASE) {}
+
+  /** Is `uid` one of this portal's seat users (a leftover folder's group tells it)? */
+  owns(uid: number): boolean {
+    return uid >= this.base && uid < this.base + SEAT_UID_RANGE;
+  }
+
+  /** The lowest free seat user. */
+  take(): ShellUser {
+    for (let uid = this.base; uid < this.base + SEAT_UID_RANGE; uid++)
+      if (!this.#used.has(uid)) {
+        this.#used.add(uid);
+        return { uid, gid: uid };
+      }
+    throw new DplabError(`Every one of the ${SEAT_UID_RANGE} seat users is taken.`);
+  }
+
+  /** A seat user found on disk (a seat an earlier portal left): not given out again until released. */
+  adopt(uid: number): void {
+    this.#used.add(uid);
+  }
+
+  /** Ends every process of the user, then frees its number. */
+  async release(user: ShellUser): Promise<void> {
+    await endUserProcesses(user.uid);
+    this.#used.delete(user.uid);
+  }
+}
+
+/**
+ * A seat's folder for a seat user: the folder holding the seats crossable but not listable, the
+ * seat's own folder root's and open to the seat's group alone. What the shell itself writes in
+ * (its workspace, home, kubeconfig) the runner hands to the user when it opens a shell.
+ */
+export function prepareSeatFolder(dir: string, user: ShellUser): void {
+  mkdirSync(dir, { recursive: true });
+  chmodSync(dirname(dir), 0o711);
+  chownSync(dir, process.getuid?.() ?? 0, user.gid);
+  chmodSync(dir, 0o710);
+}
+
+/** The seat user of a seat folder an earlier portal prepared (its group), or null. */
+export function seatFolderUser(dir: string, users: SeatUsers): ShellUser | null {
+  try {
+    const { gid } = statSync(dir);
+    return users.owns(gid) ? { uid: gid, gid } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Seat users must reach their folders and this checkout (their `dplab` runs from it): every folder
+ * above them must let other users cross it (o+x). Throws, naming the first that does not.
+ */
+export function checkReachable(paths: readonly string[]): void {
+  for (const path of paths) {
+    let p = resolve(path);
+    const above: string[] = [];
+    for (;;) {
+      above.unshift(p);
+      const up = dirname(p);
+      if (up === p) break;
+      p = up;
+    }
+    for (const dir of above) {
+      let mode: number;
+      try {
+        mode = statSync(dir).mode;
+      } catch {
+        break; // made later, by us, with the modes we set
+      }
+      if (!(mode & 0o001))
+        throw new DplabError(`Seat users cannot reach ${path}: ${dir} is closed to other users (mode ${(mode & 0o777).toString(8)}).`, {
+          fix: `Keep the portal's state where other users can cross (DPLAB_STATE_DIR=/var/lib/dplab), or open the folder: chmod o+x ${dir}. Or run every seat as yourself: dplab portal --shared-user.`,
+        });
+    }
+  }
+}
+
+/** Process ids whose real uid is `uid` (Linux /proc). */
+function processesOf(uid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, 'utf8');
+      const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+      // A zombie is dead already; its parent reaps it.
+      if (Number(real) === uid && !/^State:\s+Z/m.test(status)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** SIGKILL every process of `uid` until none is left (a fork loop gets a few rounds); resolves with how many were killed. */
+export async function endUserProcesses(uid: number, withinMs = 5_000): Promise<number> {
+  let killed = 0;
+  const end = Date.now() + withinMs;
+  for (;;) {
+    const pids = processesOf(uid);
+    if (!pids.length) return killed;
+    if (Date.now() > end)
+      throw new DplabError(`Processes of seat user ${uid} are still running after ${withinMs} ms: ${pids.slice(0, 10).join(', ')}.`);
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        killed++;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Learner shells as a Unix user of their own. The portal's local backend gives each seat a uid
+ * and gid (DPLAB_SHELL_USER=<uid>:<gid> in the seat runner's environment) and runs the runner as
+ * root, because the runner drives Docker or the sim's network namespaces. The shells it opens
+ * for the learner drop that: `setpriv` switches to the seat's uid and gid, clears root's
+ * supplementary groups (node-pty's own uid option keeps them) and sets no_new_privs, so sudo
+ * and other set-uid programs cannot take root back. What the shell works with is handed to
+ * that user (its workspace, a home folder, the cluster's kubeconfig); the rest of the seat's
+ * folder stays root's, and other seats' folders are closed to it (local-backend.ts).
+ *
+ * Node shells are not switched: they are `docker exec` (or `ip netns exec`) into a node, which
+ * is root by nature (see the portal section of ARCHITECTURE.md).
+ */
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
+import { DplabError } from '../base/errors.ts';
+
+export interface ShellUser {
+  uid: number;
+  gid: number;
+}
+
+export const SHELL_USER_VAR = 'DPLAB_SHELL_USER';
+
+const SETPRIV_PATHS = ['/usr/bin/setpriv', '/bin/setpriv'];
+
+/** The seat's shell user from DPLAB_SHELL_USER, or null when shells run as the runner's own user. */
+export function shellUser(env: NodeJS.ProcessEnv = process.env): ShellUser | null {
+  const text = env[SHELL_USER_VAR];
+  if (text === undefined || text === '') return null;
+  const m = /^(\d{1,10}):(\d{1,10})$/.exec(text);
+  const uid = Number(m?.[1]);
+  const gid = Number(m?.[2]);
+  if (!m || uid <= 0 || gid <= 0 || uid > 0xfffffffe || gid > 0xfffffffe)
+    throw new DplabError(`${SHELL_USER_VAR} must be <uid>:<gid> of a user other than root, got "${text.slice(0, 40)}".`);
+  return { uid, gid };
+}
+
+/** The argv prefix that runs a program as `user` with no way back to root. */
+export function dropTo(user: ShellUser): string[] {
+  if (process.getuid?.() !== 0)
+    throw new DplabError(`${SHELL_USER_VAR} is set, but the runner is not root, so it cannot switch a shell to uid ${user.uid}.`, {
+      fix: 'Run the portal as root for a Unix user per seat, or leave DPLAB_SHELL_USER unset.',
+    });
+  const setpriv = SETPRIV_PATHS.find((p) => existsSync(p));
+  if (!setpriv)
+    throw new DplabError('A seat shell needs setpriv to switch to its own user, and it is not installed.', {
+      fix: 'Install util-linux (Debian: apt-get install util-linux).',
+    });
+  return [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--'];
+}
+
+/** A folder that only `user` may use (made if missing; taken over if it exists). */
+export function ownFolder(dir: string, user: ShellUser): void {
+  mkdirSync(dir, { recursive: true });
+  chownSync(dir, user.uid, user.gid);
+  chmodSync(dir, 0o700);
+}
+
+/** A file the runner wrote (a kubeconfig) handed to `user`, readable by it alone; nothing if it is not there. */
+export function handOver(file: string, user: ShellUser): void {
+  try {
+    chownSync(file, user.uid, user.gid);
+    chmodSync(file, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
