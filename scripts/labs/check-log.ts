@@ -5,6 +5,7 @@
  */
 import type { CheckRecord } from '../wire/activity.ts';
 import type { CheckResult } from '../wire/checks.ts';
+import { activityChanges } from './activity-changes.ts';
 
 const records = new Map<string, CheckRecord>();
 
@@ -23,6 +24,7 @@ export function logCheck(result: Pick<CheckResult, 'lab' | 'step' | 'mode' | 'st
     failStreak: streak,
   };
   records.set(key, record);
+  activityChanges.emit();
   return record;
 }
 

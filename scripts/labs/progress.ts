@@ -13,6 +13,7 @@ import type { Lab } from './schema.ts';
 
 import { progressFileSchema, PROGRESS_VERSION, type LabProgress, type ProgressFile } from '../wire/progress.ts';
 import { describeIssues } from '../wire/validate.ts';
+import { activityChanges } from './activity-changes.ts';
 
 export { PROGRESS_VERSION, type LabProgress };
 export const progressSchema = progressFileSchema;
@@ -79,6 +80,7 @@ export function updateProgress(labs: readonly Lab[], change: (p: Progress) => vo
     change(p);
     const clean = sanitise(p, labs);
     writeAtomic(clean);
+    activityChanges.emit();
     return clean;
   });
   queue = next.catch(() => undefined);

@@ -136,3 +136,62 @@ describe('SeatClient', () => {
     expect(seen).toHaveLength(1);
   });
 });
+
+describe('SeatClient.watchActivity', () => {
+  const activity = { progress: { version: 1, labs: {} }, checks: [] };
+  const stream = (write: (res: ServerResponse) => void) => (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    write(res);
+  };
+
+  it('hands on each event, split anywhere on the wire, and skips heartbeats', async () => {
+    const { seen, client } = await runner(
+      stream((res) => {
+        const text = `: heartbeat\n\nevent: activity\ndata: ${JSON.stringify(activity)}\n\nevent: cluster\ndata: {"mode":"ipvs","state":"ready"}\n\n`;
+        // One byte at a time: the parser must not care where the pieces break.
+        let i = 0;
+        const next = () => (i < text.length ? res.write(text[i++], () => setImmediate(next)) : res.end());
+        next();
+      }),
+    );
+    const got: unknown[] = [];
+    await client().watchActivity({ activity: (a) => got.push(['activity', a]), cluster: (c) => got.push(['cluster', c]) });
+    expect(got).toEqual([
+      ['activity', activity],
+      ['cluster', { mode: 'ipvs', state: 'ready' }],
+    ]);
+    expect(seen[0].url).toBe('/api/activity/events');
+    expect(seen[0].headers.authorization).toBe('Bearer tok');
+  });
+
+  it('stops at an event that is not the runner’s, naming what was wrong', async () => {
+    const { client } = await runner(stream((res) => res.write('event: cluster\ndata: {"mode":"nope","state":"ready"}\n\n')));
+    const got: unknown[] = [];
+    await expect(client().watchActivity({ activity: (a) => got.push(a), cluster: (c) => got.push(c) })).rejects.toThrow(
+      /"cluster" event in an unexpected shape/,
+    );
+    expect(got).toEqual([]);
+  });
+
+  it('stops at an endless event and at a runner that falls silent', async () => {
+    const { client } = await runner(
+      stream((res) => {
+        const mib = 'x'.repeat(1024 * 1024);
+        res.write('event: activity\ndata: ');
+        for (let i = 0; i < 5; i++) res.write(mib);
+      }),
+    );
+    await expect(client().watchActivity({ activity: () => undefined, cluster: () => undefined })).rejects.toThrow(/larger than 4 MiB/);
+    const quiet = await runner(stream(() => undefined));
+    await expect(quiet.client().watchActivity({ activity: () => undefined, cluster: () => undefined }, { silentMs: 300 })).rejects.toThrow(
+      /did not answer GET \/api\/activity\/events within 300 ms/,
+    );
+  });
+
+  it('is refused with the runner’s status, and ends when the runner ends it', async () => {
+    const { client } = await runner((_req, res) => json(res, 401, { error: { message: 'no' } }));
+    await expect(client().watchActivity({ activity: () => undefined, cluster: () => undefined })).rejects.toThrow(/HTTP 401/);
+    const ended = await runner(stream((res) => res.end()));
+    await expect(ended.client().watchActivity({ activity: () => undefined, cluster: () => undefined })).resolves.toBeUndefined();
+  });
+});

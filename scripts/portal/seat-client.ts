@@ -8,7 +8,7 @@
 import { request } from 'node:http';
 import { z } from '../wire/zod.ts';
 import { DplabError } from '../base/errors.ts';
-import { activitySchema, type Activity } from '../wire/activity.ts';
+import { activityClusterSchema, activitySchema, type Activity, type ActivityCluster } from '../wire/activity.ts';
 import { clusterListSchema, clusterStartSchema, clusterStatusSchema, type ClusterStatus } from '../wire/clusters.ts';
 import { MODES, type Mode } from '../wire/modes.ts';
 import { describeIssues } from '../wire/validate.ts';
@@ -21,6 +21,46 @@ const HEALTH_TIMEOUT_MS = 3_000;
 const BEST_EFFORT_DELETE_MS = 60_000;
 /** Answers larger than this are not a runner's. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** The activity stream carries a heartbeat every 15 s (SSE_HEARTBEAT_MS); three missed ones end it. */
+const STREAM_SILENT_MS = 45_000;
+
+/** Server-Sent Events, as the runner writes them (`event:` and one `data:` line per event, comments for heartbeats). */
+class EventStreamParser {
+  #buffer = '';
+
+  push(text: string): { event: string; data: string }[] {
+    this.#buffer += text;
+    if (this.#buffer.length > MAX_BODY_BYTES) throw new DplabError("The seat's runner sent an event larger than 4 MiB.", { status: 502 });
+    const out: { event: string; data: string }[] = [];
+    for (let end = this.#buffer.indexOf('\n\n'); end >= 0; end = this.#buffer.indexOf('\n\n')) {
+      const block = this.#buffer.slice(0, end);
+      this.#buffer = this.#buffer.slice(end + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event: ')) event = line.slice(7);
+        else if (line.startsWith('data: ')) data.push(line.slice(6));
+      }
+      if (data.length) out.push({ event, data: data.join('\n') });
+    }
+    return out;
+  }
+}
+
+function parseEvent<S extends z.ZodMiniType>(schema: S, e: { event: string; data: string }): z.output<S> {
+  let json: unknown;
+  try {
+    json = JSON.parse(e.data);
+  } catch {
+    throw new DplabError(`The seat's runner sent a "${e.event}" event that is not JSON.`, { status: 502 });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success)
+    throw new DplabError(`The seat's runner sent a "${e.event}" event in an unexpected shape: ${describeIssues(parsed.error)}.`, {
+      status: 502,
+    });
+  return parsed.data;
+}
 
 export interface SeatCallOptions {
   signal?: AbortSignal;
@@ -33,8 +73,11 @@ export interface SeatRequest {
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
+  /** How long the runner may be silent (the whole answer, or between a stream's pieces). */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** A stream: a 2xx answer's body goes here piece by piece as it arrives (the response's body stays empty). */
+  onData?: (piece: Buffer) => void;
 }
 
 export interface SeatResponse {
@@ -64,6 +107,13 @@ export function httpTransport(connectTo?: (endpoint: SeatEndpoint) => { hostname
           signal: r.signal,
         },
         (res) => {
+          const status = res.statusCode ?? 0;
+          if (r.onData && status >= 200 && status < 300) {
+            res.on('data', r.onData);
+            res.on('end', () => resolve({ status, body: '' }));
+            res.on('error', reject);
+            return;
+          }
           const chunks: Buffer[] = [];
           let size = 0;
           res.on('data', (c: Buffer) => {
@@ -176,6 +226,51 @@ export class SeatClient {
 
   activity(opts?: SeatCallOptions): Promise<Activity> {
     return this.call('GET', '/api/activity', activitySchema, undefined, opts);
+  }
+
+  /**
+   * Follow the seat's activity stream (GET /api/activity/events): `activity` with the whole
+   * activity after each change, `cluster` with one cluster's new state. Resolves when the runner
+   * ends the stream, rejects when it refuses, sends what is not its events, or falls silent for
+   * longer than its heartbeat allows; abort with `signal`.
+   */
+  async watchActivity(
+    on: { activity(a: Activity): void; cluster(c: ActivityCluster): void },
+    opts: { signal?: AbortSignal; silentMs?: number } = {},
+  ): Promise<void> {
+    const headers: Record<string, string> = { host: this.endpoint.host, accept: 'text/event-stream' };
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    const events = new EventStreamParser();
+    let broken: Error | undefined;
+    const controller = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, controller.signal]) : controller.signal;
+    const stop = (err: Error) => {
+      broken ??= err;
+      controller.abort(err);
+    };
+    const res = await this.transport(this.endpoint, {
+      method: 'GET',
+      path: '/api/activity/events',
+      headers,
+      timeoutMs: opts.silentMs ?? STREAM_SILENT_MS,
+      signal,
+      onData: (piece) => {
+        if (broken) return;
+        try {
+          for (const e of events.push(piece.toString('utf8'))) {
+            if (e.event === 'activity') on.activity(parseEvent(activitySchema, e));
+            else if (e.event === 'cluster') on.cluster(parseEvent(activityClusterSchema, e));
+          }
+        } catch (err) {
+          stop(err as Error);
+        }
+      },
+    }).catch((err: unknown) => {
+      throw broken ?? err;
+    });
+    if (broken) throw broken;
+    if (res.status < 200 || res.status >= 300)
+      throw new DplabError(`The seat's runner refused its activity stream (HTTP ${res.status}).`, { status: 502 });
   }
 
   async clusters(opts?: SeatCallOptions): Promise<ClusterStatus[]> {

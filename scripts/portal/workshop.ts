@@ -19,10 +19,16 @@ import { SeatClient } from './seat-client.ts';
 export const WORKSHOP_TIMING = {
   /** The watcher wakes this often. */
   tickMs: 500,
-  /** Each seat's progress and checks are read this often (and right after a check passes through us). */
+  /**
+   * Each seat's progress and checks are read this often while its activity stream is not
+   * connected (and right after a check passes through us); a connected stream pushes them, and
+   * a broken one is opened again after this long.
+   */
   activityMs: 2_000,
-  /** Each seat's cluster states are read this often (each read lists kind clusters and asks each cluster for its nodes). */
+  /** Each seat's cluster states are read this often without a stream (each read lists kind clusters and asks each cluster for its nodes). */
   clustersMs: 15_000,
+  /** With a stream, everything is read once this often anyway, in case an event was lost. */
+  reconcileMs: 60_000,
   /** Seats deleted at once by "End workshop" (each runs `kind delete` per cluster). */
   endConcurrency: 4,
 };
@@ -57,6 +63,10 @@ interface Seat {
   nextClusters: number;
   busy: boolean;
   error?: string;
+  /** The seat's activity stream while it is open; `live` once its first event came. */
+  stream?: { controller: AbortController; live: boolean };
+  /** When a stream may be opened (again). */
+  nextStream: number;
 }
 
 export class Workshop {
@@ -129,6 +139,7 @@ export class Workshop {
       nextActivity: 0,
       nextClusters: 0,
       busy: false,
+      nextStream: 0,
     };
     this.#seats.set(id, seat);
     this.#changed();
@@ -242,6 +253,7 @@ export class Workshop {
     const failed: string[] = [];
     const worker = async () => {
       for (let seat = queue.shift(); seat; seat = queue.shift()) {
+        seat.stream?.controller.abort();
         seat.status = { ...seat.status, message: 'Deleting clusters…' };
         this.#changed();
         try {
@@ -264,6 +276,57 @@ export class Workshop {
 
   close(): void {
     clearInterval(this.#timer);
+    for (const seat of this.#seats.values()) seat.stream?.controller.abort();
+  }
+
+  /** Seats whose activity reaches the dashboard by their stream (for tests and the benchmark). */
+  streaming(): string[] {
+    return [...this.#seats.values()].filter((s) => s.stream?.live).map((s) => s.id);
+  }
+
+  /**
+   * Open the seat's activity stream: each change of its activity or of a cluster's state arrives
+   * as it happens, and polling stops but for a slow reconcile. A stream that ends or breaks
+   * is opened again after activityMs, polling meanwhile.
+   */
+  #openStream(seat: Seat, endpoint: SeatEndpoint): void {
+    const stream = { controller: new AbortController(), live: false };
+    seat.stream = stream;
+    const seen = () => {
+      seat.readAt = this.#now();
+      if (!stream.live) {
+        stream.live = true;
+        seat.nextClusters = Math.min(seat.nextClusters, this.#now() + this.#timing.reconcileMs);
+      }
+      if (seat.error) {
+        seat.error = undefined;
+        this.#changed();
+      }
+    };
+    void new SeatClient(endpoint, seat.runnerToken)
+      .watchActivity(
+        {
+          activity: (activity) => {
+            seen();
+            if (JSON.stringify(activity) === JSON.stringify(seat.activity)) return;
+            seat.activity = activity;
+            this.#changed();
+          },
+          cluster: ({ mode, state }) => {
+            seen();
+            const before = seat.clusters.find((c) => c.mode === mode);
+            if (before?.state === state) return;
+            seat.clusters = [...seat.clusters.filter((c) => c.mode !== mode), { mode, state }].sort((a, b) => a.mode.localeCompare(b.mode));
+            this.#changed();
+          },
+        },
+        { signal: stream.controller.signal },
+      )
+      .catch(() => undefined)
+      .finally(() => {
+        if (seat.stream === stream) seat.stream = undefined;
+        seat.nextStream = this.#now() + this.#timing.activityMs;
+      });
   }
 
   #changed(): void {
@@ -297,6 +360,8 @@ export class Workshop {
       }
       const endpoint = seat.status.endpoint;
       if (!endpoint) continue;
+      if (!seat.stream && now >= seat.nextStream) this.#openStream(seat, endpoint);
+      const live = !!seat.stream?.live;
       const wantActivity = now >= seat.nextActivity;
       const wantClusters = now >= seat.nextClusters;
       if (!wantActivity && !wantClusters) continue;
@@ -305,7 +370,7 @@ export class Workshop {
       void (async () => {
         try {
           if (wantActivity) {
-            seat.nextActivity = now + this.#timing.activityMs;
+            seat.nextActivity = now + (live ? this.#timing.reconcileMs : this.#timing.activityMs);
             const activity = await client.activity();
             if (JSON.stringify(activity) !== JSON.stringify(seat.activity)) {
               seat.activity = activity;
@@ -313,7 +378,7 @@ export class Workshop {
             }
           }
           if (wantClusters) {
-            seat.nextClusters = now + this.#timing.clustersMs;
+            seat.nextClusters = now + (live ? this.#timing.reconcileMs : this.#timing.clustersMs);
             const clusters = (await client.clusters()).map((c) => ({ mode: c.mode, state: c.state }));
             if (JSON.stringify(clusters) !== JSON.stringify(seat.clusters)) {
               seat.clusters = clusters;

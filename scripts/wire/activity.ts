@@ -1,5 +1,5 @@
 /**
- * GET /api/activity: what a learner did on this runner, for the workshop portal's dashboard.
+ * GET /api/activity (and its stream, /api/activity/events): what a learner did on this runner, for the workshop portal's dashboard.
  * Progress says which steps passed; the check log adds the last verdict per step and how many
  * checks failed in a row, which is how the dashboard tells "stuck" from "not started".
  */
@@ -7,6 +7,7 @@ import { z } from './zod.ts';
 import { checkStatusSchema } from './checks.ts';
 import { modeSchema } from './mode-schema.ts';
 import { progressFileSchema } from './progress.ts';
+import { clusterStateSchema } from './clusters.ts';
 
 export const checkRecordSchema = z.object({
   lab: z.string(),
@@ -28,3 +29,7 @@ export const activitySchema = z.object({
   checks: z.array(checkRecordSchema),
 });
 export type Activity = z.infer<typeof activitySchema>;
+
+/** One cluster's state on GET /api/activity/events (event `cluster`). */
+export const activityClusterSchema = z.object({ mode: modeSchema, state: clusterStateSchema });
+export type ActivityCluster = z.infer<typeof activityClusterSchema>;

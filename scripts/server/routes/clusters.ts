@@ -7,7 +7,7 @@ import type { ClusterService, RunnerServices } from '../../services/runner-servi
 import { isMode, MODES, type Mode } from '../../catalogue/modes.ts';
 import { unknownId } from '../../base/errors.ts';
 import { sendJson, type Route } from '../router.ts';
-import { sendEvent as sse, startEventStream } from '../sse.ts';
+import { holdEventStream, sendEvent as sse, startEventStream } from '../sse.ts';
 
 /** Proxies and browsers drop idle streams; a comment line every 15 s keeps it open. */
 export const SSE_HEARTBEAT_MS = 15_000;
@@ -35,19 +35,12 @@ export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'prefl
       async handler(_req, res, ctx) {
         startEventStream(res);
         // Subscribe first, then send the snapshot, so no event falls between the two.
-        const off = manager.events.on((e) => sse(res, e.type, e));
-        const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
-        heartbeat.unref();
-        const closed = new Promise<void>((resolve) => {
-          const done = () => {
-            off();
-            clearInterval(heartbeat);
-            resolve();
-          };
-          if (ctx.signal.aborted) done();
-          else ctx.signal.addEventListener('abort', done, { once: true });
-          res.on('close', done);
-        });
+        const closed = holdEventStream(
+          res,
+          ctx.signal,
+          heartbeatMs,
+          manager.events.on((e) => sse(res, e.type, e)),
+        );
         try {
           sse(res, 'snapshot', { clusters: await manager.statusAll({ signal: ctx.signal }) });
         } catch {

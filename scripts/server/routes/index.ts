@@ -5,6 +5,7 @@ import { healthRoutes } from './health.ts';
 import { sessionRoutes } from './session.ts';
 import { clusterRoutes, SSE_HEARTBEAT_MS } from './clusters.ts';
 import { labRoutes } from './labs.ts';
+import { activityRoutes } from './activity.ts';
 import { dataplaneRoutes } from './dataplane.ts';
 import { broadcastRoutes } from './broadcast.ts';
 import { TerminalBroadcast } from '../../terminals/broadcast.ts';
@@ -24,6 +25,7 @@ export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): re
     ...sessionRoutes,
     ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...labRoutes,
+    ...activityRoutes(services.clusters, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...dataplaneRoutes(services.explainLive),
     ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast(), opts.viewerToken),
   ];

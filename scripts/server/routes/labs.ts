@@ -7,7 +7,7 @@
 import type { Mode } from '../../catalogue/modes.ts';
 import { DplabError, errorToJson } from '../../base/errors.ts';
 import { runCheck } from '../../labs/engine.ts';
-import { checkLog, logCheck } from '../../labs/check-log.ts';
+import { logCheck } from '../../labs/check-log.ts';
 import { clearPasses, mergeProgress, readProgress, recordPass } from '../../labs/progress.ts';
 import { gotoStep } from '../../labs/goto.ts';
 import { loadLabs, requireLab, requireMode, requireStep } from '../../labs/registry.ts';
@@ -16,7 +16,6 @@ import { ensureLabSetup } from '../../labs/setup.ts';
 import { applySolution } from '../../labs/solve.ts';
 import { labDetail, labSummary } from '../../labs/view.ts';
 import { sendJson, type Route, type RouteContext } from '../router.ts';
-import type { Activity } from '../../wire/activity.ts';
 import { sendEvent, startEventStream } from '../sse.ts';
 
 /** `{ mode }` from a POST body; anything else in it is ignored. */
@@ -141,14 +140,6 @@ export const labRoutes: Route[] = [
       const result = await exclusive(lab.id, mode, () => resetLab(lab, mode, { signal: ctx.signal }));
       const progress = await clearPasses(loadLabs(), lab, mode);
       sendJson(res, 200, { ...result, progress: progress.labs[lab.id] });
-    },
-  },
-  {
-    // The workshop portal reads each seat's progress and recent checks from here.
-    method: 'GET',
-    path: '/api/activity',
-    handler(_req, res) {
-      sendJson(res, 200, { progress: readProgress(loadLabs()), checks: checkLog() } satisfies Activity);
     },
   },
   {
