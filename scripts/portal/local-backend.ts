@@ -124,7 +124,9 @@ export class LocalSeatBackend implements SeatBackend {
   #starting = 0;
 
   constructor(private readonly opts: LocalBackendOptions) {
-    if (opts.seatUsers) checkReachable([join(opts.stateDir, 'seats'), projectRoot]);
+    // Seat users must reach their own folders (their shell starts in one). The checkout they only
+    // need for the `dplab` command in their shells, which says "permission denied" without it.
+    if (opts.seatUsers) checkReachable([join(opts.stateDir, 'seats')]);
     this.#findLeftovers();
   }
 

@@ -73,10 +73,7 @@ export function seatFolderUser(dir: string, users: SeatUsers): ShellUser | null 
   }
 }
 
-/**
- * Seat users must reach their folders and this checkout (their `dplab` runs from it): every folder
- * above them must let other users cross it (o+x). Throws, naming the first that does not.
- */
+/** Seat users must reach their folders: every folder above must let other users cross it (o+x). Throws, naming the first that does not. */
 export function checkReachable(paths: readonly string[]): void {
   for (const path of paths) {
     let p = resolve(path);
