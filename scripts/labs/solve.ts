@@ -14,6 +14,7 @@ import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { workspaceDir } from '../base/paths.ts';
+import { handOverTree, shellUser } from '../terminals/shell-user.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
 import { labFilePath } from './registry.ts';
@@ -45,7 +46,14 @@ export function prepareWorkspace(lab: Lab): string {
   const dir = join(workspaceDir(), lab.id);
   mkdirSync(dir, { recursive: true });
   for (const rel of lab.setup.workspace) copyFileSync(labFilePath(lab.id, rel), join(dir, basename(rel)));
+  handOverWorkspace();
   return dir;
+}
+
+/** In a portal seat the learner's shell is the seat's own user (terminals/shell-user.ts): what the runner wrote there becomes theirs. */
+function handOverWorkspace(): void {
+  const user = shellUser();
+  if (user) handOverTree(workspaceDir(), user);
 }
 
 /** The script bash runs: stop at the first failing command, including inside pipes. */
@@ -70,6 +78,7 @@ export async function applySolution(
       timeoutMs: SOLVE_TIMEOUT_MS,
       signal: opts.signal,
     });
+    handOverWorkspace();
     return {
       lab: lab.id,
       step: step.id,

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
 import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
-import { mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
+import { http, mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
+import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { LocalSeatBackend } from './local-backend.ts';
 import { checkReachable, endUserProcesses, SeatUsers } from './seat-users.ts';
 import type { SeatStatus } from './seat-backend.ts';
@@ -75,7 +76,7 @@ describe.runIf(asRoot)('seats with a Unix user each (local backend, portal as ro
   });
 
   it("keep one seat's shell out of another seat's folder, token, kubeconfig and processes", async () => {
-    doubles = useDoubles({ rules: SEATS.flatMap((s) => healthyRules('iptables', s)) });
+    doubles = useDoubles({ rules: [...SEATS.flatMap((s) => healthyRules('iptables', s)), ...firstServiceScenario('iptables').rules] });
     const stateFiles = seatStateFiles(doubles, SEATS);
     const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
     stateDir = mkdtempSync(join(tmpdir(), 'dplab-seat-users-'));
@@ -141,6 +142,21 @@ describe.runIf(asRoot)('seats with a Unix user each (local backend, portal as ro
     // Its own things work: the kubeconfig, the workspace.
     expect(await sh(shellA, 'test "$KUBECONFIG" = ' + kubeA + ' && head -c 200 "$KUBECONFIG" >/dev/null')).toMatchObject({ status: 0 });
     expect(await sh(shellA, 'echo mine > notes.txt && cat notes.txt')).toMatchObject({ out: expect.stringContaining('mine'), status: 0 });
+    // The lab's files, which the runner (root) copies in, are the learner's to edit.
+    const portA = Number(new URL(ready[a]!.endpoint!.url).port);
+    const setup = await http(`http://127.0.0.1:${portA}`, '/api/labs/first-service/setup', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokens[a]}`, origin: `http://127.0.0.1:${portA}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: 'iptables' }),
+      timeoutMs: 60_000,
+    });
+    expect(setup.status, setup.body).toBe(200);
+    expect(
+      await sh(shellA, 'echo "# mine" >> first-service/web-deployment.yaml && tail -n 1 first-service/web-deployment.yaml'),
+    ).toMatchObject({
+      out: expect.stringContaining('# mine'),
+      status: 0,
+    });
 
     // Seat 2's shell leaves a process behind that outlives the shell (setsid: its own session).
     const shellBPid = Number((await sh(shellB, 'echo $$')).out.trim());

@@ -11,7 +11,8 @@
  * Node shells are not switched: they are `docker exec` (or `ip netns exec`) into a node, which
  * is root by nature (see the portal section of ARCHITECTURE.md).
  */
-import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { DplabError } from '../base/errors.ts';
 
 export interface ShellUser {
@@ -64,4 +65,22 @@ export function handOver(file: string, user: ShellUser): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+}
+
+/**
+ * Everything under `dir` that the runner wrote (a lab's files, what a solution left) handed to
+ * `user`, so the learner can edit it; symbolic links are changed themselves, never followed.
+ */
+export function handOverTree(dir: string, user: ShellUser): void {
+  let entries: string[];
+  try {
+    const st = lstatSync(dir);
+    if (st.uid !== user.uid) lchownSync(dir, user.uid, user.gid);
+    if (!st.isDirectory()) return;
+    entries = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  for (const e of entries) handOverTree(join(dir, e), user);
 }
