@@ -4,9 +4,10 @@
  * cluster), three learners joining in three browsers, each typing in their own terminal and
  * pressing Check in their own seat, the instructor's dashboard following live; then every
  * way seat A might reach seat B is tried and refused, and "End workshop" deletes every seat's
- * cluster and stops every seat.
+ * cluster and stops every seat. Run as root (as CI does) each seat's shells are a Unix user of the
+ * seat's own, as `dplab portal` makes them there.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import type { Page } from 'playwright-core';
 import { distDir } from '../scripts/base/paths.ts';
 import { requireLab } from '../scripts/labs/registry.ts';
 import { LocalSeatBackend } from '../scripts/portal/local-backend.ts';
+import { SEAT_UID_BASE, SeatUsers } from '../scripts/portal/seat-users.ts';
 import { startPortal, type RunningPortal } from '../scripts/portal/server.ts';
 import { healthyRules } from '../test/fixtures/cluster-scenarios.ts';
 import { seatStateFiles, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
@@ -27,6 +29,7 @@ const SEATS = ['s01', 's02', 's03'];
 const LEARNERS = ['Ada', 'Brian', 'Chen'];
 /** Screenshots a person can open: $TMPDIR/dplab-portal-join.png and dplab-portal-dashboard.png. */
 const SHOTS = tmpdir();
+const seatUsers = process.platform === 'linux' && process.getuid?.() === 0;
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
 describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeout: 180_000 }, () => {
@@ -44,9 +47,18 @@ describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeo
     doubles = useDoubles({ rules: [...SEATS.flatMap((s) => healthyRules('iptables', s)), ...firstServiceScenario('iptables').rules] });
     const stateFiles = seatStateFiles(doubles, SEATS);
     const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
+    const stateDir = mkdtempSync(join(tmpdir(), 'dplab-portal-'));
+    if (seatUsers) {
+      // The seats' users cross the folder above theirs, and their kubectl (the double) keeps its
+      // log and state in the doubles' folder.
+      chmodSync(stateDir, 0o711);
+      chmodSync(doubles.dir, 0o777);
+      for (const f of readdirSync(doubles.dir)) chmodSync(join(doubles.dir, f), 0o666);
+    }
     backend = new LocalSeatBackend({
-      stateDir: mkdtempSync(join(tmpdir(), 'dplab-portal-')),
+      stateDir,
       seatEnv: (id) => ({ ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id) ?? join(doubles.dir, 'state.json') }),
+      ...(seatUsers ? { seatUsers: new SeatUsers() } : {}),
     });
     const lab = requireLab('first-service');
     portal = await startPortal({
@@ -126,6 +138,8 @@ describe.skipIf(!hasChromium)(`a workshop on the portal${chromiumNote}`, { timeo
     const [ada, brian, chen] = learners.map((b) => b.page);
     // Ada and Chen deploy; the command runs in their seat's shell, against their seat's cluster.
     await typeInTerminal(ada, 'kubectl apply -f first-service/web-deployment.yaml && echo "SEAT=$DPLAB_SEAT"', `SEAT=${seatOf(0)}`);
+    // As root, Ada's shell is her seat's own user, not root.
+    if (seatUsers) await typeInTerminal(ada, 'echo "UID=$(id -u)"', `UID=${String(SEAT_UID_BASE).slice(0, 7)}`);
     await typeInTerminal(chen, 'kubectl apply -f first-service/web-deployment.yaml && echo "SEAT=$DPLAB_SEAT"', `SEAT=${seatOf(2)}`);
     // Brian looks around and checks too early, three times.
     await typeInTerminal(brian, 'echo "SEAT=$DPLAB_SEAT"', `SEAT=${seatOf(1)}`);
