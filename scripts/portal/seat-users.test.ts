@@ -161,6 +161,8 @@ describe.runIf(asRoot)('seats with a Unix user each (local backend, portal as ro
     // Seat 2's shell leaves a process behind that outlives the shell (setsid: its own session).
     const shellBPid = Number((await sh(shellB, 'echo $$')).out.trim());
     expect(shellBPid).toBeGreaterThan(1);
+    const ttyB = (await sh(shellB, 'tty')).out.trim();
+    expect(ttyB).toMatch(/^\/dev\/pts\/\d+$/);
     await sh(shellB, 'setsid sleep 600 </dev/null >/dev/null 2>&1 &');
     const runnerB = backend.pids()[SEATS.indexOf(b)]!;
 
@@ -175,6 +177,9 @@ describe.runIf(asRoot)('seats with a Unix user each (local backend, portal as ro
       `cat /proc/${shellBPid}/environ`,
       `ls -l /proc/${shellBPid}/cwd/`,
       `kill -0 ${shellBPid}`,
+      // Seat 2's terminal: neither read nor written (the runner opened it, as root).
+      `timeout 2 cat ${ttyB}`,
+      `echo intruder > ${ttyB}`,
       // Its own seat's runner token is root's too.
       `cat ${join(dirA, 'seat.json')}`,
     ];
