@@ -4,7 +4,7 @@
  * `error` results: the learner did nothing wrong.
  */
 import { existsSync } from 'node:fs';
-import { CommandError } from '../base/exec.ts';
+import { CommandError, DOCKER_DENIED, dockerDenied } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import type { ClusterHandle } from './handle.ts';
 import type { Mode } from '../catalogue/modes.ts';
@@ -33,7 +33,13 @@ export function describeClusterError(err: unknown, mode: Mode, what: string, tim
       case 'cluster-unreachable':
         return { message: `The ${mode} cluster is not reachable: its API server did not answer.`, fix: err.fix ?? upFix(mode), details };
       case 'daemon-down':
-        return { message: `Docker is not running, so the ${mode} cluster cannot be reached.`, fix: err.fix, details };
+        return {
+          message: dockerDenied(`${err.stderr}\n${err.stdout}`)
+            ? `${DOCKER_DENIED.message} So the ${mode} cluster cannot be reached from here.`
+            : `Docker is not running, so the ${mode} cluster cannot be reached.`,
+          fix: err.fix,
+          details,
+        };
       case 'tool-missing':
         return { message: err.message, fix: err.fix, details };
       case 'timeout':

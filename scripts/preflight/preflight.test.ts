@@ -75,6 +75,23 @@ describe('runPreflight', () => {
     expect(r.findings[0]).toMatchObject({ id: 'docker-cli', status: 'ok', detail: 'docker 28.2.2' });
     expect(r.findings[1]).toMatchObject({ id: 'docker-daemon', status: 'fail' });
   });
+
+  it('a daemon that runs but refuses this user (not in the docker group, or a workshop seat’s own user) is said as such', async () => {
+    // What docker 28.2.2 prints to a user outside the socket's group (measured with setpriv here).
+    const denied =
+      'permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get "http://%2Fvar%2Frun%2Fdocker.sock/v1.50/info": dial unix /var/run/docker.sock: connect: permission denied\n';
+    installDoubles(
+      scenario('iptables', [{ tool: 'docker', match: '^info ', stdout: '{"ClientInfo":{"Version":"28.2.2"}}', stderr: denied, exit: 1 }]),
+    );
+    const r = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
+    expect(r.findings[1]).toMatchObject({
+      id: 'docker-daemon',
+      status: 'fail',
+      detail: 'Docker runs, but this user may not use it: permission denied on its socket.',
+      fix: expect.stringContaining('usermod -aG docker'),
+    });
+    expect(r.findings[1]?.fix).toContain('Start and Check on the lab page');
+  });
 });
 
 describe('docker info read closely', () => {
