@@ -5,8 +5,8 @@
 import { CommandError, run } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
-import { ensureKubeconfigDir, kubectlFor } from './kube.ts';
-import { kindConfigFor, kindOverlay } from './kind-overlay.ts';
+import { ensureKubeconfigDir, kubectlFor, nodeHealth } from './kube.ts';
+import { kindConfigFor, kindNodeCount, kindOverlay } from './kind-overlay.ts';
 import { clusterName, type Mode } from '../catalogue/modes.ts';
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
 import { CILIUM_HELM_REPO, CILIUM_VERSION } from '../base/versions.ts';
@@ -128,6 +128,23 @@ export const ACTIONS: readonly Action[] = [
     title: 'Wait for the nodes to be Ready',
     fix: (ctx) => logsFix(ctx, 'the kubelet (`docker exec <node> journalctl -u kubelet`)'),
     async run(ctx) {
+      // `kubectl wait --all` waits only for the Nodes that exist: a worker whose kubelet never
+      // registered (measured: kind inside a seat's Docker-in-Docker on a cgroup v1 host) would
+      // leave a "ready" cluster of one node. Every node of the mode's kind config must be there.
+      const expected = kindNodeCount(ctx.mode);
+      await waitUntil(
+        async () => {
+          const h = await nodeHealth(ctx.mode, { timeoutMs: ctx.timeouts.grace, signal: ctx.signal });
+          return h.total >= expected ? { done: true, value: h } : { done: false, seen: `${h.total} of ${expected} nodes registered` };
+        },
+        {
+          timeoutMs: ctx.timeouts.rollout,
+          intervalMs: 1_000,
+          signal: ctx.signal,
+          what: `all ${expected} nodes of ${ctx.name} to register with the API server`,
+          fix: `A node that never registers has a kubelet that does not start: \`docker exec ${ctx.name}-worker journalctl -u kubelet\` says why.`,
+        },
+      );
       await kubectlFor(ctx.mode)(['wait', '--for=condition=Ready', 'nodes', '--all', kubectlTimeoutFlag(ctx.timeouts.rollout)], {
         timeoutMs: ctx.timeouts.rollout + ctx.timeouts.grace,
         signal: ctx.signal,

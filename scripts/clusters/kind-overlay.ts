@@ -110,3 +110,9 @@ export function kindConfigFor(mode: Mode): string {
   writeFileSync(path, overlaidKindConfig(mode, overlay));
   return path;
 }
+
+/** How many nodes the mode's kind config makes (its `nodes:` entries). */
+export function kindNodeCount(mode: Mode): number {
+  const nodes = parseDocument(readFileSync(kindConfigPath(mode), 'utf8')).toJS()?.nodes as unknown;
+  return Array.isArray(nodes) && nodes.length ? nodes.length : 1;
+}

@@ -146,6 +146,21 @@ describe('ensure: failure paths', () => {
     await expectNoHalfState(manager, d, 'cilium');
   });
 
+  it('a worker whose kubelet never registers: not "ready" with fewer nodes than the kind config makes', async () => {
+    // Measured in a seat's Docker-in-Docker on a cgroup v1 host: kind created three nodes, only the control plane registered.
+    const onlyControlPlane = JSON.stringify({
+      items: [{ metadata: { name: 'dplab-iptables-control-plane' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }],
+    });
+    const { d, manager } = setup('iptables', [{ tool: 'kubectl', match: ' get nodes -o json$', stdout: onlyControlPlane }]);
+    const err = await failure(manager.ensure('iptables'));
+    expect(err.message).toMatch(
+      /failed at "Wait for the nodes to be Ready": Timed out after \d+ s waiting for all 3 nodes of dplab-iptables to register with the API server/,
+    );
+    expect(err.details).toMatch(/1 of 3 nodes registered/);
+    expect(err.fix).toContain('docker exec dplab-iptables-worker journalctl -u kubelet');
+    await expectNoHalfState(manager, d, 'iptables');
+  });
+
   it('Cilium DaemonSet never rolls out', async () => {
     const { d, manager } = setup('cilium', [
       { tool: 'kubectl', match: 'rollout status daemonset/cilium', stderr: 'error: timed out waiting for the condition\n', exit: 1 },

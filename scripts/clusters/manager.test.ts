@@ -30,6 +30,8 @@ describe('ensure: exact command lines per mode', () => {
       expect(provisioningLines(d)).toEqual([
         'kind get clusters',
         `kind create cluster --name ${name} --config ${process.cwd()}/kind-configs/${mode}.yaml --kubeconfig ${kc} --wait 0s`,
+        // Every node of the kind config registered before the Ready wait (which sees only those that did).
+        `kubectl --kubeconfig ${kc} get nodes -o json`,
         `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
         `kubectl --kubeconfig ${kc} -n kube-system rollout status daemonset/kube-proxy --timeout=4s`,
         `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
@@ -42,6 +44,7 @@ describe('ensure: exact command lines per mode', () => {
   }
 
   const ciliumTail = (kc: string) => [
+    `kubectl --kubeconfig ${kc} get nodes -o json`,
     `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
     `kubectl --kubeconfig ${kc} -n kube-system rollout status daemonset/cilium --timeout=4s`,
     `kubectl --kubeconfig ${kc} -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`,
@@ -59,7 +62,7 @@ describe('ensure: exact command lines per mode', () => {
       /^kind create cluster --name dplab-cilium --config .*\/kind-configs\/cilium\.yaml --kubeconfig \S+ --wait 0s$/,
     );
     expect(lines[2]).toBe(`cilium install --version ${CILIUM_VERSION} ${values}`);
-    expect(lines.slice(3, 7)).toEqual(ciliumTail(kc));
+    expect(lines.slice(3, 8)).toEqual(ciliumTail(kc));
     const install = d.calls().find((c) => c.tool === 'cilium' && c.argv[0] === 'install');
     expect(install?.kubeconfig).toBe(kc);
   });
@@ -72,7 +75,7 @@ describe('ensure: exact command lines per mode', () => {
     expect(lines[2]).toBe(
       `helm upgrade --install cilium cilium --repo https://helm.cilium.io --version ${CILIUM_VERSION} --namespace kube-system --kubeconfig ${kc} ${values}`,
     );
-    expect(lines.slice(3, 7)).toEqual(ciliumTail(kc));
+    expect(lines.slice(3, 8)).toEqual(ciliumTail(kc));
   });
 });
 
