@@ -140,11 +140,7 @@ const DAEMON_DOWN =
   /Cannot connect to the Docker daemon|Is the docker daemon running|error during connect|docker\.sock: connect: (?:no such file|permission denied|connection refused)/i;
 const SOCKET_DENIED = /permission denied while trying to connect to the Docker daemon|docker\.sock: connect: permission denied/i;
 
-/** Docker runs, but this user may not use its socket (not in the `docker` group; a workshop seat's own user). */
-export function dockerDenied(text: string): boolean {
-  return SOCKET_DENIED.test(text);
-}
-
+/** Docker runs, but this user may not use its socket (not in the `docker` group; a workshop seat's own user): a CommandError's message says so. */
 export const DOCKER_DENIED = {
   message: 'Docker runs, but this user may not use it: permission denied on its socket.',
   fix: "Add yourself to the `docker` group (`sudo usermod -aG docker $USER`, then log in again) so `docker ps` works without sudo. In a workshop seat's terminal, which runs as the seat's own user without Docker, use Start and Check on the lab page instead.",
@@ -185,7 +181,7 @@ export function classifyFailure(
   if (DOCKER_NOT_FOUND.test(text)) {
     return { kind: 'tool-missing', message: 'Docker is not installed: `docker` was not found on PATH.', fix: INSTALL_HINTS.docker };
   }
-  if (dockerDenied(text)) return { kind: 'daemon-down', ...DOCKER_DENIED };
+  if (SOCKET_DENIED.test(text)) return { kind: 'daemon-down', ...DOCKER_DENIED };
   if (DAEMON_DOWN.test(text)) {
     return {
       kind: 'daemon-down',

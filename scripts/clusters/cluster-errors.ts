@@ -4,7 +4,7 @@
  * `error` results: the learner did nothing wrong.
  */
 import { existsSync } from 'node:fs';
-import { CommandError, DOCKER_DENIED, dockerDenied } from '../base/exec.ts';
+import { CommandError, DOCKER_DENIED } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import type { ClusterHandle } from './handle.ts';
 import type { Mode } from '../catalogue/modes.ts';
@@ -34,9 +34,10 @@ export function describeClusterError(err: unknown, mode: Mode, what: string, tim
         return { message: `The ${mode} cluster is not reachable: its API server did not answer.`, fix: err.fix ?? upFix(mode), details };
       case 'daemon-down':
         return {
-          message: dockerDenied(`${err.stderr}\n${err.stdout}`)
-            ? `${DOCKER_DENIED.message} So the ${mode} cluster cannot be reached from here.`
-            : `Docker is not running, so the ${mode} cluster cannot be reached.`,
+          message:
+            err.message === DOCKER_DENIED.message
+              ? `${DOCKER_DENIED.message} So the ${mode} cluster cannot be reached from here.`
+              : `Docker is not running, so the ${mode} cluster cannot be reached.`,
           fix: err.fix,
           details,
         };

@@ -1,5 +1,5 @@
 /** Docker CLI, daemon and Docker Desktop: one `docker info` call answers all three. */
-import { CommandError, DOCKER_DENIED, dockerDenied, run, TIMEOUTS } from '../base/exec.ts';
+import { CommandError, DOCKER_DENIED, run, TIMEOUTS } from '../base/exec.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
 export interface DockerInfo {
@@ -171,7 +171,7 @@ export async function checkDocker(system: PreflightSystem, signal?: AbortSignal)
       };
     }
     const cli = cliFinding(err.stdout);
-    if (err.kind === 'daemon-down' && dockerDenied(`${err.stderr}\n${err.stdout}`))
+    if (err.kind === 'daemon-down' && err.message === DOCKER_DENIED.message)
       return { findings: [cli, { ...DAEMON, status: 'fail', detail: DOCKER_DENIED.message, fix: DOCKER_DENIED.fix }] };
     if (err.kind === 'daemon-down') return { findings: [cli, daemonDown()] };
     return {
