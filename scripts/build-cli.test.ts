@@ -2,7 +2,7 @@
 // command's code, no package), each command is a chunk imported when it runs, and a build is
 // a directory of its own that inputs.json names once it is whole. Built into a temporary
 // directory (the project's dist-cli/ is left to dplab itself), then run through dplab.mjs.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -110,6 +110,39 @@ describe('dplab through the compiled CLI', () => {
     expect(wrong.status).toBe(2);
     expect(wrong.stderr).toContain('Error: dplab down: unknown mode "nope"');
     expect(wrong.stderr).toContain('Fix: Usage: dplab down <iptables|ipvs|nftables|cilium> | --all');
+  }, 120_000);
+
+  it('dplab portal serves its own pages: files the code reads are found from the project, not from the chunk', async () => {
+    // The portal read its pages beside its module, which compiled is dist-cli/<build>/chunks/:
+    // `dplab portal` died at start with ENOENT there, while every test through tsx passed.
+    const state = mkdtempSync(join(tmpdir(), 'dplab-compiled-portal-'));
+    const child = spawn(process.execPath, [join(projectRoot, 'scripts', 'dplab.mjs'), 'portal', '--port', '0', '--shared-user'], {
+      env: { ...process.env, DPLAB_TSX: '', DPLAB_STATE_DIR: state },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      const joinUrl = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no join link in 60 s: ${out}`)), 60_000);
+        const take = (d: Buffer) => {
+          out += d.toString();
+          const m = /Learners: (\S+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
+        };
+        child.stdout!.on('data', take);
+        child.stderr!.on('data', take);
+        child.once('exit', (code) => reject(new Error(`dplab portal exited (${code}): ${out}`)));
+      });
+      const res = await fetch(joinUrl);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toContain('<form');
+    } finally {
+      child.kill();
+      rmSync(state, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('--verbose stack traces name the TypeScript sources; --provider is checked before any command loads', () => {

@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { DplabError } from '../base/errors.ts';
+import { projectRoot } from '../base/paths.ts';
 import { GuessLimiter } from '../server/guess-limit.ts';
 import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
 import { capConnections } from '../server/connection-shedding.ts';
@@ -27,7 +27,8 @@ import { checkAddress, portalAddress, TokenBook, type Principal, type PortalVerd
 import type { SeatBackend } from './seat-backend.ts';
 import { Workshop, type WorkshopOptions } from './workshop.ts';
 
-const PAGES_DIR = fileURLToPath(new URL('./pages/', import.meta.url));
+// From the project root, not from this module: compiled, this code is a chunk under dist-cli/.
+const PAGES_DIR = join(projectRoot, 'scripts', 'portal', 'pages');
 export const LEARNER_SCRIPT = '/portal/assets/learner.js';
 
 /** The portal's own pages and their scripts; nothing else under /portal/ is a file. */
