@@ -319,6 +319,7 @@ describe('settings from the portal’s environment', () => {
     const c = kubernetesSeatConfigFromEnv({
       DPLAB_SEAT_NAMESPACE: 'dplab-workshop',
       DPLAB_SEAT_IMAGE: 'r.example/dplab:1',
+      DPLAB_SEAT_DIND_IMAGE: 'mirror.example/docker:28.5.1-dind',
       DPLAB_SEAT_CLUSTERS: '2',
       DPLAB_SEAT_NODE_SELECTOR: 'dplab.io/seats=true',
       DPLAB_SEAT_TOLERATE: 'dplab.io/seats',
@@ -326,10 +327,15 @@ describe('settings from the portal’s environment', () => {
     expect(c).toMatchObject({
       namespace: 'dplab-workshop',
       runnerImage: 'r.example/dplab:1',
+      dindImage: 'mirror.example/docker:28.5.1-dind',
       nodeSelector: { 'dplab.io/seats': 'true' },
       tolerations: [{ key: 'dplab.io/seats', operator: 'Exists', effect: 'NoSchedule' }],
     });
     expect(c.sizing!.dind.requests.memory).toBe('6144Mi');
+    expect(kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x' }).dindImage).toBeUndefined();
+    expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_DIND_IMAGE: 'a b' })).toThrow(
+      /DPLAB_SEAT_DIND_IMAGE="a b"/,
+    );
     expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'Bad_NS', DPLAB_SEAT_IMAGE: 'x' })).toThrow(
       /DPLAB_SEAT_NAMESPACE="Bad_NS"/,
     );

@@ -13,6 +13,8 @@ const LABEL_PAIR = /^([a-z0-9A-Z._/-]{1,253})=([a-z0-9A-Z._-]{0,63})$/;
 export const SEAT_ENV = {
   namespace: 'DPLAB_SEAT_NAMESPACE',
   image: 'DPLAB_SEAT_IMAGE',
+  /** The Docker-in-Docker sidecar's image (default: seat-objects.ts' DIND_IMAGE), for a mirror or an air-gapped registry. */
+  dindImage: 'DPLAB_SEAT_DIND_IMAGE',
   clusters: 'DPLAB_SEAT_CLUSTERS',
   nodeSelector: 'DPLAB_SEAT_NODE_SELECTOR',
   pullSecrets: 'DPLAB_SEAT_PULL_SECRETS',
@@ -32,6 +34,9 @@ export function kubernetesSeatConfigFromEnv(env: Record<string, string | undefin
   const runnerImage = (env[SEAT_ENV.image] ?? '').trim();
   if (!/^[^\s]+$/.test(runnerImage))
     throw bad(SEAT_ENV.image, runnerImage, 'an image reference (the runner image, scripts/portal/image/Dockerfile)');
+  const dindImage = (env[SEAT_ENV.dindImage] ?? '').trim();
+  if (dindImage && !/^[^\s]+$/.test(dindImage))
+    throw bad(SEAT_ENV.dindImage, dindImage, 'an image reference (a Docker-in-Docker image whose command runs dockerd)');
   const clustersText = env[SEAT_ENV.clusters] ?? '1';
   const clusters = Number(clustersText);
   if (!Number.isInteger(clusters) || clusters < 1 || clusters > 4)
@@ -58,6 +63,7 @@ export function kubernetesSeatConfigFromEnv(env: Record<string, string | undefin
   return {
     namespace,
     runnerImage,
+    ...(dindImage ? { dindImage } : {}),
     sizing: seatSizing(clusters),
     ...(Object.keys(nodeSelector).length ? { nodeSelector } : {}),
     ...(pullSecrets.length ? { imagePullSecrets: pullSecrets } : {}),
