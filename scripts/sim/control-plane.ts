@@ -6,13 +6,13 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CommandError, run } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { ensureCa, ensureLeaf, ensureServiceAccountKeys, writeKubeconfig, type CertPair } from './certs.ts';
 import { daemonAlive, logTail, startDaemon, stopAll } from './processes.ts';
+import { freePort } from '../base/free-port.ts';
 
 export interface ControlPlaneOptions {
   /** State folder: pki/, etcd data, logs, pidfiles. */
@@ -51,18 +51,6 @@ export interface ControlPlane {
 
 /** Start order; stop() goes backwards. */
 export const CONTROL_PLANE_DAEMONS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** First address of a CIDR plus one: the `kubernetes` Service's ClusterIP (10.96.0.1). */
 /**

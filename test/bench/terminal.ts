@@ -31,6 +31,7 @@ import { distDir, projectRoot } from '../../scripts/base/paths.ts';
 import { buildIsStale, buildSite } from '../../scripts/base/site-build.ts';
 import { launchBenchBrowser, type BenchBrowser, type BenchPage as Page } from './lib/cdp-browser.ts';
 import { report, type BenchRow } from './lib/report.ts';
+import { freePort } from '../../scripts/base/free-port.ts';
 
 const WETTY_VERSION = '3.2.0';
 const ROUNDS = Number(process.argv[2] ?? 3);
@@ -74,14 +75,6 @@ interface Peer {
   dir: string;
   proc: ChildProcess;
   stop(): void;
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
-  const port = (s.address() as { port: number }).port;
-  await new Promise((ok) => s.close(ok));
-  return port;
 }
 
 /** DPLAB_BENCH_WETTY_DIR: a folder where wetty@WETTY_VERSION was installed by an earlier run (kept; saves the install). */
