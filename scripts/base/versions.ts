@@ -43,6 +43,8 @@ export const MIN_KIND_RECOMMENDED = '0.31.0';
  */
 export const CILIUM_VERSION = '1.19.4';
 export const CILIUM_HELM_REPO = 'https://helm.cilium.io';
+/** The helm a workshop seat's image carries (scripts/portal/image/Dockerfile): Cilium's installer there, as no cilium CLI is in it. */
+export const HELM_VERSION = '3.19.0';
 
 /** Compare dotted versions ("0.23.0" vs "0.31"); missing parts count as 0. */
 export function compareVersions(a: string, b: string): number {

@@ -5,7 +5,7 @@
  * kube-proxy, kubectl, etcd, CoreDNS and agnhost come from the sim provider's own builds
  * (scripts/sim/components.ts): one build of each serves both.
  */
-import { CILIUM_VERSION, KIND_VERSION } from '../../scripts/base/versions.ts';
+import { CILIUM_VERSION, HELM_VERSION, KIND_VERSION } from '../../scripts/base/versions.ts';
 import { k8s, type GoComponent } from '../../scripts/sim/components.ts';
 
 /** kind v0.31.0's images/base/Dockerfile pins these; crictl and the storage provisioner differ (see their go.mod). */
@@ -15,7 +15,7 @@ export const BASE_VERSIONS = {
   crictl: '1.34.0',
   cniPlugins: '1.8.0',
   localPathProvisioner: '0.0.30',
-  helm: '3.19.0',
+  helm: HELM_VERSION,
 } as const;
 
 const mod = (name: string) => `test/kind/go/${name}`;

@@ -1,14 +1,15 @@
 /**
- * The seat runner image, checked without Docker (none on the machines that run `npm test`):
- * its pinned versions are the project's, it runs as the user the seat pod expects, it serves on
- * the port the seat's Service targets, every download is checked against its published checksum,
- * and everything it copies from the build context exists and is not ignored. Building and
- * running it is left to a machine with Docker (the operator's guide says how).
+ * The seat runner image's Dockerfile, checked statically (its base images cannot be pulled on
+ * these machines): its pinned versions are the project's, it runs as the user the seat pod
+ * expects, it serves on the port the seat's Service targets, every download is checked against
+ * its published checksum, and everything it copies from the build context exists and is not
+ * ignored. The same content, built without Docker's build (test/kind/seat-images.ts), runs as
+ * real seat pods on a real cluster in `npm run test:kind` (test/kind/portal.kind.test.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KIND_VERSION, KUBERNETES_VERSION } from '../../base/versions.ts';
+import { HELM_VERSION, KIND_VERSION, KUBERNETES_VERSION } from '../../base/versions.ts';
 import { projectRoot } from '../../base/paths.ts';
 import { DIND_IMAGE, RUNNER_UID, SEAT_RUNNER_PORT } from '../seat-objects.ts';
 
@@ -43,9 +44,10 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
     }
   });
 
-  it('pins kind and kubectl to scripts/base/versions.ts, and the Docker CLI to the dind sidecar’s release', () => {
+  it('pins kind, kubectl and helm to scripts/base/versions.ts, and the Docker CLI to the dind sidecar’s release', () => {
     expect(args.KIND_VERSION).toBe(KIND_VERSION);
     expect(args.KUBERNETES_VERSION).toBe(KUBERNETES_VERSION);
+    expect(args.HELM_VERSION).toBe(HELM_VERSION);
     const dindRelease = /^docker:(\d+\.\d+\.\d+)-dind$/.exec(DIND_IMAGE)![1];
     expect(args.DOCKER_CLI_IMAGE).toBe(`docker:${dindRelease}-cli`);
   });
@@ -57,9 +59,9 @@ describe('the seat runner image (scripts/portal/image/Dockerfile), statically', 
       .join('\n');
     const downloads = [...run.matchAll(/curl -fsSLO "([^"]+)"/g)].map((m) => m[1]);
     const binaries = downloads.filter((u) => !/\.sha256(sum)?$/.test(u));
-    expect(binaries).toHaveLength(2);
+    expect(binaries).toHaveLength(3);
     for (const b of binaries) expect(downloads).toContain(b.endsWith('kubectl') ? `${b}.sha256` : `${b}.sha256sum`);
-    expect(run.match(/sha256sum -c/g)).toHaveLength(2);
+    expect(run.match(/sha256sum -c/g)).toHaveLength(3);
     expect(run.indexOf('sha256sum -c')).toBeLessThan(run.indexOf('install -m 0755'));
   });
 
