@@ -6,6 +6,7 @@
   const token = localStorage.getItem('dplab.token');
   if (!token) return;
   let banner;
+  let wasPending = false;
   const show = (text) => {
     if (!text) {
       banner?.remove();
@@ -28,6 +29,10 @@
       if (res.status === 401 || res.status === 404) return;
       if (res.ok) {
         const me = await res.json();
+        // A page opened while the seat was still starting found no runner: once the seat is
+        // ready, load it again so its terminal and checks connect.
+        if (me.phase === 'pending') wasPending = true;
+        else if (wasPending && me.phase === 'ready') return location.reload();
         if (me.ended) show('The workshop has ended. Thank you!');
         else if (me.phase === 'pending') show(me.broadcast ? `📣 ${me.broadcast}` : `Your seat is being prepared: ${me.message ?? ''}`);
         else show(me.broadcast ? `📣 ${me.broadcast}` : '');
