@@ -62,7 +62,10 @@ export const serve: Command = {
       maxTerminals,
       building: progress,
     });
-    ctx.stdout.write(`Dataplane Lab: ${running.url}\n`);
+    // A token the caller chose (DPLAB_TOKEN) is theirs already, and often a secret's (a seat
+    // pod's): printing it would copy it into whatever keeps this output, a pod's log included.
+    const link = process.env.DPLAB_TOKEN ? running.url.replace(/#token=.*$/, '#token=<DPLAB_TOKEN>') : running.url;
+    ctx.stdout.write(`Dataplane Lab: ${link}\n`);
     ctx.stdout.write(`Viewer link (read-only mirror of your terminal, for the audience): ${running.viewerUrl}\n`);
     if (progress) {
       try {

@@ -82,6 +82,11 @@ async function whileResponsive<T>(
 }
 
 describe('a large paste', () => {
+  it('prints its link without a token it was given in DPLAB_TOKEN (a seat pod’s log would keep its Secret)', () => {
+    expect(runner.log()).toContain(`Dataplane Lab: http://127.0.0.1:${runner.port}/#token=<DPLAB_TOKEN>`);
+    expect(runner.log()).not.toContain(runner.token);
+  });
+
   it('1 MB of lines arrives whole and in order while another terminal and the API keep answering', async () => {
     const shell = await shellOf(runner);
     const file = join(mkdtempSync(join(tmpdir(), 'dplab-paste-')), 'paste.txt');
