@@ -61,7 +61,7 @@ function raiseInotify(say: (l: string) => void): void {
 }
 
 /** Capabilities named in an OCI spec or a chart that root here may not hold. */
-function boundingSetLacksSysResource(): boolean {
+export function boundingSetLacksSysResource(): boolean {
   const line = readFileSync('/proc/self/status', 'utf8')
     .split('\n')
     .find((l) => l.startsWith('CapBnd:'));

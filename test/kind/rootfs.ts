@@ -89,6 +89,14 @@ export const ROOTFS = {
     ],
   },
   /**
+   * A workshop seat's Docker-in-Docker sidecar (seat-images.ts): Debian's Docker engine, with
+   * what dockerd runs (containerd, runc, iptables) and what kind's nodes need of it.
+   */
+  dind: {
+    name: 'dind',
+    packages: ['docker.io', 'iptables', 'iproute2', 'kmod', 'ca-certificates', 'procps'],
+  },
+  /**
    * The IPVS guest (guest.ts): a Debian 12 system whose kernel (Debian's 6.1) has the ip_vs
    * modules this host's kernel lacks, with Docker for kind's nodes and ipvsadm.
    */
