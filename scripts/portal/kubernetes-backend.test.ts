@@ -141,6 +141,10 @@ describe('KubernetesSeatBackend with a recording API', () => {
     expect(Buffer.from(secret.data!.token, 'base64').toString()).toBe(t);
     // The token is in the Secret only: never in the pod's spec.
     expect(JSON.stringify(api.get('Pod', 'dplab-seat-a1'))).not.toContain(t);
+    // Nothing of this cluster in the seat: no API token, and the node's resolvers, not the
+    // cluster's DNS, whose address the seat's own kind clusters also give their kube-dns.
+    const pod = api.get('Pod', 'dplab-seat-a1') as V1Pod;
+    expect(pod.spec).toMatchObject({ automountServiceAccountToken: false, dnsPolicy: 'Default' });
   });
 
   it('is idempotent per id: a second create makes nothing new', async () => {

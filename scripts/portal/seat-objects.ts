@@ -75,6 +75,12 @@ export function seatPod(spec: SeatSpec, config: KubernetesSeatConfig): V1Pod {
       // The seat never talks to this cluster's API: no service account token in the pod.
       automountServiceAccountToken: false,
       enableServiceLinks: false,
+      // The node's resolvers, not this cluster's DNS: the seat needs no Service name here, and
+      // its own kind clusters use the same default Service range (10.96.0.0/16), so this
+      // cluster's DNS address (10.96.0.10) is also their kube-dns. Docker's embedded DNS asks
+      // the upstream from inside a node, where kube-proxy sends it to the nested CoreDNS:
+      // measured on a real cluster, CoreDNS found the loop and crash-looped, and Start never finished.
+      dnsPolicy: 'Default',
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 30,
       ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
