@@ -35,7 +35,8 @@ export interface LayerSpec {
   dirs?: readonly [string, number][];
 }
 
-function walk(dir: string, keep: (rel: string) => boolean, root = dir, out: string[] = []): string[] {
+/** The files under `dir` (relative paths, sorted) that `keep` takes. */
+export function walk(dir: string, keep: (rel: string) => boolean = () => true, root = dir, out: string[] = []): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     const p = join(dir, e.name);
     if (e.isDirectory()) walk(p, keep, root, out);

@@ -23,6 +23,7 @@ import { projectRoot } from '../../scripts/base/paths.ts';
 import { buildIsStale, buildSite } from '../../scripts/base/site-build.ts';
 import { clusterName, kubeconfigPath, type Mode } from '../../scripts/catalogue/modes.ts';
 import { ClusterManager } from '../../scripts/clusters/manager.ts';
+import { kubectlFor } from '../../scripts/clusters/kube.ts';
 import { labImages } from '../../scripts/labs/images.ts';
 import { DOCKER_HOST, MANAGED_SELECTOR, seatObjectName } from '../../scripts/portal/seat-objects.ts';
 import { chromiumNote, hasChromium, launchBrowser, type Browser } from '../../e2e/harness.ts';
@@ -41,8 +42,8 @@ const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 const shell = 'dplab-terminal:not([node])';
 const say = (l: string) => console.log(`[kind-portal] ${l}`);
 
-const kubectl = (args: string[], timeoutMs = 120_000) =>
-  run('kubectl', ['--kubeconfig', kubeconfigPath(MODE), ...args], { timeoutMs }).then((r) => r.stdout);
+const kubectlRun = kubectlFor(MODE);
+const kubectl = (args: string[], timeoutMs = 120_000) => kubectlRun(args, { timeoutMs }).then((r) => r.stdout);
 
 /**
  * The manifests as an operator applies them, with this environment's images and the portal's
@@ -123,10 +124,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     say(`kind load of both seat images into the workers: ${Math.round((Date.now() - t) / 1000)} s`);
     port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    await run('kubectl', ['--kubeconfig', kubeconfigPath(MODE), 'apply', '--validate=strict', '-f', '-'], {
-      input: manifests(images, port),
-      timeoutMs: 120_000,
-    });
+    await kubectlRun(['apply', '--validate=strict', '-f', '-'], { input: manifests(images, port), timeoutMs: 120_000 });
     await kubectl(['-n', NS, 'rollout', 'status', 'deploy/dplab-portal', '--timeout=300s'], 320_000).catch(async (err) => {
       // The portal's own words say why it is not running.
       const logs = await kubectl(['-n', NS, 'logs', 'deploy/dplab-portal', '--tail=20']).catch((e: Error) => e.message);
@@ -165,22 +163,9 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
   it('the manifests apply with --validate=strict, and the portal holds only its Role', async () => {
     // `auth can-i` answers "no" with exit code 1.
     const can = (verb: string, what: string, ns = NS, ...more: string[]) =>
-      run(
-        'kubectl',
-        [
-          '--kubeconfig',
-          kubeconfigPath(MODE),
-          'auth',
-          'can-i',
-          verb,
-          what,
-          ...more,
-          '-n',
-          ns,
-          `--as=system:serviceaccount:${NS}:dplab-portal`,
-        ],
-        { timeoutMs: 30_000 },
-      ).then(
+      kubectlRun(['auth', 'can-i', verb, what, ...more, '-n', ns, `--as=system:serviceaccount:${NS}:dplab-portal`], {
+        timeoutMs: 30_000,
+      }).then(
         (r) => r.stdout.trim(),
         (e: unknown) => (e instanceof CommandError ? e.stdout.trim() : Promise.reject(e)),
       );

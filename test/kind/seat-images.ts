@@ -17,15 +17,15 @@
  * - the host is cgroup v1, where the nodes of a kind cluster nested in a seat need the kubelet's
  *   cgroupfs driver (seatOverlay below).
  */
-import { chownSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { chownSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { run } from '../../scripts/base/exec.ts';
 import { distDir, projectRoot } from '../../scripts/base/paths.ts';
 import type { KindOverlay } from '../../scripts/clusters/kind-overlay.ts';
 import { KIND_OVERLAY_ENV } from '../../scripts/clusters/kind-overlay.ts';
 import { simBinDir } from '../../scripts/sim/build.ts';
 import { DEFAULT_PATH, writeDockerArchive, type ImageSpec } from './docker-archive.ts';
-import { ensureLayer } from './layers.ts';
+import { ensureLayer, walk } from './layers.ts';
 import { hashOf, isFresh, paths, stamp, stampOf } from './layout.ts';
 import { dockerLoad, imagePresent } from './node-image.ts';
 import { ensureRootfs, ROOTFS } from './rootfs.ts';
@@ -85,18 +85,9 @@ function appHash(): Promise<string> {
     run('git', ['diff', 'HEAD'], { cwd: projectRoot, timeoutMs: 60_000 }),
   ]).then(([index, diff]) => {
     const listing = (dir: string) =>
-      existsSync(dir) ? walkFiles(dir).map((f) => `${relative(dir, f)}:${statSync(f).size}:${statSync(f).mtimeMs}`) : [];
+      existsSync(dir) ? walk(dir).map((rel) => `${rel}:${statSync(join(dir, rel)).size}:${statSync(join(dir, rel)).mtimeMs}`) : [];
     return hashOf(index.stdout, diff.stdout, listing(distDir), listing(join(projectRoot, 'dist-cli')), RUNNER_USER);
   });
-}
-
-function walkFiles(dir: string, out: string[] = []): string[] {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    if (e.isDirectory()) walkFiles(p, out);
-    else out.push(p);
-  }
-  return out;
 }
 
 /**
