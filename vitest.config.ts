@@ -13,6 +13,8 @@ export default defineConfig({
     exclude: ['test/live/**', 'test/sim/**', '**/*.sim.test.ts', '**/*.kind.test.ts', '**/*.ipvs.test.ts', 'node_modules/**', 'dist/**'],
     // Builds the site once when it is missing or stale, for the browser tier.
     globalSetup: ['e2e/global-setup.ts'],
+    // Each file's temporary folders live in one folder, removed when the file ends.
+    setupFiles: ['test/temp-dir-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 180_000,
     pool: 'forks',
