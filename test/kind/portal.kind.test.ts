@@ -73,6 +73,27 @@ async function typeIn(page: Page, line: string, selector = shell): Promise<void>
   await page.keyboard.press('Enter');
 }
 
+/**
+ * Polls the cluster panel after Start until it is ready (returns 'ready'), shows an error, or
+ * never leaves 'absent' (Start did not begin); otherwise what it showed last.
+ */
+async function startOutcome(panel: ReturnType<Page['locator']>, timeoutMs = 15 * 60_000): Promise<string> {
+  const started = Date.now();
+  let seen = '';
+  let left = false;
+  while (Date.now() - started < timeoutMs) {
+    const state = (await panel.getAttribute('data-state')) ?? '';
+    if (state === 'ready') return 'ready';
+    const error = (await panel.locator('.dplab-cp-error').allTextContents()).join(' ').trim();
+    if (error) return `state ${state}, the panel says: ${error}`;
+    if (state !== 'absent') left = true;
+    if (!left && Date.now() - started > 60_000) return 'the panel never left "absent": Start did not begin';
+    seen = `state ${state}: ${((await panel.textContent()) ?? '').replace(/\s+/g, ' ').slice(0, 400)}`;
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  return `still not ready after ${timeoutMs / 60_000} min; last seen ${seen}`;
+}
+
 interface PodJson {
   metadata: { name: string; creationTimestamp: string; deletionTimestamp?: string; labels: Record<string, string> };
   spec: {
@@ -251,7 +272,12 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     t = Date.now();
     await page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel button', { hasText: /^Start$/ }).click();
     const panel = page.locator(`.dplab-ws-bar dplab-cluster-panel[mode="${MODE}"]`);
-    await expect.poll(() => panel.getAttribute('data-state'), { timeout: 15 * 60_000, interval: 2_000 }).toBe('ready');
+    // Ready, or what stopped it: the panel's own error and the seat runner's log, at once.
+    const outcome = await startOutcome(panel);
+    if (outcome !== 'ready') {
+      const log = await kubectl(['-n', NS, 'logs', seatObjectName(seat), '-c', 'runner', '--tail=60']).catch((e: Error) => e.message);
+      throw new Error(`Start in the seat did not reach ready: ${outcome}\nthe seat runner's log:\n${log}`);
+    }
     say(`Start → cluster ready in the seat: ${Math.round((Date.now() - t) / 1000)} s`);
     await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 }).toBe('done');
     await screenshot(page, 'kind-portal-2-ready');
