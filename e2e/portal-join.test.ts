@@ -4,6 +4,7 @@
  * says what the seat waits for in the backend's own words, and goes to the lab only once the
  * seat is ready; a seat that cannot start says why there, with the button back. Found on a real
  * cluster: the page went straight to the lab, whose runner did not answer yet, and stayed broken.
+ * A seat whose runner stops answering sends the learner to the instructor, not to `npm start`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../scripts/base/paths.ts';
@@ -69,6 +70,20 @@ describe.skipIf(!hasChromium)(`joining while the seat is being made${chromiumNot
     expect(new URL(page.url()).pathname).toBe('/portal/join');
     backend.outcome.set('s01', 'ready');
     await page.waitForURL(/\/labs\/first-service\/$/, { timeout: 10_000 });
+  });
+
+  it('a seat whose runner does not answer: the lab page sends the learner to the instructor, not to `npm start`', async () => {
+    // s01 is ready at an address where nothing listens, as when a seat's runner dies mid-class.
+    const page = browser.page;
+    expect(new URL(page.url()).pathname).toBe('/labs/first-service/');
+    const terminal = page.locator('dplab-terminal:not([node])');
+    await terminal.and(page.locator('[data-state="unavailable"]')).waitFor({ timeout: 20_000 });
+    const said = (await terminal.locator('.xterm-rows').textContent())?.replace(/\u00a0/g, ' ') ?? '';
+    expect(said).toContain('Your workshop seat is not answering. Tell your instructor');
+    expect(said).not.toContain('npm start');
+    const panel = page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel');
+    await expect.poll(() => panel.textContent(), { timeout: 10_000 }).toMatch(/(Tell|ask) your instructor/);
+    expect(await panel.textContent()).not.toContain('npm start');
   });
 
   it('a seat that cannot start says why on the join page, and the button comes back', async () => {

@@ -10,12 +10,24 @@ import { runnerFetch } from './runner-auth.ts';
 
 export type ApiError = ErrorJson;
 
+/**
+ * Set on pages the workshop portal serves (its learner script sets it): their runner is a seat's,
+ * which the instructor runs, so the learner has no `npm start` or printed link to turn to.
+ */
+export const SEAT_PAGE_ATTRIBUTE = 'data-dplab-seat';
+
+const onSeatPage = () => globalThis.document?.documentElement.hasAttribute(SEAT_PAGE_ATTRIBUTE) ?? false;
+
 export class RunnerUnavailable extends Error {
   constructor(readonly reason: 'offline' | 'unauthorised') {
     super(
-      reason === 'offline'
-        ? 'The local runner is not reachable. Start it with `npm start` in the project folder and open the link it prints.'
-        : 'This page has no valid runner token. Open the link the runner printed (http://127.0.0.1:…/#token=…).',
+      onSeatPage()
+        ? reason === 'offline'
+          ? 'Your workshop seat is not answering. Tell your instructor, then reload this page.'
+          : 'This page is not signed in to a workshop seat. Join again on the workshop’s join page (/portal/join).'
+        : reason === 'offline'
+          ? 'The local runner is not reachable. Start it with `npm start` in the project folder and open the link it prints.'
+          : 'This page has no valid runner token. Open the link the runner printed (http://127.0.0.1:…/#token=…).',
     );
   }
 }

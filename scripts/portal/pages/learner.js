@@ -2,6 +2,9 @@
 // seat's state, in a small banner. Reads the learner token the join page stored; does nothing
 // for a page without one (or on a runner that is not a portal: its /portal/api/me is a 401/404).
 (() => {
+  // The page's runner is a seat's: its "not reachable" messages name the instructor, not
+  // `npm start` (SEAT_PAGE_ATTRIBUTE in site/client/runner-api.ts).
+  document.documentElement.setAttribute('data-dplab-seat', '');
   const POLL_MS = 3000;
   const token = localStorage.getItem('dplab.token');
   if (!token) return;
