@@ -276,7 +276,13 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     const outcome = await startOutcome(panel);
     if (outcome !== 'ready') {
       const log = await kubectl(['-n', NS, 'logs', seatObjectName(seat), '-c', 'runner', '--tail=60']).catch((e: Error) => e.message);
-      throw new Error(`Start in the seat did not reach ready: ${outcome}\nthe seat runner's log:\n${log}`);
+      // A container of the seat restarted (an OOM kill of the sidecar takes the seat's Docker with it)?
+      const containers = await kubectl(['-n', NS, 'get', 'pod', seatObjectName(seat), '-o', 'jsonpath={.status.containerStatuses}']).catch(
+        (e: Error) => e.message,
+      );
+      throw new Error(
+        `Start in the seat did not reach ready: ${outcome}\nthe seat's containers: ${containers}\nthe seat runner's log:\n${log}`,
+      );
     }
     say(`Start → cluster ready in the seat: ${Math.round((Date.now() - t) / 1000)} s`);
     await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 }).toBe('done');
