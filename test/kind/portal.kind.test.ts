@@ -7,8 +7,9 @@
  * - In Chromium, through `kubectl port-forward` (as an operator tries a portal before its Ingress):
  *   a learner joins, the portal makes a seat pod that a real kubelet starts (the runner and the
  *   Docker-in-Docker sidecar), the learner's shell is in that pod, Start makes a kind cluster in
- *   the seat's own Docker, Check reads it; the instructor sees the step and the terminal; End
- *   workshop removes every seat object.
+ *   the seat's own Docker, Check reads it; the instructor sees the step and the terminal; the
+ *   learner swaps it for a Cilium cluster (its chart from the seat image); End workshop removes
+ *   every seat object.
  * The seat's Docker cannot pull either: the test copies the node image and agnhost into it, as a
  *   registry would serve them. Screenshots: test-results/screenshots/kind-portal-*.png.
  */
@@ -181,6 +182,28 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     await manager.delete(MODE);
   });
 
+  /**
+   * Start in the bar for the mode on show, as the learner clicks it; ready, or what stopped it:
+   * the panel's own error, the seat's containers (an OOM-killed sidecar takes the seat's Docker
+   * with it) and the seat runner's log, at once.
+   */
+  async function startInSeat(mode: Mode): Promise<void> {
+    const page = learner.page;
+    const t = Date.now();
+    await page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel button', { hasText: /^Start$/ }).click();
+    const outcome = await startOutcome(page.locator(`.dplab-ws-bar dplab-cluster-panel[mode="${mode}"]`));
+    if (outcome !== 'ready') {
+      const log = await kubectl(['-n', NS, 'logs', seatObjectName(seat), '-c', 'runner', '--tail=60']).catch((e: Error) => e.message);
+      const containers = await kubectl(['-n', NS, 'get', 'pod', seatObjectName(seat), '-o', 'jsonpath={.status.containerStatuses}']).catch(
+        (e: Error) => e.message,
+      );
+      throw new Error(
+        `Start (${mode}) in the seat did not reach ready: ${outcome}\nthe seat's containers: ${containers}\nthe seat runner's log:\n${log}`,
+      );
+    }
+    say(`Start → ${mode} cluster ready in the seat: ${Math.round((Date.now() - t) / 1000)} s`);
+  }
+
   it('the manifests apply with --validate=strict, and the portal holds only its Role', async () => {
     // `auth can-i` answers "no" with exit code 1.
     const can = (verb: string, what: string, ns = NS, ...more: string[]) =>
@@ -244,7 +267,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
   it("Start makes a kind cluster inside the seat's Docker, and Check reads it", async () => {
     const page = learner.page;
     // What a registry would serve the seat: the node image and agnhost, copied into its Docker.
-    let t = Date.now();
+    const t = Date.now();
     await run(
       'bash',
       [
@@ -269,22 +292,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     say(`check before Start: ${await early.getAttribute('data-status')}: ${earlyText.slice(0, 200)}`);
     expect(await early.getAttribute('data-status')).not.toBe('pass');
     expect(earlyText).toMatch(/iptables/);
-    t = Date.now();
-    await page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel button', { hasText: /^Start$/ }).click();
-    const panel = page.locator(`.dplab-ws-bar dplab-cluster-panel[mode="${MODE}"]`);
-    // Ready, or what stopped it: the panel's own error and the seat runner's log, at once.
-    const outcome = await startOutcome(panel);
-    if (outcome !== 'ready') {
-      const log = await kubectl(['-n', NS, 'logs', seatObjectName(seat), '-c', 'runner', '--tail=60']).catch((e: Error) => e.message);
-      // A container of the seat restarted (an OOM kill of the sidecar takes the seat's Docker with it)?
-      const containers = await kubectl(['-n', NS, 'get', 'pod', seatObjectName(seat), '-o', 'jsonpath={.status.containerStatuses}']).catch(
-        (e: Error) => e.message,
-      );
-      throw new Error(
-        `Start in the seat did not reach ready: ${outcome}\nthe seat's containers: ${containers}\nthe seat runner's log:\n${log}`,
-      );
-    }
-    say(`Start → cluster ready in the seat: ${Math.round((Date.now() - t) / 1000)} s`);
+    await startInSeat(MODE);
     await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 }).toBe('done');
     await screenshot(page, 'kind-portal-2-ready');
     const nodes = (
@@ -334,6 +342,67 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     await expect.poll(() => page.locator('#watch-screen').textContent(), { timeout: 30_000 }).toContain('WATCHED-42');
     await screenshot(page, 'kind-portal-4-dashboard');
     await page.click('#watch-close');
+  });
+
+  it('Cilium provisions in a seat too: its chart from the seat image, kube-proxy replaced, Check reads it', async () => {
+    const page = learner.page;
+    // A seat is sized for one cluster at a time: the learner deletes the iptables one first.
+    const iptables = page.locator(`.dplab-ws-bar dplab-cluster-panel[mode="${MODE}"]`);
+    await iptables.locator('button', { hasText: /^Delete$/ }).click();
+    await expect.poll(() => iptables.getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 }).toBe('absent');
+    await page.locator('select[data-action="mode"]').selectOption('cilium');
+    // The iptables result no longer applies: a pass below is Cilium's.
+    await expect.poll(() => page.locator(`${step('deploy-web')} .dplab-result[data-status]`).count()).toBe(0);
+    await startInSeat('cilium');
+    const nodes = await kubectl([
+      '-n',
+      NS,
+      'exec',
+      seatObjectName(seat),
+      '-c',
+      'dind',
+      '--',
+      'docker',
+      `--host=${DOCKER_HOST}`,
+      'ps',
+      '--format',
+      '{{.Names}}',
+    ]);
+    expect(nodes.split('\n').filter(Boolean).sort()).toEqual([
+      `${clusterName('cilium')}-control-plane`,
+      `${clusterName('cilium')}-worker`,
+      `${clusterName('cilium')}-worker2`,
+    ]);
+    // The learner's kubectl now points at the seat's Cilium cluster, whose agent replaced kube-proxy.
+    await typeIn(
+      page,
+      'kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status | grep -o "KubeProxyReplacement: *[A-Za-z]*" && echo KPR-READ',
+    );
+    await expect.poll(() => terminalText(page), { timeout: 120_000, interval: 2_000 }).toContain('KPR-READ');
+    expect(await terminalText(page)).toMatch(/KubeProxyReplacement: *True/);
+    await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 }).toBe('done');
+    for (const run of await page.locator(`${step('deploy-web')} [data-action="run"]`).all()) await run.click();
+    await typeIn(page, 'kubectl -n lab-first-service rollout status deploy/web --timeout=300s && echo CILIUM-ROLLED-OUT');
+    await expect.poll(() => terminalText(page), { timeout: 320_000, interval: 2_000 }).toContain('CILIUM-ROLLED-OUT');
+    await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
+    await page.locator(`${step('deploy-web')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 120_000 });
+    const memory = await kubectl([
+      '-n',
+      NS,
+      'exec',
+      seatObjectName(seat),
+      '-c',
+      'dind',
+      '--',
+      'docker',
+      `--host=${DOCKER_HOST}`,
+      'stats',
+      '--no-stream',
+      '--format',
+      '{{.Name}} {{.MemUsage}}',
+    ]);
+    say(`the seat's Cilium cluster, docker stats: ${memory.trim().replace(/\n/g, '; ')}`);
+    await screenshot(page, 'kind-portal-5-cilium');
   });
 
   it('End workshop deletes the seat’s clusters through its runner, then every seat object', async () => {
