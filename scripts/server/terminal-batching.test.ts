@@ -112,9 +112,12 @@ describe('terminal output batching over a real shell', { timeout: 30_000 }, () =
   });
 
   it("sends Ctrl-C's prompt during a flood at once, not when the batch window ends", async () => {
-    // A window far longer than the test: whatever it holds back shows.
+    // A window far longer than the test: whatever it holds back shows. The answer time after
+    // input is longer than FLOW's 20 ms so that a loaded machine (CI, two cores, a browser test
+    // beside it) still answers within it: the bash prompt once came 9.7 s late there, held by
+    // the window because it reached the pty after the 20 ms.
     const windowMs = 10_000;
-    const c = await connect({ batch: { windowMs } }, true);
+    const c = await connect({ batch: { windowMs, afterInputMs: 500 } }, true);
     c.input('yes\r');
     await c.waitFor('y\r\ny\r\ny\r\n');
     await sleep(300);
