@@ -73,7 +73,11 @@ describe.skipIf(!hasChromium)(`lab page in the browser${chromiumNote}`, { timeou
 
   it('on a mode whose cluster is absent, Check says so as an error with the fix', async () => {
     const { page } = browser;
+    await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
+    await page.locator(`${step('deploy-web')} .dplab-result[data-status="pass"]`).waitFor({ timeout: 20_000 });
     await page.locator('dplab-lab select[data-action="mode"]').selectOption('ipvs');
+    // The iptables result is gone, its status too: nothing on the page claims a pass on ipvs.
+    await expect.poll(() => page.locator(`${step('deploy-web')} .dplab-result[data-status]`).count()).toBe(0);
     await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
     const result = page.locator(`${step('deploy-web')} .dplab-result[data-status="error"]`);
     await result.waitFor({ timeout: 20_000 });

@@ -9,7 +9,7 @@ import { checkResultSchema } from '../../scripts/wire/checks.ts';
 import { isMode } from '../../scripts/wire/modes.ts';
 import { acceptedSchema } from '../../scripts/wire/session.ts';
 import { setupResultSchema } from '../../scripts/wire/setup.ts';
-import { showNote, showResult } from './lab/result-view.ts';
+import { clearResult, showNote, showResult } from './lab/result-view.ts';
 import type { ScaleChart } from './lab/scale-chart.ts';
 import { onPageModeChange, pageMode, setPageMode } from './page-mode.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
@@ -118,7 +118,7 @@ class LabElement extends HTMLElement {
     if (!this.modes.includes(mode) || !isMode(mode)) return;
     this.progress.mode = mode;
     this.lastStatus.clear();
-    this.querySelectorAll<HTMLElement>('.dplab-result').forEach((r) => r.replaceChildren());
+    this.querySelectorAll<HTMLElement>('.dplab-result').forEach(clearResult);
     this.persist();
     this.render();
     void this.setup();
@@ -222,7 +222,8 @@ class LabElement extends HTMLElement {
     this.progress.passed[this.mode] = (this.progress.passed[this.mode] ?? []).filter((s) => keep.includes(s));
     for (const id of ids) if (!keep.includes(id)) this.lastStatus.delete(id);
     this.querySelectorAll<HTMLElement>('.dplab-step').forEach((s) => {
-      if (!keep.includes(s.dataset.step!)) s.querySelector<HTMLElement>('.dplab-result')?.replaceChildren();
+      const region = s.querySelector<HTMLElement>('.dplab-result');
+      if (region && !keep.includes(s.dataset.step!)) clearResult(region);
     });
     saveLocal(this.labId, this.progress);
     this.render();
@@ -264,7 +265,7 @@ class LabElement extends HTMLElement {
     await this.busy(scope, button, busyText, region, FAILED[button.dataset.action ?? ''] ?? 'Could not do that:', async () => {
       await api(path, acceptedSchema, { method: 'POST', body: { mode: this.mode } });
       if (region.classList.contains('dplab-runner-notice')) region.hidden = true;
-      else region.replaceChildren();
+      else clearResult(region);
       await after();
     });
   }

@@ -56,6 +56,12 @@ export function showResult(region: HTMLElement, r: CheckResult, headline?: strin
   }
 }
 
+/** Empties a result region, and its status with it: an empty region claims no pass or fail. */
+export function clearResult(region: HTMLElement): void {
+  region.replaceChildren();
+  delete region.dataset.status;
+}
+
 /** A message that is not a check result: busy, runner offline, a solve's outcome. */
 export function showNote(
   region: HTMLElement,
