@@ -157,18 +157,23 @@ export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo, system
       detail: "Not checked: Docker did not report its cgroup version. Cilium's socket load balancer needs cgroup v2.",
     };
   if (docker.cgroupVersion !== '2') {
-    // A hybrid host (cgroup v1 controllers, the v2 hierarchy mounted beside them): Cilium mounts
-    // cgroup2 itself and attaches its socket programs there. Seen working on these machines
-    // (kind v0.31.0, Docker 20.10 on cgroup v1 hybrid, Cilium 1.19.4: KubeProxyReplacement True,
-    // pod-to-Service connections translated at connect()).
-    const hybrid =
-      !docker.remote && !docker.desktop && system?.platform === 'linux' && system.exists('/sys/fs/cgroup/unified/cgroup.procs');
-    if (hybrid)
+    // cgroup v1 controllers, and a kernel that also has cgroup v2: Cilium mounts cgroup2 for
+    // itself (/run/cilium/cgroupv2) and attaches its socket programs there. Seen working on these
+    // machines (kind v0.31.0, Docker 20.10 on a cgroup v1 hybrid host, Cilium 1.19.4:
+    // KubeProxyReplacement True, pod-to-Service connections translated at connect()), also in a
+    // workshop seat's Docker-in-Docker there. /proc/filesystems is the kernel's, so a seat's runner,
+    // which shares the kernel but not the mounts of its Docker sidecar, reads the same answer.
+    const v2InKernel =
+      !docker.remote &&
+      !docker.desktop &&
+      system?.platform === 'linux' &&
+      (system.readText('/proc/filesystems') ?? '').split('\n').some((line) => line.trim().split(/\s+/).at(-1) === 'cgroup2');
+    if (v2InKernel)
       return {
         ...base,
         status: 'warn',
         detail:
-          'Docker runs on cgroup v1 with the unified v2 hierarchy beside it (hybrid): Cilium mounts cgroup v2 itself and its socket load balancer works there, but kind and the kubelet deprecate cgroup v1 (Kubernetes 1.35 refuses it unless told to).',
+          'Docker runs on cgroup v1; the kernel also has cgroup v2, which Cilium mounts for itself, and its socket load balancer works there, but kind and the kubelet deprecate cgroup v1 (Kubernetes 1.35 refuses it unless told to).',
         fix: 'Boot the host with the unified cgroup hierarchy (systemd.unified_cgroup_hierarchy=1 on the kernel command line) when you can.',
       };
     return {

@@ -225,12 +225,18 @@ describe('host checks', () => {
     expect(checkCgroups(['iptables'], info({ cgroupVersion: '1' }))).toBeNull();
   });
 
-  it('cgroups: a local hybrid host (v1 controllers, cgroup2 at /sys/fs/cgroup/unified) is a warning, as Cilium runs there; elsewhere v1 still fails', () => {
-    const hybrid = fakeSystem({ exists: (p) => p === '/sys/fs/cgroup/unified/cgroup.procs' });
+  it('cgroups: v1 on a local kernel that also has cgroup v2 is a warning, as Cilium mounts it and runs there; elsewhere v1 still fails', () => {
+    // /proc/filesystems as Debian 12's kernel lists it (the lines that matter).
+    const hybrid = fakeSystem({ files: { '/proc/filesystems': 'nodev\tsysfs\nnodev\tcgroup\nnodev\tcgroup2\n\text4\n' } });
     expect(checkCgroups(['cilium'], info({ cgroupVersion: '1' }), hybrid)).toMatchObject({
       status: 'warn',
-      detail: expect.stringMatching(/hybrid/),
+      detail: expect.stringMatching(/kernel also has cgroup v2, which Cilium mounts for itself/),
     });
+    // A kernel without it (cgroup v1 only) still fails.
+    expect(
+      checkCgroups(['cilium'], info({ cgroupVersion: '1' }), fakeSystem({ files: { '/proc/filesystems': 'nodev\tcgroup\n\text4\n' } }))
+        ?.status,
+    ).toBe('fail');
     // The file says nothing about an engine on another machine or in Docker Desktop's VM.
     expect(checkCgroups(['cilium'], info({ cgroupVersion: '1', remote: true }), hybrid)?.status).toBe('fail');
     expect(checkCgroups(['cilium'], info({ cgroupVersion: '1', desktop: true }), hybrid)?.status).toBe('fail');
