@@ -92,11 +92,16 @@ function appHash(): Promise<string> {
 
 /**
  * The app as the Dockerfile makes it (`COPY . .`, the builds, production modules only), in a
- * folder that becomes one layer: the tracked files with their times (so the compiled CLI stays
- * fresh), dist/ and dist-cli/, `npm ci --omit=dev`, all owned by the runner's user.
+ * folder that becomes one layer: the tracked files, dist/ and a freshly checked dist-cli/,
+ * `npm ci --omit=dev`, all owned by the runner's user.
  */
 async function ensureAppFolder(say: (l: string) => void, signal?: AbortSignal): Promise<string> {
   const dir = paths.rootfs('seat-app');
+  // The compiled CLI must be the sources' own, as the Dockerfile's build makes it: the layer's
+  // files carry no times, so a seat cannot see that dist-cli/ is older than a source and would
+  // run it as it is (a stale CLI once hid a preflight fix from the seat). dplab's entry point
+  // compiles it again when a source is newer than the build.
+  await run(process.execPath, [join(projectRoot, 'scripts/dplab.mjs'), 'help'], { cwd: projectRoot, timeoutMs: 120_000, signal });
   const hash = await appHash();
   if (isFresh(dir, hash)) return dir;
   const started = Date.now();
