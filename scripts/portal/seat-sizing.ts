@@ -16,7 +16,10 @@ export interface SeatSizing {
   runner: ContainerResources;
   /** dockerd and every kind node container of the seat's clusters. */
   dind: ContainerResources;
-  /** emptyDir for /var/lib/docker: the node image (~1 GiB unpacked) and each cluster's layers. */
+  /**
+   * emptyDir for /var/lib/docker: the node image once, and per cluster each node's /var, which
+   * kind gives a volume that Docker fills with a copy of the image's /var (its preloaded images).
+   */
   dockerStorage: string;
   /** Memory-backed /dev/shm of the sidecar (Docker's default 64 MiB is too small for etcd in kind). */
   shm: string;
@@ -38,7 +41,10 @@ export function seatSizing(clusters = 1): SeatSizing {
       requests: { cpu: `${n}`, memory: mi(n * SEAT_CLUSTER_MEMORY_BYTES) },
       limits: { cpu: `${2 * n}`, memory: mi(n * SEAT_CLUSTER_MEMORY_BYTES * 1.5) },
     },
-    dockerStorage: `${10 * n}Gi`,
+    // Measured in a seat (test/kind/portal.kind.test.ts): a three-node cluster with its node
+    // image took 10.8 GB (image 2.4 GB, each node's /var 2.8 GB), past a 10Gi limit, and the
+    // kubelet evicted the seat mid-Start. 4 GiB for the image, 12 per cluster.
+    dockerStorage: `${4 + 12 * n}Gi`,
     shm: '1Gi',
   };
 }
