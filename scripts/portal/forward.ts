@@ -9,6 +9,7 @@ import { request, type IncomingHttpHeaders, type IncomingMessage, type ServerRes
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { TOKEN_SUBPROTOCOL_PREFIX } from '../server/security.ts';
+import { SEAT_UNREACHABLE_HEADER } from '../wire/portal.ts';
 import type { SeatEndpoint } from './seat-backend.ts';
 
 /** Headers that describe one hop, never the request (RFC 9110 §7.6.1), and what we never pass on. */
@@ -84,6 +85,7 @@ function sendBadGateway(res: ServerResponse, message: string): void {
   }
   const body = JSON.stringify({ error: { message } });
   res.writeHead(502, {
+    [SEAT_UNREACHABLE_HEADER]: '1',
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
     'cache-control': 'no-store',

@@ -29,6 +29,12 @@ export const joinResponseSchema = z.object({
 });
 export type JoinResponse = z.infer<typeof joinResponseSchema>;
 
+/**
+ * A header the portal sets on its own 502 when a seat's runner does not answer, so a learner's page
+ * tells that apart from a 502 the runner itself sent (a failed `kubectl`, say).
+ */
+export const SEAT_UNREACHABLE_HEADER = 'x-dplab-seat-unreachable';
+
 export const seatPhaseSchema = z.enum(['pending', 'ready', 'failed', 'deleted']);
 
 /** GET /portal/api/me: what a learner's page shows in its banner. */

@@ -4,6 +4,7 @@
  */
 import type { z } from '../../scripts/wire/zod.ts';
 import { errorBodySchema, type ErrorJson } from '../../scripts/wire/errors.ts';
+import { SEAT_UNREACHABLE_HEADER } from '../../scripts/wire/portal.ts';
 import { sessionSchema } from '../../scripts/wire/session.ts';
 import { describeIssues } from '../../scripts/wire/validate.ts';
 import { runnerFetch } from './runner-auth.ts';
@@ -60,6 +61,8 @@ export async function api<S extends z.ZodMiniType>(
     throw new RunnerUnavailable('offline');
   }
   if (res.status === 401) throw new RunnerUnavailable('unauthorised');
+  // The workshop portal's own answer: the seat behind it is down, which is the runner being offline.
+  if (res.headers.has(SEAT_UNREACHABLE_HEADER)) throw new RunnerUnavailable('offline');
   const text = await res.text();
   let data: unknown;
   try {
