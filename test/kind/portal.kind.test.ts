@@ -378,12 +378,11 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     await page.click('#watch-close');
   });
 
-  // Not yet part of the tier (it adds ~10 min). Measured here: the seat's Cilium cluster came up
-  // (78 s; 551 s at a load of 27) with KubeProxyReplacement True. Check once said "0 of 3 replicas
-  // ready" because the test's rolled-out marker matched the typed command line, so Check ran
-  // before the rollout had finished; the markers are now worked out by the shell. Before the
-  // seat's Docker storage was raised to 16Gi the kubelet evicted the seat mid-Start.
-  // DPLAB_KIND_SEAT_CILIUM=1 runs it.
+  // Not yet part of the tier (it adds ~5 min); it passed here (Start 127 s, Check passing). Check
+  // once said "0 of 3 replicas ready" because the test's rolled-out marker matched the typed
+  // command line, so Check ran before the rollout had finished; the markers are now worked out
+  // by the shell. Before the seat's Docker storage was raised to 16Gi the kubelet evicted the
+  // seat mid-Start. DPLAB_KIND_SEAT_CILIUM=1 runs it.
   it.runIf(process.env.DPLAB_KIND_SEAT_CILIUM === '1')(
     'Cilium provisions in a seat too: its chart from the seat image, kube-proxy replaced, Check reads it',
     async () => {
