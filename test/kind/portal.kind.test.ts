@@ -186,6 +186,12 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     await manager.delete(MODE);
   });
 
+  /** The seat's own Docker, as its sidecar serves it. */
+  const seatDocker = (args: string[]) =>
+    kubectl(['-n', NS, 'exec', seatObjectName(seat), '-c', 'dind', '--', 'docker', `--host=${DOCKER_HOST}`, ...args]);
+  /** The names of the containers in the seat's Docker (a kind cluster's nodes), sorted. */
+  const seatNodes = async () => (await seatDocker(['ps', '--format', '{{.Names}}'])).split('\n').filter(Boolean).sort();
+
   /**
    * Start in the bar for the mode on show, as the learner clicks it; ready, or what stopped it:
    * the panel's own error, the seat's containers (an OOM-killed sidecar takes the seat's Docker
@@ -328,26 +334,11 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     await startInSeat(MODE);
     await expect.poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 }).toBe('done');
     await screenshot(page, 'kind-portal-2-ready');
-    const nodes = (
-      await kubectl([
-        '-n',
-        NS,
-        'exec',
-        seatObjectName(seat),
-        '-c',
-        'dind',
-        '--',
-        'docker',
-        `--host=${DOCKER_HOST}`,
-        'ps',
-        '--format',
-        '{{.Names}}',
-      ])
-    )
-      .split('\n')
-      .filter(Boolean)
-      .sort();
-    expect(nodes).toEqual([`${clusterName(MODE)}-control-plane`, `${clusterName(MODE)}-worker`, `${clusterName(MODE)}-worker2`]);
+    expect(await seatNodes()).toEqual([
+      `${clusterName(MODE)}-control-plane`,
+      `${clusterName(MODE)}-worker`,
+      `${clusterName(MODE)}-worker2`,
+    ]);
     // The nested cluster's DNS has no loop: the seat asks the node's resolvers, not an address
     // in the Service range its own clusters use (with this cluster's 10.96.0.10, CoreDNS in
     // the seat found a loop and crash-looped in one run out of three).
@@ -395,21 +386,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
       // The iptables result no longer applies: a pass below is Cilium's.
       await expect.poll(() => page.locator(`${step('deploy-web')} .dplab-result[data-status]`).count()).toBe(0);
       await startInSeat('cilium');
-      const nodes = await kubectl([
-        '-n',
-        NS,
-        'exec',
-        seatObjectName(seat),
-        '-c',
-        'dind',
-        '--',
-        'docker',
-        `--host=${DOCKER_HOST}`,
-        'ps',
-        '--format',
-        '{{.Names}}',
-      ]);
-      expect(nodes.split('\n').filter(Boolean).sort()).toEqual([
+      expect(await seatNodes()).toEqual([
         `${clusterName('cilium')}-control-plane`,
         `${clusterName('cilium')}-worker`,
         `${clusterName('cilium')}-worker2`,
@@ -431,21 +408,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
       const result = page.locator(`${step('deploy-web')} .dplab-result[data-status]:not([data-status="busy"])`);
       await result.waitFor({ timeout: 120_000 });
       expect(await result.getAttribute('data-status'), (await result.textContent()) ?? '').toBe('pass');
-      const memory = await kubectl([
-        '-n',
-        NS,
-        'exec',
-        seatObjectName(seat),
-        '-c',
-        'dind',
-        '--',
-        'docker',
-        `--host=${DOCKER_HOST}`,
-        'stats',
-        '--no-stream',
-        '--format',
-        '{{.Name}} {{.MemUsage}}',
-      ]);
+      const memory = await seatDocker(['stats', '--no-stream', '--format', '{{.Name}} {{.MemUsage}}']);
       say(`the seat's Cilium cluster, docker stats: ${memory.trim().replace(/\n/g, '; ')}`);
       await screenshot(page, 'kind-portal-5-cilium');
     },
