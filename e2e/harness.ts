@@ -41,7 +41,7 @@ export interface Course {
 /** A fresh random token per course, as strong as the runner's own (it refuses weaker ones). */
 export async function startCourse(
   token = `e2e-${randomBytes(16).toString('hex')}`,
-  opts: Pick<ServeOptions, 'maxTerminals'> = {},
+  opts: Pick<ServeOptions, 'maxTerminals' | 'limits'> = {},
 ): Promise<Course> {
   // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
   const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true, ...opts });

@@ -26,6 +26,7 @@ import { forwardHttp, forwardUpgrade } from './forward.ts';
 import { checkAddress, portalAddress, TokenBook, type Principal, type PortalVerdict } from './gate.ts';
 import type { SeatBackend } from './seat-backend.ts';
 import { Workshop, type WorkshopOptions } from './workshop.ts';
+import { answerClientError } from '../server/client-error.ts';
 
 // From the project root, not from this module: compiled, this code is a chunk under dist-cli/.
 const PAGES_DIR = join(projectRoot, 'scripts', 'portal', 'pages');
@@ -306,9 +307,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   // over it the quietest socket makes room, so a flood cannot keep the class out.
   capConnections(server, HTTP_LIMITS.maxConnections * 8);
   server.on('upgrade', onUpgrade);
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-  });
+  server.on('clientError', answerClientError);
   const port = await new Promise<number>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(

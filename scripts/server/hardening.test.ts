@@ -166,22 +166,40 @@ async function untilNoTerminals(): Promise<void> {
 }
 
 describe('slow clients are cut off', () => {
-  function rawConnection(): Promise<{ socket: Socket; closed: Promise<number> }> {
+  function rawConnection(): Promise<{ socket: Socket; closed: Promise<number>; said: () => string }> {
     return new Promise((resolve, reject) => {
       const t0 = Date.now();
+      let text = '';
       const socket = connect(server.port, '127.0.0.1', () =>
-        resolve({ socket, closed: new Promise((r) => socket.on('close', () => r(Date.now() - t0))) }),
+        resolve({ socket, closed: new Promise((r) => socket.on('close', () => r(Date.now() - t0))), said: () => text }),
       );
       socket.on('error', () => undefined);
       socket.once('error', reject);
-      // Read (and drop) whatever the server says, so its FIN is seen.
-      socket.resume();
+      // Read whatever the server says, so its FIN is seen and its words can be asserted.
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('latin1')));
     });
   }
-  it('a connection that sends nothing is closed by the server', async () => {
-    const { closed } = await rawConnection();
+  // A browser's idle socket opened ahead of the next click: whatever the server wrote on it,
+  // Chromium would show as the answer to that click (it showed "HTTP ERROR 400" before).
+  it('a connection that sends nothing is closed by the server without a word', async () => {
+    const { closed, said } = await rawConnection();
     const ms = await closed;
     expect(ms).toBeLessThan(LIMITS.headersMs + LIMITS.checkEveryMs + 1500);
+    expect(said()).toBe('');
+  });
+  it("a request that started and timed out gets Node's 408, which browsers retry", async () => {
+    const { socket, closed, said } = await rawConnection();
+    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n`);
+    await closed;
+    expect(said()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+  });
+  it('garbage gets a 400 and the server goes on', async () => {
+    const { socket, closed, said } = await rawConnection();
+    socket.write('NOT HTTP AT ALL\r\n\r\n');
+    await closed;
+    expect(said()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const res = await httpTo(`http://127.0.0.1:${server.port}`, '/');
+    expect(res.status).toBeLessThan(500);
   });
   it('a client that trickles its headers is closed by the server', async () => {
     const { socket, closed } = await rawConnection();

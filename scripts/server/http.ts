@@ -10,6 +10,7 @@ import type { BuildStatus } from '../base/site-build.ts';
 import { generateToken } from './security.ts';
 import { capConnections } from './connection-shedding.ts';
 import { DplabError } from '../base/errors.ts';
+import { answerClientError } from './client-error.ts';
 
 export const DEFAULT_PORT = 4321;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -143,10 +144,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   server.on('upgrade', (req, socket, head) => {
     if (!runner.handleUpgrade(req, socket, head)) socket.destroy();
   });
-  // A client that sends garbage gets a 400 and the server goes on.
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-  });
+  // A client that sends garbage gets a 400, an idle socket a quiet close; the server goes on.
+  server.on('clientError', answerClientError);
 
   const wanted = opts.port ?? DEFAULT_PORT;
   const attempts = opts.portExplicit || wanted === 0 ? 1 : PORT_ATTEMPTS;
