@@ -12,8 +12,41 @@ import { distDir } from '../scripts/base/paths.ts';
 import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-/** Mermaid draws after load; the live panels ask the runner once. */
-const SETTLE_MS = 1200;
+/** Pages scanned at once per theme: the scans wait on the runner and on drawing as much as they compute. */
+const AT_ONCE = 3;
+/** The page is settled when no request (but a stream) has been in flight for this long. */
+const QUIET_MS = 300;
+
+/**
+ * Resolves once `page` has had no request in flight for QUIET_MS: the live panels' questions to
+ * the runner answered and drawn. The event stream and the terminal socket stay open by design,
+ * so they do not count.
+ */
+function quiet(page: Page): { settled(): Promise<void>; stop(): void } {
+  const open = new Set<object>();
+  const streaming = (url: string) => url.includes('/events') || url.includes('/api/terminal');
+  const onRequest = (r: { url(): string }) => !streaming(r.url()) && open.add(r);
+  const onDone = (r: object) => open.delete(r);
+  page.on('request', onRequest);
+  page.on('requestfinished', onDone);
+  page.on('requestfailed', onDone);
+  return {
+    async settled() {
+      const deadline = Date.now() + 15_000;
+      let quietSince = Date.now();
+      while (Date.now() < deadline) {
+        if (open.size > 0) quietSince = Date.now();
+        else if (Date.now() - quietSince >= QUIET_MS) return;
+        await page.waitForTimeout(50);
+      }
+    },
+    stop() {
+      page.off('request', onRequest);
+      page.off('requestfinished', onDone);
+      page.off('requestfailed', onDone);
+    },
+  };
+}
 
 function pages(dir = distDir): string[] {
   const out: string[] = [];
@@ -42,13 +75,20 @@ async function scan(
   theme: string,
   prepare?: (page: Page) => Promise<void>,
 ): Promise<Omit<Found, 'page' | 'theme'>[]> {
+  const requests = quiet(page);
   await page.goto(`${origin}${path}`, { waitUntil: 'load' });
   // The viewer link's page (/watch/) is no Starlight page: always dark, like the terminal it mirrors.
   if (path !== '/watch/') expect(await page.evaluate(() => document.documentElement.dataset.theme), path).toBe(theme);
-  await page.waitForTimeout(SETTLE_MS);
+  await requests.settled();
+  requests.stop();
+  // Mermaid has drawn; nothing says it is busy (a busy view is faded); expressive-code has made
+  // every code block that scrolls focusable (it does so when the browser is idle: late, when busy).
   await page
     .waitForFunction(
-      () => [...document.querySelectorAll('dplab-mermaid')].every((m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed')),
+      () =>
+        !document.querySelector('[aria-busy="true"]') &&
+        [...document.querySelectorAll('dplab-mermaid')].every((m) => m.hasAttribute('data-rendered') || m.hasAttribute('data-failed')) &&
+        [...document.querySelectorAll('.expressive-code pre')].every((p) => p.scrollWidth <= p.clientWidth || p.hasAttribute('tabindex')),
       undefined,
       { timeout: 20_000 },
     )
@@ -84,6 +124,8 @@ describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () =
     course = await startCourse();
     browser = await launchBrowser({ bypassCSP: true });
     await openSignedIn(browser.page, course, '/');
+    // No stored theme: every tab follows its own colour scheme (emulateMedia below).
+    await browser.page.evaluate(() => localStorage.removeItem('starlight-theme'));
   });
   afterAll(async () => {
     await browser?.close();
@@ -92,15 +134,27 @@ describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () =
 
   for (const theme of ['light', 'dark'] as const) {
     it(`every page in the ${theme} theme: 0 critical, 0 serious`, { timeout: 240_000 }, async () => {
-      const { page } = browser;
-      await page.evaluate((t) => localStorage.setItem('starlight-theme', t), theme);
       const list = pages();
       expect(list.length).toBeGreaterThan(20);
       const found: Found[] = [];
-      for (const path of list) {
-        const violations = await scan(page, course.origin, path, theme);
-        for (const v of violations) if (v.impact === 'critical' || v.impact === 'serious') found.push({ page: path, theme, ...v });
-      }
+      // Each scanner its own tab, whose colour scheme picks the theme (Starlight follows it when
+      // no theme is stored), so the tabs sharing one storage cannot change each other's theme.
+      const queue = [...list];
+      await Promise.all(
+        Array.from({ length: AT_ONCE }, async () => {
+          const page = await browser.context.newPage();
+          await page.emulateMedia({ colorScheme: theme });
+          try {
+            for (let path = queue.shift(); path; path = queue.shift()) {
+              const violations = await scan(page, course.origin, path, theme);
+              for (const v of violations) if (v.impact === 'critical' || v.impact === 'serious') found.push({ page: path, theme, ...v });
+            }
+          } finally {
+            await page.close();
+          }
+        }),
+      );
+      found.sort((a, b) => a.page.localeCompare(b.page));
       const summary = found.map((f) => `${f.page} [${f.theme}] ${f.impact} ${f.id}: ${f.help} — ${f.targets.join(' | ')}`);
       expect(summary).toEqual([]);
     });
@@ -111,8 +165,7 @@ describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () =
       const { page } = browser;
       await page.setViewportSize({ width: 390, height: 844 });
       // From the course's origin (its storage), whatever page an earlier test left open.
-      await page.goto(`${course.origin}/`);
-      await page.evaluate((t) => localStorage.setItem('starlight-theme', t), theme);
+      await page.emulateMedia({ colorScheme: theme });
       const found: string[] = [];
       for (const path of ['/labs/first-service/', '/terminal/']) {
         // The phone layout: the mode picker shows its short label.
@@ -129,6 +182,7 @@ describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () =
   it('the presenter view of a lab at 1280×720 with its More menu open: 0 critical, 0 serious', { timeout: 60_000 }, async () => {
     const { page } = browser;
     await page.setViewportSize({ width: 1280, height: 720 });
+    await page.emulateMedia({ colorScheme: 'dark' });
     try {
       const found = (
         await scan(page, course.origin, '/labs/first-service/?present', 'dark', async (p) => {
