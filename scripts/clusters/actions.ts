@@ -134,7 +134,7 @@ export const ACTIONS: readonly Action[] = [
       const expected = kindNodeCount(ctx.mode);
       await waitUntil(
         async () => {
-          const h = await nodeHealth(ctx.mode, { timeoutMs: ctx.timeouts.grace, signal: ctx.signal });
+          const h = await nodeHealth(ctx.mode, { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
           return h.total >= expected ? { done: true, value: h } : { done: false, seen: `${h.total} of ${expected} nodes registered` };
         },
         {
