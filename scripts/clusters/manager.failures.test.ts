@@ -210,7 +210,10 @@ describe('ensure: failure paths', () => {
     while (!created(d)) await new Promise((r) => setTimeout(r, 50));
     controller.abort();
     await expect(p).rejects.toThrow(/cancelled/);
-    expect(d.commandLines().filter((l) => l.startsWith('kind delete cluster'))).toHaveLength(2);
+    expect(
+      d.commandLines().filter((l) => l.startsWith('kind delete cluster')),
+      d.commandLines().join('\n'),
+    ).toHaveLength(2);
     expect(d.state().created).toBe('no');
     expect((await manager.status('iptables')).state).toBe('absent');
   }, 20_000);
