@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -18,6 +19,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Two files at once even on two cores (vitest's default there is one): most files spend their
+    // time waiting on a browser, a shell or a test double, which the other file's work fills.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Test shells skip the user's ~/.bashrc: a slow one (pyenv, nvm) would stall them.
     env: { DPLAB_SHELL_NORC: '1' },
   },
