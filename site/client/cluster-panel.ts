@@ -122,9 +122,9 @@ export class ClusterPanel extends HTMLElement {
           // A malformed frame is ignored; the next status event repairs the view.
         }
       },
-      // The stream reconnects by itself; when it gives up (runner stopped), say so.
+      // The stream reconnects by itself; when it gives up (runner stopped), say so. It goes on
+      // looking, so the next status event (the runner back) clears this.
       onGiveUp: (reason) => {
-        this.#source = undefined;
         this.#offline = new RunnerUnavailable(reason).message;
         this.#offlineReason = reason;
         this.#render();

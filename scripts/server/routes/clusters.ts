@@ -8,9 +8,9 @@ import { isMode, MODES, type Mode } from '../../catalogue/modes.ts';
 import { unknownId } from '../../base/errors.ts';
 import { sendJson, type Route } from '../router.ts';
 import { holdEventStream, sendEvent as sse, startEventStream } from '../sse.ts';
+import { SSE_HEARTBEAT_MS } from '../../wire/events.ts';
 
 /** Proxies and browsers drop idle streams; a comment line every 15 s keeps it open. */
-export const SSE_HEARTBEAT_MS = 15_000;
 
 function modeParam(value: string | undefined): Mode {
   if (!isMode(value)) throw unknownId('mode', value ?? '', MODES);
