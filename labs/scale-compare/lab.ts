@@ -45,17 +45,18 @@ export default defineLab({
         { label: 'How the count is taken', command: 'cat scale-compare/count.sh' },
         { label: 'Count now', command: COUNT },
         { label: 'kube-proxy sync time so far', command: SYNC, modes: KUBE_PROXY },
-        { label: 'Record the baseline', command: `kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT})` },
+        { label: 'Count until it holds still', command: `${COUNT} --settled` },
+        { label: 'Record the baseline', command: `kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT} --settled)` },
       ],
       hints: [
         "`count.sh` picks the right command for this cluster's mode from `$DPLAB_MODE` and prints one number.",
-        `Store it: \`kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT})\`.`,
+        `Store it: \`kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT} --settled)\` (\`--settled\` counts until the number holds still: just after the setup, kube-proxy may still be writing web's rules).`,
         'Measure before you create any Service; the next steps compare against this number.',
       ],
       solution: {
         commands: [
           COUNT,
-          `kubectl -n ${NS} create configmap scale --from-literal=baseline="$(${COUNT})" --dry-run=client -o yaml | kubectl apply -f -`,
+          `kubectl -n ${NS} create configmap scale --from-literal=baseline="$(${COUNT} --settled)" --dry-run=client -o yaml | kubectl apply -f -`,
         ],
         explanation: 'The baseline is what the system Services (kubernetes, kube-dns) and the setup already cost on this node.',
       },
