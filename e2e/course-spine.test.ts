@@ -203,6 +203,21 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
     await page.evaluate(() => localStorage.removeItem('starlight-theme'));
   });
 
+  it('search finds a lab step by its words, with no page state (busy badges, step marks) in the excerpt', async () => {
+    const { page } = stage.browser;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openSignedIn(page, stage.course, '/labs/');
+    await page.locator('button[data-open-modal]').first().click();
+    const search = page.locator('dialog[open] input.pagefind-ui__search-input, dialog[open] input[type="search"]').first();
+    await search.waitFor({ timeout: 20_000 });
+    await search.fill('Expose web as a ClusterIP Service');
+    const excerpts = page.locator('.pagefind-ui__result-excerpt');
+    await excerpts.first().waitFor({ timeout: 30_000 });
+    const text = (await excerpts.allTextContents()).join('\n');
+    expect(text).not.toMatch(/Checking…|not done|[○✓✗]|Not running|Lab setup/);
+    await page.keyboard.press('Escape');
+  });
+
   it('screenshots: the index pages and a lab page, 1280×800 and 390×844, light and dark', async () => {
     const { page } = stage.browser;
     await openSignedIn(page, stage.course, '/labs/');

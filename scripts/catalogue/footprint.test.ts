@@ -1,5 +1,8 @@
 /** Memory figures in words, from CLUSTER_FOOTPRINT only. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../base/paths.ts';
 import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
 import { clusterMemoryText, clustersMemoryBytes, gib } from './footprint.ts';
 
@@ -21,4 +24,11 @@ describe('footprint', () => {
   it('adds the modes up', () => {
     expect(clustersMemoryBytes(['iptables', 'cilium'])).toBe(CLUSTER_FOOTPRINT.iptables.memoryBytes + CLUSTER_FOOTPRINT.cilium.memoryBytes);
   });
+});
+
+it('the README says the same figures as the table', () => {
+  const readme = readFileSync(join(projectRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+  expect(readme).toContain(
+    `About ${gib(CLUSTER_FOOTPRINT.iptables.memoryBytes)} of free memory per running cluster (${gib(CLUSTER_FOOTPRINT.cilium.memoryBytes)} for Cilium)`,
+  );
 });
