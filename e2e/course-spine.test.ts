@@ -46,6 +46,13 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
       const path = new URL(page.url()).pathname;
       visited.push(path);
       expect(await page.locator('h1').first().textContent(), `${path} has its title`).toBeTruthy();
+      // Previous goes back the same way (a lab page draws its own links, tested below).
+      if (visited.length > 1 && !path.startsWith('/labs/'))
+        expect(await page.locator('a[rel="prev"]').getAttribute('href'), `Previous on ${path}`).toBe(visited.at(-2));
+      if (path === '/') {
+        // The home page's route names each lesson's labs by title, with a link.
+        expect(await page.locator('.dplab-route a[href="/labs/first-service/"]').textContent()).toBe('Your first Service');
+      }
       if (path.startsWith('/lessons/')) lesson = path;
       else if (path.startsWith('/labs/')) {
         const lab = path.split('/')[2];
