@@ -3,7 +3,7 @@ import { defineConfig } from 'astro/config';
 import starlight from '@astrojs/starlight';
 import mdx from '@astrojs/mdx';
 import dplabRunner from './scripts/astro-integration.ts';
-import { loadLabs } from './scripts/labs/registry.ts';
+import { courseSidebar } from './site/course/course.ts';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -35,7 +35,7 @@ const WORKSPACE =
  * What every page uses, lessons too; named, so the workspace chunk does not take it in (Rollup
  * moves a manual chunk's unassigned imports into it, and lessons would then load the workspace).
  */
-const COMMON = /\/site\/client\/(dom|search-on-demand)\.ts$|vite\/preload-helper/;
+const COMMON = /\/site\/client\/(dom|search-on-demand|lesson-read)\.ts$|vite\/preload-helper/;
 
 /** The browser build only (Astro's server build chunks its own way). */
 function workspaceChunk() {
@@ -64,21 +64,25 @@ export default defineConfig({
       title: 'Dataplane Lab',
       description:
         'How a Kubernetes Service becomes packet forwarding: kube-proxy in iptables, IPVS and nftables modes, and Cilium eBPF, on your own kind clusters.',
+      // The course's one order (site/course/course.ts, from scripts/catalogue/course-order.ts):
+      // each lesson followed by its labs. Previous/Next follow it too (site/course/route-middleware.ts).
       sidebar: [
+        { label: 'Welcome', link: '/' },
+        { label: 'Course', items: courseSidebar() },
         {
-          label: 'Start here',
+          label: 'Overview and tools',
           items: [
-            { label: 'Welcome', link: '/' },
+            { label: 'All lessons', link: '/lessons/' },
+            { label: 'All labs', link: '/labs/' },
             { label: 'Scratch terminal', link: '/terminal/' },
             { label: 'Clusters', link: '/clusters/' },
             { label: 'Dataplane explorer', link: '/explorer/' },
           ],
         },
-        { label: 'Lessons', autogenerate: { directory: 'lessons' } },
-        { label: 'Labs', items: loadLabs().map((lab) => ({ label: lab.title, link: `/labs/${lab.id}/` })) },
       ],
+      routeMiddleware: './site/course/route-middleware.ts',
       customCss: ['./site/styles/course.css'],
-      components: { Search: './site/components/overrides/Search.astro' },
+      components: { Search: './site/components/overrides/Search.astro', Footer: './site/components/overrides/Footer.astro' },
       // First thing on every page: the runner token moves from the link's #fragment into this
       // origin's storage (site/public/dplab-token.js; see site/client/runner-auth.ts).
       head: [{ tag: 'script', attrs: { src: '/dplab-token.js' } }],

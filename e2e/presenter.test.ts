@@ -161,9 +161,10 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
     try {
       learnerCourse = await startCourse();
       const lp = learner.page;
-      await openSignedIn(lp, learnerCourse, LAB);
+      // The instructor's link to the lab carries the viewer link: the Follow tab is there, its form filled in.
+      await openSignedIn(lp, learnerCourse, `${LAB}?follow=${encodeURIComponent(stage.course.server.viewerUrl)}`);
       await lp.getByRole('tab', { name: 'Follow the instructor' }).click();
-      await lp.getByLabel('Viewer link from the instructor').fill(stage.course.server.viewerUrl);
+      expect(await lp.getByLabel('Viewer link from the instructor').inputValue()).toBe(stage.course.server.viewerUrl);
       await lp.getByRole('button', { name: 'Follow', exact: true }).click();
       const frame = lp.frameLocator('.dplab-follow-view iframe');
       await frame.locator('dplab-terminal-watch[data-state="watching"]').waitFor({ timeout: 20_000 });
@@ -377,7 +378,7 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
       // Not in the presenter view (earlier tests left it on for this tab).
       await page.goto(`${stage.course.origin}/`);
       await page.evaluate(() => sessionStorage.removeItem('dplab.present'));
-      await openSignedIn(page, stage.course, LAB);
+      await openSignedIn(page, stage.course, `${LAB}?follow`);
       await page.waitForSelector('dplab-terminal:not([node]) .xterm');
       await page.waitForTimeout(500);
       const presenterChunk = () => fetched.filter((p) => /\/_astro\/presenter\.[\w-]+\.js$/.test(p));
@@ -398,7 +399,7 @@ describe.skipIf(!hasChromium)(`presenter mode in the browser${chromiumNote}`, { 
 
       // Shift+P, on a fresh page: the key that loads the view also opens it.
       await page.evaluate(() => sessionStorage.removeItem('dplab.present'));
-      await openSignedIn(page, stage.course, LAB);
+      await openSignedIn(page, stage.course, `${LAB}?follow`);
       await page.waitForSelector('dplab-terminal:not([node]) .xterm');
       expect(await defined('dplab-presenter')).toBe(false);
       await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());

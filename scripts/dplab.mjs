@@ -51,5 +51,27 @@ async function loadMain() {
   return (await import('./cli.ts')).main;
 }
 
+/**
+ * `npm start` runs this under `sh -c`, and killing npm (`kill <npm's pid>`) ends npm and that
+ * shell but never reaches this process, which went on serving. Under npm, then, a parent that
+ * goes away means stop, as on SIGTERM (the command's own handler closes the server and its
+ * shells). A closed terminal (SIGHUP) stops it the same way. Outside npm a parent may leave on
+ * purpose (`nohup … &`), so nothing watches it there.
+ */
+/* global setInterval, clearInterval */
+function stopWithParent() {
+  const stop = () => process.kill(process.pid, 'SIGTERM');
+  process.once('SIGHUP', stop);
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    stop();
+  }, 500);
+  watch.unref();
+}
+
+stopWithParent();
 const main = await loadMain();
 process.exitCode = await main(process.argv.slice(2));

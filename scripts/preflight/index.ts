@@ -35,14 +35,14 @@ export async function runPreflight(opts: PreflightOptions): Promise<PreflightRep
     checkDocker(system, signal),
     checkKind(modes, signal),
     checkKubectl(signal),
-    needsCilium(modes) ? checkCiliumInstaller(signal) : Promise.resolve(undefined),
+    needsCilium(modes) ? checkCiliumInstaller(modes, signal) : Promise.resolve(undefined),
   ]);
   const findings: Finding[] = [...docker.findings, ...kind, kubectl];
   if (cilium) findings.push(cilium.finding);
   findings.push(checkInotify(system, docker.info));
   if (modes.includes('ipvs')) findings.push(checkIpvsModules(system, docker.info));
   for (const f of [checkKernelVersion(modes, docker.info), checkCgroups(modes, docker.info, system)]) if (f) findings.push(f);
-  findings.push(checkMemory(system, opts.clusters ?? modes.length, docker.info));
+  findings.push(checkMemory(system, modes, opts.clusters ?? modes.length, docker.info));
   if (opts.seats) findings.push(checkSeatCapacity(system, opts.seats, modes, docker.info));
   return { findings, ok: findings.every((f) => f.status !== 'fail'), docker: docker.info, ciliumInstaller: cilium?.installer };
 }

@@ -5,7 +5,9 @@ import { formatFindings } from './format.ts';
 import { preflightError, runPreflight } from './index.ts';
 import { checkCgroups, checkInotify, checkIpvsModules, checkKernelVersion } from './kernel.ts';
 import { isRemoteDockerHost, nodeIpsReachableFromHost, type DockerInfo } from './docker.ts';
-import { checkMemory, MEMORY_PER_CLUSTER_BYTES } from './memory.ts';
+import { checkMemory } from './memory.ts';
+import { kubectlFinding } from './tools.ts';
+import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
 
 const GiB = 1024 ** 3;
 
@@ -262,10 +264,46 @@ describe('host checks', () => {
     expect(nodeIpsReachableFromHost({ desktop: false, rootless: false, remote: true }, 'linux')).toBe(false);
   });
 
-  it('memory: 2 GiB per cluster; warn below, fail under half', () => {
-    expect(MEMORY_PER_CLUSTER_BYTES).toBe(2 * GiB);
-    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 3 * GiB }), 1).status).toBe('ok');
-    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 3 * GiB }), 2).status).toBe('warn');
-    expect(checkMemory(fakeSystem({ memAvailableBytes: () => 1.5 * GiB }), 2).status).toBe('fail');
+  it('memory: per mode from CLUSTER_FOOTPRINT; warn below, fail under half', () => {
+    const mem = (gib: number) => fakeSystem({ memAvailableBytes: () => gib * GiB });
+    expect(CLUSTER_FOOTPRINT.iptables.memoryBytes).toBe(2 * GiB);
+    expect(checkMemory(mem(3), ['iptables'], 1).status).toBe('ok');
+    expect(checkMemory(mem(3), ['iptables'], 2).status).toBe('warn');
+    expect(checkMemory(mem(1.5), ['iptables'], 2).status).toBe('fail');
+    // Cilium's cluster is the bigger one: 3 GiB is short for it alone.
+    expect(checkMemory(mem(3), ['cilium'], 1)).toMatchObject({ status: 'warn', detail: '3 GiB available; one cluster needs about 4 GiB.' });
+    // The doctor over every mode: enough for a kube-proxy cluster, and it says which mode does not fit.
+    const all = checkMemory(mem(3), ['iptables', 'ipvs', 'nftables', 'cilium'], 1);
+    expect(all).toMatchObject({
+      status: 'warn',
+      detail: '3 GiB available; one cluster needs about 2 GiB (Cilium eBPF 4 GiB). Not enough for Cilium eBPF.',
+    });
+    expect(checkMemory(mem(8), ['iptables', 'cilium'], 1).status).toBe('ok');
+  });
+});
+
+describe('tools', () => {
+  it('kubectl: within one minor of the clusters’ Kubernetes passes; two minors off is said, with the fix', () => {
+    expect(kubectlFinding('Client Version: v1.35.0').status).toBe('ok');
+    expect(kubectlFinding('Client Version: v1.34.2').status).toBe('ok');
+    expect(kubectlFinding('Client Version: v1.36.1').status).toBe('ok');
+    const old = kubectlFinding('Client Version: v1.33.4');
+    expect(old).toMatchObject({ status: 'warn', fix: expect.stringContaining('Install kubectl 1.35') });
+    expect(old.detail).toContain('1.34 to 1.36');
+    expect(kubectlFinding('Client Version: v1.37.0').status).toBe('warn');
+    expect(kubectlFinding('something else').status).toBe('warn');
+  });
+
+  it('a missing cilium CLI and helm must be fixed for the Cilium mode only', async () => {
+    installDoubles({ rules: [] }, { without: ['cilium', 'helm'] });
+    const cilium = await runPreflight({ modes: ['cilium'], system: fakeSystem() });
+    expect(cilium.findings.find((f) => f.id === 'cilium-installer')?.status).toBe('fail');
+    const every = await runPreflight({ modes: ['iptables', 'ipvs', 'nftables', 'cilium'], system: fakeSystem() });
+    expect(every.findings.find((f) => f.id === 'cilium-installer')).toMatchObject({
+      status: 'warn',
+      detail: expect.stringContaining('The other modes do not need them.'),
+    });
+    const iptables = await runPreflight({ modes: ['iptables'], system: fakeSystem() });
+    expect(iptables.findings.some((f) => f.id === 'cilium-installer')).toBe(false);
   });
 });

@@ -1,6 +1,7 @@
-/** kubectl for everyone; the cilium CLI or helm for the Cilium mode. */
+/** kubectl for everyone, within Kubernetes' supported skew; the cilium CLI or helm for the Cilium mode. */
 import { devNull } from 'node:os';
 import { CommandError, run, TIMEOUTS } from '../base/exec.ts';
+import { KUBERNETES_VERSION } from '../base/versions.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import type { Finding } from './types.ts';
 
@@ -19,10 +20,40 @@ async function probe(
   }
 }
 
+/** `Client Version: v1.33.4` → 33 (the minor), or undefined when the line says no version. */
+export function kubectlMinor(text: string): { major: number; minor: number } | undefined {
+  const m = /v(\d+)\.(\d+)\./.exec(text);
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+}
+
+/**
+ * kubectl works with API servers one minor release either side of its own (Kubernetes' version
+ * skew policy); the clusters run KUBERNETES_VERSION.
+ */
+export function kubectlFinding(text: string): Finding {
+  const base = { id: 'kubectl', title: 'kubectl' };
+  const [major, minor] = KUBERNETES_VERSION.split('.').map(Number);
+  const v = kubectlMinor(text);
+  if (!v)
+    return {
+      ...base,
+      status: 'warn',
+      detail: `${text} (could not read its version)`,
+      fix: `Use kubectl 1.${minor - 1} to 1.${minor + 1}.`,
+    };
+  if (v.major === major && Math.abs(v.minor - minor) <= 1) return { ...base, status: 'ok', detail: text };
+  return {
+    ...base,
+    status: 'warn',
+    detail: `${text}: the clusters run Kubernetes v${KUBERNETES_VERSION}, and kubectl is supported only within one minor release of the server (1.${minor - 1} to 1.${minor + 1}).`,
+    fix: `Install kubectl 1.${minor} (https://kubernetes.io/docs/tasks/tools/), or put one first on PATH for the course.`,
+  };
+}
+
 export async function checkKubectl(signal?: AbortSignal): Promise<Finding> {
   // An empty kubeconfig: even a version check must not read ~/.kube/config.
   const r = await probe('kubectl', ['version', '--client', '--kubeconfig', devNull], signal);
-  if (r.ok) return { id: 'kubectl', title: 'kubectl', status: 'ok', detail: r.text };
+  if (r.ok) return kubectlFinding(r.text);
   return {
     id: 'kubectl',
     title: 'kubectl',
@@ -35,7 +66,15 @@ export async function checkKubectl(signal?: AbortSignal): Promise<Finding> {
 /** Which installer the Cilium mode will use: the cilium CLI when present, else helm. */
 export type CiliumInstaller = 'cilium' | 'helm';
 
-export async function checkCiliumInstaller(signal?: AbortSignal): Promise<{ finding: Finding; installer?: CiliumInstaller }> {
+/**
+ * Only the Cilium mode needs an installer: asked for it alone (its cluster is about to start,
+ * or `doctor --mode cilium`), a missing one must be fixed; asked with other modes, it is a
+ * warning that names the one mode it stops.
+ */
+export async function checkCiliumInstaller(
+  modes: readonly Mode[],
+  signal?: AbortSignal,
+): Promise<{ finding: Finding; installer?: CiliumInstaller }> {
   const cli = await probe('cilium', ['version', '--client'], signal);
   if (cli.ok)
     return {
@@ -57,8 +96,8 @@ export async function checkCiliumInstaller(signal?: AbortSignal): Promise<{ find
     finding: {
       id: 'cilium-installer',
       title: 'cilium CLI or helm',
-      status: 'fail',
-      detail: 'The Cilium mode needs the cilium CLI or helm; neither works here.',
+      status: modes.every((m) => m === 'cilium') ? 'fail' : 'warn',
+      detail: `The Cilium mode needs the cilium CLI or helm; neither works here.${modes.some((m) => m !== 'cilium') ? ' The other modes do not need them.' : ''}`,
       fix: 'Install the cilium CLI (https://docs.cilium.io/en/stable/gettingstarted/k8s-install-default/#install-the-cilium-cli) or helm (https://helm.sh/docs/intro/install/).',
     },
   };

@@ -33,6 +33,8 @@ class LabElement extends HTMLElement {
   private progress: LabProgress = { passed: {}, hints: {} };
   /** Last check outcome per step in this page view (pass/fail/error), for icons. */
   private lastStatus = new Map<string, string>();
+  /** The last passing check's message per step in this page view, for the end-of-lab summary. */
+  private passMessages = new Map<string, string>();
   /** The measurements chart, on pages that have one (scale-compare): its code loads only there. */
   private chart?: Promise<ScaleChart | undefined>;
 
@@ -154,6 +156,19 @@ class LabElement extends HTMLElement {
       more.textContent = ` done on ${mode}`;
       text.replaceChildren(`${done} of ${steps.length} steps`, more);
     }
+    this.renderSummary(done === steps.length);
+  }
+
+  /** Every step passed on this mode: what the learner did and what the checks saw, before "Where next". */
+  private renderSummary(complete: boolean): void {
+    const box = this.querySelector<HTMLElement>('.dplab-lab-summary');
+    if (!box) return;
+    box.hidden = !complete;
+    if (!complete) return;
+    box.querySelectorAll<HTMLElement>('[data-summary-step]').forEach((li) => {
+      const seen = this.passMessages.get(li.dataset.summaryStep!);
+      li.querySelector('.dplab-lab-summary-seen')!.replaceChildren(seen ? richText(seen) : `passed on ${this.mode} (checked earlier).`);
+    });
   }
 
   private renderHints(el: HTMLElement, id: string): void {
@@ -211,9 +226,33 @@ class LabElement extends HTMLElement {
           );
         return;
       case 'reset-lab':
-        void this.act(this, button, `/api/labs/${enc(this.labId)}/reset`, 'Resetting the lab…', async () => this.clearFrom(undefined));
+        this.confirmReset(button);
         return;
     }
+  }
+
+  /**
+   * Reset lab asks first (a dialog: Escape or "Keep my work" leaves everything as it was); the
+   * answer shows at the top of the instructions, scrolled into view, since the button is in the bar.
+   */
+  private confirmReset(button: HTMLButtonElement): void {
+    const dialog = this.querySelector<HTMLDialogElement>('.dplab-reset-dialog');
+    const go = () => {
+      const notice = this.querySelector<HTMLElement>('.dplab-runner-notice');
+      const done = this.act(this, button, `/api/labs/${enc(this.labId)}/reset`, 'Resetting the lab…', async () => {
+        this.clearFrom(undefined);
+        if (notice) {
+          notice.hidden = false;
+          showNote(notice, 'pass', `The lab is reset on ${this.mode}: its files are new and every step is to do again.`);
+        }
+      });
+      notice?.scrollIntoView({ block: 'nearest' });
+      void done.then(() => notice?.scrollIntoView({ block: 'nearest' }));
+    };
+    if (!dialog) return go();
+    dialog.returnValue = '';
+    dialog.addEventListener('close', () => (dialog.returnValue === 'reset' ? go() : button.focus()), { once: true });
+    dialog.showModal();
   }
 
   private clearFrom(step: string | undefined): void {
@@ -241,6 +280,7 @@ class LabElement extends HTMLElement {
       void this.chart?.then((chart) => chart?.add(mode, r.figures));
       this.lastStatus.set(step, r.status);
       if (r.status === 'pass') {
+        this.passMessages.set(step, r.message);
         const list = new Set(this.progress.passed[this.mode] ?? []);
         list.add(step);
         this.progress.passed[this.mode] = [...list];

@@ -5,8 +5,9 @@
  * every tab follows the one mode. A node shell starts when its tab is first opened, and the
  * Follow tab's mirror (terminal-watch.ts) loads when that tab is first opened.
  */
-import { api } from './runner-api.ts';
+import { api, SEAT_PAGE_ATTRIBUTE } from './runner-api.ts';
 import { clusterNodesSchema } from '../../scripts/wire/clusters.ts';
+import { broadcastStateSchema } from '../../scripts/wire/terminal.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 
@@ -40,6 +41,7 @@ class TerminalTabs extends HTMLElement {
       if (tab) this.select(tab);
     });
     this.followForm();
+    void this.offerFollow();
     if (!this.hasAttribute('data-nodes')) return;
     const follow = (mode: string, state: string | undefined) => {
       if (mode !== pageMode()) return;
@@ -52,6 +54,29 @@ class TerminalTabs extends HTMLElement {
     });
     onClusterState(({ mode, state }) => follow(mode, state));
     follow(pageMode(), lastClusterState(pageMode()));
+  }
+
+  /**
+   * The Follow tab only where there is an instructor to follow: a workshop seat's page (the
+   * portal marks it), a page opened with `?follow` (an instructor's link; `?follow=<viewer link>`
+   * fills the form in), or a runner whose presenter is broadcasting (a terminal pinned or watched).
+   */
+  private async offerFollow(): Promise<void> {
+    const tab = this.list.querySelector<HTMLElement>('[data-tab="follow"]');
+    if (!tab) return;
+    const asked = new URLSearchParams(location.search).get('follow');
+    const link = this.querySelector<HTMLInputElement>('.dplab-follow-form input[name="link"]');
+    if (asked && link && !link.value) link.value = asked;
+    let presenter = false;
+    if (!document.documentElement.hasAttribute(SEAT_PAGE_ATTRIBUTE) && asked === null) {
+      try {
+        const state = await api('/api/terminal/broadcast', broadcastStateSchema);
+        presenter = state.pinned || state.watchers > 0;
+      } catch {
+        // No runner, or an older one: nobody to follow that this page can tell of.
+      }
+    }
+    tab.hidden = !(document.documentElement.hasAttribute(SEAT_PAGE_ATTRIBUTE) || asked !== null || presenter);
   }
 
   /**
@@ -121,11 +146,11 @@ class TerminalTabs extends HTMLElement {
   }
 
   private tabs(): HTMLElement[] {
-    return [...this.list.querySelectorAll<HTMLElement>('[role="tab"]')];
+    return [...this.list.querySelectorAll<HTMLElement>('[role="tab"]:not([hidden])')];
   }
 
   select(tab: HTMLElement): void {
-    for (const t of this.tabs()) {
+    for (const t of this.list.querySelectorAll<HTMLElement>('[role="tab"]')) {
       const on = t === tab;
       t.setAttribute('aria-selected', String(on));
       t.tabIndex = on ? 0 : -1;
