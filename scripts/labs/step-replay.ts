@@ -80,7 +80,7 @@ export function recordedOutputs(observations: unknown): RecordedOutput[] {
         .filter((t) => t.trim())
         .join('\n')
         .trimEnd();
-      const what = here.format ? `\`${here.format}\`` : path.join('.');
+      const what = here.format ? `\`${here.format}\`` : `Output kept as \`${path.join('.')}\``;
       if (text) out.push(clip(`${what}${here.node ? ` on ${here.node}` : ''}`, text));
       return;
     }

@@ -74,7 +74,7 @@ describe('GET /api/labs/:lab/steps/:step/replay', { timeout: 30_000 }, () => {
     const replay = stepReplaySchema.parse((await r.call('GET', '/api/labs/first-service/steps/reach-web/replay?mode=iptables')).json);
     const path = findObservationFiles('first-service', 'reach-web', 'solved', 'iptables')[0]!;
     const recorded = readObservationFile<{ client: { result: { stdout: string } } }>(path).observations.client.result.stdout;
-    expect(replay.outputs).toEqual([{ label: 'client.result', text: recorded.trimEnd(), omittedLines: 0 }]);
+    expect(replay.outputs).toEqual([{ label: 'Output kept as `client.result`', text: recorded.trimEnd(), omittedLines: 0 }]);
     expect(replay.outputs[0]!.text).toMatch(/^web-\S+$/m);
   });
 });
