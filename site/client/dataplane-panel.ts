@@ -271,7 +271,10 @@ export class DataplanePanel extends HTMLElement {
       const blocker = kind === 'live' && e.status === 409 ? await askBlocker(id) : null;
       if (controller.signal.aborted) return;
       if (blocker) {
-        const shown = blockedAction(blocker, 'Meanwhile, pick a bundled fixture as the source: it needs no Docker.');
+        const shown = blockedAction(
+          blocker,
+          `Then start the cluster with \`dplab up ${id}\` or on the Clusters page (/clusters/). Meanwhile, pick a bundled fixture as the source: it needs no Docker.`,
+        );
         renderError(col.result, shown);
         this.#status.textContent = `Could not show ${service}: ${shown.message}`;
         return;

@@ -3,7 +3,9 @@
  * the known ones listed, a replay's results are the step's own evaluate on its recordings, and
  * the blocker names Docker when the doubles play its daemon down.
  */
-import { relative } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
+import { kubeconfigPath } from '../../catalogue/modes.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../base/paths.ts';
 import { stepReplaySchema, clusterBlockerSchema } from '../../wire/replay.ts';
@@ -96,6 +98,16 @@ describe('GET /api/clusters/:mode/blocker', { timeout: 30_000 }, () => {
     restore = applyEnv(doubles.env);
     const r = await start();
     expect((await r.call('GET', '/api/clusters/iptables/blocker')).json).toEqual({ mode: 'iptables', blocker: null });
+  });
+
+  it('is null for a cluster that exists: its checks say what is wrong with it', async () => {
+    doubles = useDoubles(scenario('iptables', daemonDownRules()));
+    restore = applyEnv(doubles.env);
+    mkdirSync(dirname(kubeconfigPath('iptables')), { recursive: true });
+    writeFileSync(kubeconfigPath('iptables'), 'apiVersion: v1\nkind: Config\n');
+    const r = await start();
+    expect((await r.call('GET', '/api/clusters/iptables/blocker')).json).toEqual({ mode: 'iptables', blocker: null });
+    expect(clusterBlockerSchema.parse((await r.call('GET', '/api/clusters/nftables/blocker')).json).blocker).not.toBeNull();
   });
 
   it('refuses an unknown mode', async () => {

@@ -3,7 +3,8 @@
  * fix, and each step replayed from its recordings. Ids are matched against the registry (404
  * listing the known ones); nothing the browser sends reaches a path or a command.
  */
-import { isMode, MODES } from '../../catalogue/modes.ts';
+import { existsSync } from 'node:fs';
+import { isMode, kubeconfigPath, MODES } from '../../catalogue/modes.ts';
 import { unknownId } from '../../base/errors.ts';
 import { providerFor } from '../../clusters/providers.ts';
 import { requireLab, requireMode, requireStep } from '../../labs/registry.ts';
@@ -21,8 +22,10 @@ export function replayRoutes(): Route[] {
       async handler(_req, res, ctx) {
         const mode = ctx.params.mode;
         if (!isMode(mode)) throw unknownId('mode', mode ?? '', MODES);
-        // The sim provider needs neither Docker nor kind.
-        const found: ErrorJson | undefined = providerFor(mode).id === 'kind' ? await startBlocker(mode, undefined, ctx.signal) : undefined;
+        // A cluster that exists (its kubeconfig was written) is not kept from starting; the sim
+        // provider needs neither Docker nor kind.
+        const asks = providerFor(mode).id === 'kind' && !existsSync(kubeconfigPath(mode));
+        const found: ErrorJson | undefined = asks ? await startBlocker(mode, undefined, ctx.signal) : undefined;
         sendJson(res, 200, { mode, blocker: found ?? null } satisfies ClusterBlocker);
       },
     },
