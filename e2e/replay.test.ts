@@ -86,6 +86,9 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
           .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${(e.textContent ?? '').slice(0, 40)}`);
       });
       expect(overflow).toEqual([]);
+      const output = page.locator('.dplab-replay-output').first();
+      await output.scrollIntoViewIfNeeded();
+      await screenshot(page, `replay-${labId}-output-1280x800`);
     });
   }
 

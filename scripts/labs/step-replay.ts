@@ -10,8 +10,11 @@ import type { RecordedOutput, RecordingSource, ReplayedCheck, StepReplay } from 
 import { findObservationFiles, readObservationFile, type ObservationFile, type StepState } from './observations.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
 
-/** A rule dump runs to hundreds of lines; the page shows the head of it. */
-export const OUTPUT_MAX_LINES = 40;
+/**
+ * A node's whole rule dump is ~230 lines (its KUBE-* chains come after the mangle and filter
+ * tables, so a head would miss them); the page scrolls it in its own box. Past this, the rest is counted.
+ */
+export const OUTPUT_MAX_LINES = 400;
 
 export function replayStep(lab: Lab, step: Step, mode: Mode): StepReplay {
   const unsolved = replayState(lab, step, mode, 'unsolved');

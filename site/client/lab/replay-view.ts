@@ -145,7 +145,7 @@ function replayNodes(r: StepReplay): Node[] {
     ...(sameSource ? [] : [el('p', { class: 'dplab-replay-aside' }, `Recorded on ${r.unsolved.source.label}.`)]),
     before,
     el('h3', {}, 'The commands'),
-    el('pre', { class: 'dplab-replay-pre' }, el('code', {}, r.commands.join('\n'))),
+    el('pre', { class: 'dplab-replay-pre', tabindex: '0', 'aria-label': 'The commands' }, el('code', {}, r.commands.join('\n'))),
   ];
   if (r.outputs.length) {
     nodes.push(el('h3', {}, 'What the cluster printed'));
@@ -155,7 +155,8 @@ function replayNodes(r: StepReplay): Node[] {
           'figure',
           { class: 'dplab-replay-output' },
           el('figcaption', {}, richText(o.label)),
-          el('pre', { class: 'dplab-replay-pre' }, o.text),
+          // Scrolls in its own box, so it takes the keyboard too.
+          el('pre', { class: 'dplab-replay-pre', tabindex: '0', 'aria-label': `${o.label.replace(/`/g, '')}, recorded output` }, o.text),
           ...(o.omittedLines ? [el('p', { class: 'dplab-replay-aside' }, `… ${o.omittedLines} more lines not shown.`)] : []),
         ),
       );
