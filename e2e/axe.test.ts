@@ -4,14 +4,13 @@
  * axe is injected with addScriptTag into a context that bypasses the pages' CSP for it alone.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../scripts/base/paths.ts';
+import { runAxe } from './axe-run.ts';
 import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** Mermaid draws after load; the live panels ask the runner once. */
 const SETTLE_MS = 1200;
 
@@ -54,26 +53,7 @@ async function scan(
     )
     .catch(() => undefined);
   await prepare?.(page);
-  await page.addScriptTag({ path: AXE });
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(
-            ctx: Document,
-            opts: object,
-          ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')),
-    }));
-  });
+  return runAxe(page);
 }
 
 describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () => {

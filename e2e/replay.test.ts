@@ -12,6 +12,7 @@ import { requireLab } from '../scripts/labs/registry.ts';
 import { replayStep } from '../scripts/labs/step-replay.ts';
 import { chromiumNote, hasChromium, launchBrowser, openSignedIn, stageWithDoubles, type Browser, type Stage } from './harness.ts';
 import { screenshot } from './workspace-view.ts';
+import { runAxe } from './axe-run.ts';
 
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
@@ -27,7 +28,8 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
   });
   // Each test in a browser of its own, signed in afresh: none inherits another's idle sockets.
   beforeEach(async () => {
-    browser = await launchBrowser();
+    // CSP bypassed for axe's script alone (e2e/axe-run.ts); the pages are the built course.
+    browser = await launchBrowser({ bypassCSP: true });
     await browser.page.setViewportSize({ width: 1280, height: 800 });
   });
   afterEach(async () => {
@@ -146,6 +148,9 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
         await screenshot(page, `replay-step-${size.width}x${size.height}-${theme}`);
         await region.locator('h3', { hasText: 'After them' }).scrollIntoViewIfNeeded();
         await screenshot(page, `replay-step-after-${size.width}x${size.height}-${theme}`);
+        // The replay open, with a long output in its scroll box: no critical or serious violation.
+        const serious = (await runAxe(page)).filter((v) => v.impact === 'critical' || v.impact === 'serious');
+        expect(serious).toEqual([]);
         const box = await region.boundingBox();
         expect(box!.x).toBeGreaterThanOrEqual(0);
         expect(box!.x + box!.width).toBeLessThanOrEqual(size.width);
