@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
         await region.locator('.dplab-replay-source').waitFor({ timeout: 15_000 });
         const text = await region.innerText();
         expect(text).toMatch(/^RECORDING|^Recording/);
-        expect(text).toContain(`recorded on ${expected.solved.source.label}`);
+        expect(text).toContain(`Not your cluster. Recorded on ${expected.solved.source.label} (the iptables mode).`);
         expect(expected.solved.source.label).toMatch(/^kind v\d+\.\d+\.\d+ · Kubernetes v\d+\.\d+\.\d+ · kernel \S+ · /);
         const results = region.locator('.dplab-result');
         expect(await results.nth(0).getAttribute('data-status')).toBe('fail');

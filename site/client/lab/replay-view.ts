@@ -139,7 +139,7 @@ function replayNodes(r: StepReplay): Node[] {
       { class: 'dplab-replay-source' },
       el('span', { class: 'dplab-replay-badge' }, 'Recording'),
       ' ',
-      `Not your cluster: a real ${r.mode} cluster, recorded on ${r.solved.source.label}.`,
+      `Not your cluster. Recorded on ${r.solved.source.label} (the ${r.mode} mode).`,
     ),
     el('h3', {}, 'Before the step'),
     ...(sameSource ? [] : [el('p', { class: 'dplab-replay-aside' }, `Recorded on ${r.unsolved.source.label}.`)]),
