@@ -1,9 +1,9 @@
 /**
  * What keeps a mode's cluster from starting on this machine (Docker missing or down, kind
- * missing), as the runner's preflight says (GET /api/clusters/:mode/blocker). Asked when a
- * cluster is absent; the answer is announced as a `dplab:blocker` event, so the lab panel offers
- * the recorded replay, and the explorer and every lab button name the blocker instead of a Start
- * that cannot work.
+ * missing). The cluster panel sets it from its status (`blocked`, with the error that says why);
+ * where no panel is (the explorer) it is asked of the runner (GET /api/clusters/:mode/blocker).
+ * Each change is announced as a `dplab:blocker` event, so the lab panel offers the recorded
+ * replay, and the explorer and every lab button name the blocker instead of a Start that cannot work.
  */
 import type { ErrorJson } from '../../scripts/wire/errors.ts';
 import { clusterBlockerSchema } from '../../scripts/wire/replay.ts';

@@ -91,6 +91,9 @@ describe('GET /api/clusters/:mode/blocker', { timeout: 30_000 }, () => {
     const { blocker } = clusterBlockerSchema.parse(res.json);
     expect(blocker?.message).toMatch(/Docker is not running/);
     expect(blocker?.fix).toMatch(/Start Docker|systemctl start docker/);
+    // The cluster status says the same, so a lab page knows with the status it already reads.
+    const status = await r.call('GET', '/api/clusters/iptables');
+    expect(status.json).toMatchObject({ state: 'absent', blocked: true, error: { message: blocker?.message } });
   });
 
   it('is null on a machine that can start clusters', async () => {
@@ -98,6 +101,7 @@ describe('GET /api/clusters/:mode/blocker', { timeout: 30_000 }, () => {
     restore = applyEnv(doubles.env);
     const r = await start();
     expect((await r.call('GET', '/api/clusters/iptables/blocker')).json).toEqual({ mode: 'iptables', blocker: null });
+    expect((await r.call('GET', '/api/clusters/iptables')).json.blocked).toBeUndefined();
   });
 
   it('is null for a cluster that exists: its checks say what is wrong with it', async () => {

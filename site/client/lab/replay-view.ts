@@ -7,8 +7,7 @@
  */
 import type { ErrorJson } from '../../../scripts/wire/errors.ts';
 import { stepReplaySchema, type StepReplay } from '../../../scripts/wire/replay.ts';
-import { askBlocker, knownBlocker, onBlocker, setBlocker } from '../cluster-blocker.ts';
-import { lastClusterState, onClusterState } from '../cluster-state-event.ts';
+import { knownBlocker, onBlocker } from '../cluster-blocker.ts';
 import { el } from '../dom.ts';
 import { onPageModeChange } from '../page-mode.ts';
 import { richText } from '../rich-text.ts';
@@ -26,23 +25,14 @@ export class ReplayView {
   ) {}
 
   connect(): void {
+    // The cluster panel says whether this mode's cluster can start here (its status's `blocked`).
     onBlocker(({ mode }) => mode === this.mode() && this.render());
-    // Asked whenever the page's cluster is absent (on load, after a failed Start); gone once one starts.
-    const ask = (mode: string, state: string | undefined) => {
-      if (mode !== this.mode()) return;
-      if (state === 'absent') void askBlocker(mode);
-      else if (state === 'ready' || state === 'provisioning') setBlocker(mode, null);
-    };
-    onClusterState(({ mode, state }) => ask(mode, state));
-    onPageModeChange(({ mode }) => {
-      this.render();
-      ask(mode, lastClusterState(mode));
-    });
-    ask(this.mode(), lastClusterState(this.mode()));
+    onPageModeChange(() => this.render());
     this.root.addEventListener('click', (ev) => {
       const button = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-replay]');
       if (button && this.root.contains(button)) void this.toggle(button);
     });
+    this.render();
   }
 
   /** Why no cluster of the page's mode can start here, or null (none known). */
