@@ -4,14 +4,13 @@
  * axe is injected with addScriptTag into a context that bypasses the pages' CSP for it alone.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, relative, sep } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distDir } from '../scripts/base/paths.ts';
+import { runAxe } from './axe-run.ts';
 import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
 
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** Pages scanned at once per theme: the scans wait on the runner and on drawing as much as they compute. */
 const AT_ONCE = 3;
 /** The page is settled when no request (but a stream) has been in flight for this long. */
@@ -94,26 +93,7 @@ async function scan(
     )
     .catch(() => undefined);
   await prepare?.(page);
-  await page.addScriptTag({ path: AXE });
-  return page.evaluate(async () => {
-    const axe = (
-      window as unknown as {
-        axe: {
-          run(
-            ctx: Document,
-            opts: object,
-          ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const r = await axe.run(document, { resultTypes: ['violations'] });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      targets: v.nodes.slice(0, 4).map((n) => n.target.join(' ')),
-    }));
-  });
+  return runAxe(page);
 }
 
 describe.skipIf(!hasChromium)(`accessibility with axe-core${chromiumNote}`, () => {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles } from '../test/fixtures/doubles.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
+import { DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
 import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const PAGE = '/labs/first-service/';
@@ -18,7 +19,9 @@ describe.skipIf(!hasChromium)(`lab page in the browser${chromiumNote}`, { timeou
   let doubles: Doubles;
 
   beforeAll(async () => {
-    stage = await stageWithDoubles(firstServiceScenario('iptables'), { clusterOf: 'iptables' });
+    // A machine with Docker running (`docker info` answers), so the page offers no replay.
+    const docker = { tool: 'docker' as const, match: '^info ', stdout: DOCKER_INFO };
+    stage = await stageWithDoubles({ rules: [...firstServiceScenario('iptables').rules, docker] }, { clusterOf: 'iptables' });
     ({ course, browser, doubles } = stage);
   });
   afterAll(async () => {

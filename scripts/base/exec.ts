@@ -193,7 +193,7 @@ export function classifyFailure(
     return {
       kind: 'cluster-missing',
       message: 'The lab cluster does not exist (any more).',
-      fix: 'Start it again with `dplab up <mode>` or Start in the bar at the top of the lab page.',
+      fix: 'Start it again with `dplab up <mode>`, or with Start on a lab page or on the Clusters page (/clusters/).',
     };
   }
   if (CLUSTER_UNREACHABLE.test(text)) {

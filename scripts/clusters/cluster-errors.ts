@@ -15,7 +15,9 @@ export interface ClusterProblem {
   details?: string;
 }
 
-const upFix = (mode: Mode) => `Start it with \`dplab up ${mode}\` (or Start in the bar at the top of the lab page), then try again.`;
+/** Named where every page can act on it: the explorer has no cluster bar of its own. */
+const upFix = (mode: Mode) =>
+  `Start it with \`dplab up ${mode}\`, or with Start on a lab page or on the Clusters page (/clusters/), then try again.`;
 
 /** Before spawning anything: a cluster whose kubeconfig was never written is not running. */
 export function clusterAbsent(cluster: ClusterHandle): ClusterProblem | undefined {

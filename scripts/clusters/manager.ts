@@ -303,7 +303,7 @@ export class ClusterManager {
   async #statuses(modes: readonly Mode[], signal?: AbortSignal): Promise<ClusterStatus[]> {
     const timeouts = resolveTimeouts(this.defaults.timeouts);
     // One list per provider in use (one `kind get clusters` for all kind modes).
-    const lists = new Map<ProviderId, { names?: string[]; error?: ErrorJson }>();
+    const lists = new Map<ProviderId, { names?: string[]; error?: ErrorJson; blocked?: boolean }>();
     const providers = new Map(modes.map((m) => [m, this.#provider(m)] as const));
     for (const p of new Set([...providers].filter(([m]) => !this.#runs.has(m)).map(([, p]) => p))) {
       try {
@@ -312,14 +312,18 @@ export class ClusterManager {
         if (signal?.aborted) throw err;
         // Name Docker first when kind's list fails and Docker is (also) missing, as `dplab up` and `doctor` do.
         const docker = p.id === 'kind' ? await dockerBlocker(this.defaults.system, signal).catch(() => undefined) : undefined;
-        lists.set(p.id, { error: docker ?? errorToJson(err) });
+        // Docker, or kind itself, missing: no cluster of these modes can start here (the lab page offers its replay).
+        const blocked = !!docker || (err instanceof CommandError && err.kind === 'tool-missing');
+        lists.set(p.id, { error: docker ?? errorToJson(err), blocked });
       }
     }
     return Promise.all(
       modes.map((mode) => {
         const provider = providers.get(mode)!;
         const l = lists.get(provider.id);
-        return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal);
+        return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal).then((st) =>
+          l?.blocked && st.state === 'absent' ? { ...st, blocked: true } : st,
+        );
       }),
     );
   }

@@ -22,9 +22,13 @@ export async function terminalNotice(mode: Mode, manager: Pick<ClusterService, '
       case 'broken':
         return `The ${mode} cluster is not healthy${s.error ? `: ${s.error.message}` : '.'} Press Start in the bar at the top, or run \`dplab down ${mode}\` then \`dplab up ${mode}\` here.`;
       default:
-        return s.error && !s.progress
-          ? `The ${mode} cluster cannot be checked: ${s.error.message}${s.error.fix ? ` ${s.error.fix}` : ''}`
-          : `The ${mode} cluster is not running. Press Start in the bar at the top, or run \`dplab up ${mode}\` here.`;
+        // With an error, its own words and fix (Docker down, kind missing): never "press Start"
+        // after Start failed for want of them.
+        if (s.error) {
+          const why = `${s.error.message}${s.error.fix ? ` ${s.error.fix}` : ''}`;
+          return s.progress ? `The ${mode} cluster could not start: ${why}` : `The ${mode} cluster cannot be checked: ${why}`;
+        }
+        return `The ${mode} cluster is not running. Press Start in the bar at the top, or run \`dplab up ${mode}\` here.`;
     }
   } catch (err) {
     return `The ${mode} cluster's state is unknown (${err instanceof Error ? err.message : String(err)}). Run \`dplab status\` here.`;

@@ -82,7 +82,7 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
     void Promise.allSettled([session.dispose(), noticeDone]).finally(() => opts.onSessionEnd?.());
   };
 
-  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode, terminal: source?.id });
+  send(ws, { type: 'ready', shell: session.shell, cwd: session.cwd, mode: opts.mode, terminal: source?.id, startup: session.startup });
   const forward = (chunk: Buffer) => batcher.push(chunk);
   // Output is held until the notice is known (or NOTICE_WAIT_MS passed), then flushed after it.
   let held: Buffer[] | null = null;

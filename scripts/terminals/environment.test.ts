@@ -2,15 +2,16 @@
  * What a runner terminal starts with: `dplab` on PATH (a shim that runs this checkout's CLI, so
  * the fixes messages name work in the terminal), the lab cluster's KUBECONFIG, and a short prompt.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { nodeShellLaunch, shellLaunch } from './environment.ts';
 
-describe('terminal environment', { timeout: 30_000 }, () => {
-  let state: string;
+/** A fresh DPLAB_STATE_DIR for the suite (the rc files and the kubeconfig paths live there); its path. */
+function useStateDir(): () => string {
+  let state = '';
   const saved = process.env.DPLAB_STATE_DIR;
   beforeAll(() => {
     state = mkdtempSync(join(tmpdir(), 'dplab-env-'));
@@ -21,6 +22,11 @@ describe('terminal environment', { timeout: 30_000 }, () => {
     else process.env.DPLAB_STATE_DIR = saved;
     rmSync(state, { recursive: true, force: true });
   });
+  return () => state;
+}
+
+describe('terminal environment', { timeout: 30_000 }, () => {
+  const state = useStateDir();
 
   it('puts a working dplab first on PATH', async () => {
     const launch = shellLaunch('nftables');
@@ -31,9 +37,9 @@ describe('terminal environment', { timeout: 30_000 }, () => {
     });
     expect(r.exitCode, r.stderr).toBe(0);
     const [where, printed] = r.stdout.trim().split('\n');
-    expect(where).toBe(join(state, 'bin', 'dplab'));
+    expect(where).toBe(join(state(), 'bin', 'dplab'));
     expect(printed).toBe(launch.env.KUBECONFIG);
-    expect(launch.env.KUBECONFIG).toBe(join(state, 'kube', 'dplab-nftables.yaml'));
+    expect(launch.env.KUBECONFIG).toBe(join(state(), 'kube', 'dplab-nftables.yaml'));
   });
 
   it('gives bash a short prompt: the mode and the folder name, not the path', async () => {
@@ -53,7 +59,46 @@ describe('terminal environment', { timeout: 30_000 }, () => {
   it('runs a node shell from the argv it is given, with the same environment', () => {
     const launch = nodeShellLaunch('iptables', ['docker', 'exec', '-it', 'dplab-iptables-worker', 'bash']);
     expect([launch.file, ...launch.args]).toEqual(['docker', 'exec', '-it', 'dplab-iptables-worker', 'bash']);
-    expect(launch.env.KUBECONFIG).toBe(join(state, 'kube', 'dplab-iptables.yaml'));
-    expect(launch.env.PATH.split(':')[0]).toBe(join(state, 'bin'));
+    expect(launch.env.KUBECONFIG).toBe(join(state(), 'kube', 'dplab-iptables.yaml'));
+    expect(launch.env.PATH.split(':')[0]).toBe(join(state(), 'bin'));
+  });
+});
+
+describe('a lab shell without its cluster', { timeout: 30_000 }, () => {
+  const state = useStateDir();
+
+  /** `kubectl get pods` in the lab shell as its rc file sets it up; `kubectl` on PATH is a stand-in that says it ran. */
+  async function kubectlInLabShell(mode: 'iptables', extraEnv: Record<string, string> = {}) {
+    const launch = shellLaunch(mode);
+    const bin = mkdtempSync(join(tmpdir(), 'dplab-kubectl-'));
+    writeFileSync(join(bin, 'kubectl'), '#!/bin/sh\necho "real kubectl ran: $*"\n', { mode: 0o755 });
+    const rcfile = launch.args[launch.args.indexOf('--rcfile') + 1]!;
+    const r = await execa('bash', ['--rcfile', rcfile, '-i', '-c', 'kubectl get pods'], {
+      env: { ...launch.env, PATH: `${bin}:${launch.env.PATH}`, ...extraEnv },
+      cwd: launch.cwd,
+      reject: false,
+    });
+    rmSync(bin, { recursive: true, force: true });
+    return r;
+  }
+
+  it('says which cluster is missing and how to start it, instead of localhost:8080 errors', async () => {
+    const r = await kubectlInLabShell('iptables');
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).not.toContain('real kubectl ran');
+    expect(r.stderr).toContain('kubectl: the iptables cluster (dplab-iptables) is not running');
+    expect(r.stderr).toContain('`dplab up iptables`');
+    expect(r.stderr).toContain('`dplab doctor`');
+  });
+
+  it('runs the real kubectl once the cluster exists, or when the learner points KUBECONFIG elsewhere', async () => {
+    const own = join(state(), 'elsewhere.yaml');
+    expect((await kubectlInLabShell('iptables', { KUBECONFIG: own })).stdout).toContain('real kubectl ran: get pods');
+    const launch = shellLaunch('iptables');
+    mkdirSync(dirname(launch.env.KUBECONFIG!), { recursive: true });
+    writeFileSync(launch.env.KUBECONFIG!, 'apiVersion: v1\nkind: Config\n');
+    const r = await kubectlInLabShell('iptables');
+    expect(r.stdout, r.stderr).toContain('real kubectl ran: get pods');
+    expect(r.stderr).not.toContain('is not running');
   });
 });

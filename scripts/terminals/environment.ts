@@ -8,6 +8,7 @@ import { basename, delimiter, join } from 'node:path';
 import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
 import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
 import { dropTo, handOver, ownFolder, shellUser, SHELL_USER_VAR } from './shell-user.ts';
+import { SHELL_READY_OSC } from '../wire/terminal.ts';
 
 export interface ShellLaunch {
   file: string;
@@ -16,6 +17,15 @@ export interface ShellLaunch {
   env: Record<string, string>;
   /** The shell itself when `file` is a wrapper that starts it (setpriv, for a seat's own user). */
   shell?: string;
+  /** How the shell's start shows: the user's rc file it reads first, and whether it marks its first prompt. */
+  startup: ShellStartup;
+}
+
+export interface ShellStartup {
+  /** `~/.bashrc` or `~/.zshrc` while the learner's own rc file is read (null with DPLAB_SHELL_NORC=1). */
+  rc: string | null;
+  /** True when the rc ends by writing the SHELL_READY_OSC sequence, just before the first prompt. */
+  marker: boolean;
 }
 
 export function userShell(): string {
@@ -44,25 +54,60 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** True unless DPLAB_SHELL_NORC=1: a lab shell reads the learner's own ~/.bashrc or ~/.zshrc first. */
+function readsOwnRc(): boolean {
+  return process.env.DPLAB_SHELL_NORC !== '1';
+}
+
+/**
+ * Without its cluster, a lab shell's kubectl would fall back to localhost:8080 and print raw
+ * connection errors: while KUBECONFIG is still the lab's own and its file is missing, kubectl says
+ * which cluster is missing and how to start it instead (bash and zsh read the same function).
+ */
+function kubectlGuard(mode: Mode): string {
+  const kc = shellQuote(kubeconfigPath(mode));
+  const lines = [
+    `kubectl: the ${mode} cluster (${clusterName(mode)}) is not running, so there is no cluster to talk to.`,
+    `Start it with \`dplab up ${mode}\` here, or Start at the top of the lab page.`,
+    'If it cannot start (no Docker, no kind), `dplab doctor` says what this machine needs.',
+  ];
+  return [
+    'kubectl() {',
+    `  if [ "$KUBECONFIG" = ${kc} ] && [ ! -f ${kc} ]; then`,
+    `    printf '%s\\n' ${lines.map(shellQuote).join(' ')} >&2`,
+    '    return 1',
+    '  fi',
+    '  command kubectl "$@"',
+    '}',
+    '',
+  ].join('\n');
+}
+
 /**
  * Small rc files that source the user's own (unless DPLAB_SHELL_NORC=1: a clean shell, which
- * the tests use so a slow or locked ~/.bashrc cannot stall them) and then set a short prompt:
+ * the tests use and a learner whose ~/.bashrc is slow can ask for) and then set a short prompt:
  * the mode and the current folder's name, never the absolute path (it wrapped every command).
+ * Last, they write SHELL_READY_OSC, so the page knows the prompt is next (terminal-element.ts).
  */
 function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir: string } {
   const dir = join(stateDir(), 'shell', mode ?? 'none');
   mkdirSync(dir, { recursive: true });
   const tag = promptTag(mode);
-  const own = process.env.DPLAB_SHELL_NORC !== '1';
+  const own = readsOwnRc();
   // A ~/.bashrc that rebuilds PATH must not hide dplab.
   const path = `case ":$PATH:" in *":${bin}:"*) ;; *) PATH=${shellQuote(bin)}:"$PATH" ;; esac\n`;
+  const guard = mode ? kubectlGuard(mode) : '';
+  const ready = `if [ -t 1 ]; then printf '\\033]${SHELL_READY_OSC};\\007'; fi\n`;
   const bashrc = join(dir, 'bashrc');
-  writeFileSync(bashrc, `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n`);
+  writeFileSync(
+    bashrc,
+    `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}${guard}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n${ready}`,
+  );
   const zdotdir = join(dir, 'zsh');
   mkdirSync(zdotdir, { recursive: true });
   writeFileSync(
     join(zdotdir, '.zshrc'),
-    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}PROMPT='%F{cyan}${tag}%f %1~ %# '\n`,
+    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}${guard}PROMPT='%F{cyan}${tag}%f %1~ %# '\n${ready}`,
   );
   return { bashrc, zdotdir };
 }
@@ -93,7 +138,7 @@ export function nodeShellLaunch(mode: Mode, argv: readonly string[]): ShellLaunc
   const cwd = workspaceDir();
   mkdirSync(cwd, { recursive: true });
   const [file, ...args] = argv;
-  return { file: file!, args, cwd, env: baseEnv(mode, shimDir()) };
+  return { file: file!, args, cwd, env: baseEnv(mode, shimDir()), startup: { rc: null, marker: false } };
 }
 
 export function shellLaunch(mode: Mode | null): ShellLaunch {
@@ -108,7 +153,14 @@ export function shellLaunch(mode: Mode | null): ShellLaunch {
   ownFolder(home, user);
   if (mode) handOver(kubeconfigPath(mode), user);
   const env = { ...launch.env, HOME: home, USER: `uid${user.uid}`, LOGNAME: `uid${user.uid}` };
-  return { file: prefix[0]!, args: [...prefix.slice(1), launch.file, ...launch.args], cwd: launch.cwd, env, shell: launch.file };
+  return {
+    file: prefix[0]!,
+    args: [...prefix.slice(1), launch.file, ...launch.args],
+    cwd: launch.cwd,
+    env,
+    shell: launch.file,
+    startup: launch.startup,
+  };
 }
 
 /** The shell as the runner's own user. */
@@ -120,8 +172,10 @@ function ownShellLaunch(mode: Mode | null): ShellLaunch {
   const env = baseEnv(mode, bin);
   const { bashrc, zdotdir } = writeRcFiles(mode, bin);
   const name = basename(file);
-  if (name === 'bash') return { file, args: ['--rcfile', bashrc, '-i'], cwd, env };
-  if (name === 'zsh') return { file, args: ['-i'], cwd, env: { ...env, ZDOTDIR: zdotdir } };
+  const own = readsOwnRc();
+  if (name === 'bash') return { file, args: ['--rcfile', bashrc, '-i'], cwd, env, startup: { rc: own ? '~/.bashrc' : null, marker: true } };
+  if (name === 'zsh')
+    return { file, args: ['-i'], cwd, env: { ...env, ZDOTDIR: zdotdir }, startup: { rc: own ? '~/.zshrc' : null, marker: true } };
   env.PS1 = `${promptTag(mode)} $ `;
-  return { file, args: ['-i'], cwd, env };
+  return { file, args: ['-i'], cwd, env, startup: { rc: null, marker: false } };
 }

@@ -4,7 +4,7 @@
  */
 import * as pty from '@lydell/node-pty';
 import type { Mode } from '../catalogue/modes.ts';
-import { nodeShellLaunch, shellLaunch, type ShellLaunch } from './environment.ts';
+import { nodeShellLaunch, shellLaunch, type ShellLaunch, type ShellStartup } from './environment.ts';
 import { endSession } from './process-tree.ts';
 import { PtyInput } from './pty-input.ts';
 
@@ -12,6 +12,8 @@ export interface TerminalSession {
   readonly pid: number;
   readonly shell: string;
   readonly cwd: string;
+  /** The rc file it reads first and whether it marks its first prompt (environment.ts). */
+  readonly startup?: ShellStartup;
   onData(listener: (chunk: Buffer) => void): void;
   onExit(listener: (e: { code: number; signal: number | null }) => void): void;
   /** Queues input for the pty; never blocks (see pty-input.ts). */
@@ -69,6 +71,7 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
     pid: proc.pid,
     shell: launch.shell ?? launch.file,
     cwd: launch.cwd,
+    startup: launch.startup,
     onData: (listener) => {
       proc.onData((d) => listener(typeof d === 'string' ? Buffer.from(d) : (d as unknown as Buffer)));
     },

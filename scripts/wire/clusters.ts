@@ -45,6 +45,8 @@ export const clusterStatusSchema = z.object({
   error: z.optional(errorJsonSchema),
   /** The current or last provisioning run. */
   progress: z.optional(progressSchema),
+  /** No cluster of this mode can start on this machine (Docker missing or down, kind missing); `error` says why and how to fix it. */
+  blocked: z.optional(z.boolean()),
 });
 export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
 

@@ -18,6 +18,15 @@ export const mirrorSchema = z.object({
   rows: z.int(),
 });
 
+/**
+ * The OSC sequence number a lab shell's rc file writes last (`ESC ] 7701 ; BEL`), just before its
+ * first prompt: the page keeps "Starting your shell…" up until it comes, not until the first output.
+ */
+export const SHELL_READY_OSC = 7701;
+
+/** How a shell's start shows (the `ready` frame): the learner's rc file it reads, and whether SHELL_READY_OSC will come. */
+export const shellStartupSchema = z.object({ rc: z.nullable(z.string()), marker: z.boolean() });
+
 export const serverMessageSchema = z.discriminatedUnion('type', [
   // `terminal` names this shell for the broadcast (GET/POST /api/terminal/broadcast); older runners omit it.
   z.object({
@@ -26,6 +35,8 @@ export const serverMessageSchema = z.discriminatedUnion('type', [
     cwd: z.string(),
     mode: z.nullable(z.string()),
     terminal: z.optional(z.string()),
+    /** Older runners omit it: the page then takes the first output for the prompt. */
+    startup: z.optional(shellStartupSchema),
   }),
   z.object({ type: z.literal('notice'), message: z.string() }),
   z.object({ type: z.literal('error'), message: z.string() }),

@@ -21,6 +21,7 @@ import {
 import type { ErrorJson } from '../../scripts/wire/errors.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { announceClusterState } from './cluster-state-event.ts';
+import { setBlocker } from './cluster-blocker.ts';
 import { richText } from './rich-text.ts';
 import { el } from './dom.ts';
 import { openRunnerEvents } from './runner-events.ts';
@@ -199,6 +200,8 @@ export class ClusterPanel extends HTMLElement {
     const state = this.#offline ? 'offline' : (s?.state ?? 'loading');
     this.dataset.state = state;
     announceClusterState(this.mode, state);
+    // Whether no cluster of this mode can start here: the lab page then offers its replay (lab/replay-view.ts).
+    if (s && !this.#offline) setBlocker(this.mode, s.blocked && s.error ? s.error : null);
 
     const head = el(
       'div',

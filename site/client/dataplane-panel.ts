@@ -8,6 +8,7 @@ import { clusterListSchema, type ClusterStatus } from '../../scripts/wire/cluste
 import { explainResponseSchema, fixtureListSchema, isServiceRef, type FixtureInfo } from '../../scripts/wire/explain.ts';
 import { el, renderError, renderResult, summaryOf, type ShownError } from './dataplane-result.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
+import { askBlocker, blockedAction } from './cluster-blocker.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 
 const DEFAULT_SERVICE = 'default/web';
@@ -266,6 +267,18 @@ export class DataplanePanel extends HTMLElement {
       col.root.dataset.state = 'error';
       const e = err as ShownError;
       if (err instanceof RunnerUnavailable) this.#offline(err);
+      // No cluster can start here at all: name that (Docker, kind) rather than a Start that cannot work.
+      const blocker = kind === 'live' && e.status === 409 ? await askBlocker(id) : null;
+      if (controller.signal.aborted) return;
+      if (blocker) {
+        const shown = blockedAction(
+          blocker,
+          `Then start the cluster with \`dplab up ${id}\` or on the Clusters page (/clusters/). Meanwhile, pick a bundled fixture as the source: it needs no Docker.`,
+        );
+        renderError(col.result, shown);
+        this.#status.textContent = `Could not show ${service}: ${shown.message}`;
+        return;
+      }
       const extra =
         kind === 'live' && (e.status === 409 || e.status === 503)
           ? document.querySelector('dplab-cluster-panel')

@@ -14,6 +14,8 @@ import type { ScaleChart } from './lab/scale-chart.ts';
 import { onPageModeChange, pageMode, setPageMode } from './page-mode.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { richText } from './rich-text.ts';
+import { blockedAction } from './cluster-blocker.ts';
+import { ReplayView } from './lab/replay-view.ts';
 
 /** What a failed action's message is headed with, so a refused solve never reads "Could not check." */
 const FAILED: Record<string, string> = {
@@ -37,12 +39,16 @@ class LabElement extends HTMLElement {
   private passMessages = new Map<string, string>();
   /** The measurements chart, on pages that have one (scale-compare): its code loads only there. */
   private chart?: Promise<ScaleChart | undefined>;
+  /** Where no cluster can start here: the note with the fix, and each step's replay of its recordings. */
+  private replay!: ReplayView;
 
   connectedCallback(): void {
     this.labId = this.getAttribute('lab') ?? '';
     this.modes = (this.dataset.modes ?? '').split(' ').filter(Boolean);
     this.hintCounts = JSON.parse(this.dataset.hints ?? '{}');
     this.progress = loadLocal(this.labId);
+    this.replay = new ReplayView(this, this.labId, () => this.mode);
+    this.replay.connect();
     const chartRoot = this.querySelector<HTMLElement>('[data-scale-chart]');
     if (chartRoot) this.chart = import('./lab/scale-chart.ts').then((m) => m.mountScaleChart(chartRoot, this.labId));
     this.addEventListener('click', (ev) => this.onClick(ev));
@@ -186,6 +192,7 @@ class LabElement extends HTMLElement {
     if (!button || !this.contains(button)) return;
     const stepEl = button.closest<HTMLElement>('.dplab-step');
     const step = stepEl?.dataset.step;
+    if (this.blocked(stepEl, button.dataset.action ?? '')) return;
     switch (button.dataset.action) {
       case 'run':
         document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text: button.dataset.command ?? '', execute: true } }));
@@ -253,6 +260,21 @@ class LabElement extends HTMLElement {
     dialog.returnValue = '';
     dialog.addEventListener('close', () => (dialog.returnValue === 'reset' ? go() : button.focus()), { once: true });
     dialog.showModal();
+  }
+
+  /** Check, solve and reset cannot work without a cluster: when none can start here, say why and what to do instead. */
+  private blocked(stepEl: HTMLElement | null, action: string): boolean {
+    const blocker = this.replay.blocker();
+    if (!blocker || !(action in FAILED)) return false;
+    if (stepEl) {
+      const region = stepEl.querySelector<HTMLElement>('.dplab-result')!;
+      const { message, fix } = blockedAction(blocker, '“Replay the recording” shows this step on a real cluster instead.');
+      showNote(region, 'error', message, fix, FAILED[action]);
+    } else {
+      const { message, fix } = blockedAction(blocker, 'Until then, each step offers a replay of its recording.');
+      this.showRunnerNotice(`${FAILED[action]} ${message} ${fix ?? ''}`.trim(), 'blocked');
+    }
+    return true;
   }
 
   private clearFrom(step: string | undefined): void {
@@ -343,11 +365,11 @@ class LabElement extends HTMLElement {
     }
   }
 
-  private showRunnerNotice(message: string): void {
+  private showRunnerNotice(message: string, kind = 'offline'): void {
     const n = this.querySelector<HTMLElement>('.dplab-runner-notice');
     if (!n) return;
     n.replaceChildren(richText(message));
-    n.dataset.kind = 'offline';
+    n.dataset.kind = kind;
     n.hidden = false;
   }
 

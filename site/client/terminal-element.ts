@@ -6,13 +6,23 @@
  * xterm is imported when the element connects, so only pages with a terminal download it.
  * Protocol: scripts/terminals/protocol.ts (binary frames = output, JSON text frames = control).
  */
-import { ACK_EVERY_BYTES, serverMessageSchema, splitInput, type ClientMessage, type ServerMessage } from '../../scripts/wire/terminal.ts';
+import {
+  ACK_EVERY_BYTES,
+  serverMessageSchema,
+  SHELL_READY_OSC,
+  splitInput,
+  type ClientMessage,
+  type ServerMessage,
+} from '../../scripts/wire/terminal.ts';
 import { RunnerUnavailable, runnerState } from './runner-api.ts';
 import { openRunnerSocket } from './runner-auth.ts';
 import { fontSize, onFontSizeChange } from './font-size.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 import { FONT_FAMILY, LINE_HEIGHT, THEME } from './terminal-look.ts';
 import { wrapWords } from './word-wrap.ts';
+
+/** Past this without a prompt, "Starting your shell…" says why it may be slow and how to skip it. */
+export const SLOW_SHELL_MS = 4_000;
 
 /** SGR colours of what the page itself writes into the terminal. */
 const SAY = { notice: 33, error: 31, dim: 2, info: 36 } as const;
@@ -31,6 +41,8 @@ export class TerminalElement extends HTMLElement {
   private disposeFont: (() => void) | null = null;
   private disposeMode: (() => void) | null = null;
   private host: HTMLElement = this;
+  /** Until the shell's first prompt (SHELL_READY_OSC, or its first output from a runner that sends none). */
+  private starting: { marker: boolean; timer?: number } | null = null;
   /**
    * Writes waiting for the terminal to have a size of its own. In a tab in the background
    * (display: none) it has none and keeps its first guess at the width; the page's own text is
@@ -80,6 +92,11 @@ export class TerminalElement extends HTMLElement {
     this.fit = new FitAddon();
     this.term.loadAddon(this.fit);
     this.term.open(host);
+    // The lab shell's rc file ends with this sequence: its prompt is next (scripts/terminals/environment.ts).
+    this.term.parser.registerOscHandler(SHELL_READY_OSC, () => {
+      this.shellStarted();
+      return true;
+    });
     this.fitNow();
     // A paste can be megabytes: send it as message-sized pieces; the runner queues them in order.
     this.term.onData((data) => splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece })));
@@ -189,21 +206,18 @@ export class TerminalElement extends HTMLElement {
     ws.binaryType = 'arraybuffer';
     this.ws = ws;
     let opened = false;
-    let firstOutput = true;
     let lastError = '';
     ws.onopen = () => {
       opened = true;
       // A slow ~/.bashrc (pyenv, nvm) can keep the prompt away for a while: say what is going on.
       this.setState('open', 'Starting your shell…');
+      this.shellStarting();
       this.fitNow();
       this.send({ type: 'resize', cols: term.cols, rows: term.rows });
     };
     ws.onmessage = (ev) => {
       if (ev.data instanceof ArrayBuffer) {
-        if (firstOutput) {
-          firstOutput = false;
-          this.setState('open');
-        }
+        if (this.starting && !this.starting.marker) this.shellStarted();
         const bytes = new Uint8Array(ev.data);
         this.output(() =>
           term.write(bytes, () => {
@@ -224,6 +238,7 @@ export class TerminalElement extends HTMLElement {
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
+      this.shellStarted(false);
       if (this.dataset.state === 'exited') return;
       // 1013 Try Again Later: the runner's terminal limit; its error frame said why.
       if (ev.code === 1013) {
@@ -245,13 +260,40 @@ export class TerminalElement extends HTMLElement {
   private control(msg: ServerMessage): void {
     const term = this.term;
     if (!term) return;
-    if (msg.type === 'notice') this.say(msg.message, SAY.notice);
+    if (msg.type === 'ready') this.shellStarting(msg.startup);
+    else if (msg.type === 'notice') this.say(msg.message, SAY.notice);
     else if (msg.type === 'error') this.say(`\n[${msg.message}]`, SAY.error);
     else if (msg.type === 'exit') {
+      this.shellStarted(false);
       this.setState('exited', `The shell exited (code ${msg.code}).`);
       this.say(`\n[shell exited with code ${msg.code}; press Enter for a new one]`, SAY.dim);
       this.offerRestart();
     }
+  }
+
+  /**
+   * The socket is open (no `startup` yet) or the shell's `ready` frame came: until its prompt,
+   * the status line says it is starting, and after SLOW_SHELL_MS which rc file it is reading
+   * and how to start lab shells without it. A runner that marks no prompt: the first output counts.
+   */
+  private shellStarting(startup?: { rc: string | null; marker: boolean }): void {
+    if (this.starting?.timer) clearTimeout(this.starting.timer);
+    const marker = startup?.marker ?? false;
+    const slow = startup?.rc
+      ? `Starting your shell… it is still reading your ${startup.rc}. To start lab shells without it, stop the runner and start it again with DPLAB_SHELL_NORC=1 npm start.`
+      : 'Starting your shell… it has not shown its prompt yet.';
+    const timer = window.setTimeout(() => {
+      if (this.starting?.timer === timer && this.dataset.state === 'open') this.setState('open', slow);
+    }, SLOW_SHELL_MS);
+    this.starting = { marker, timer };
+  }
+
+  /** The prompt is here (or the socket closed: `clear` false leaves the status to what follows). */
+  private shellStarted(clear = true): void {
+    if (!this.starting) return;
+    clearTimeout(this.starting.timer);
+    this.starting = null;
+    if (clear) this.setState('open');
   }
 
   /**

@@ -110,7 +110,21 @@ describe('cluster routes', () => {
     );
     expect(await terminalNotice('cilium', m)).toBe(
       'The cilium cluster cannot be checked: The Docker daemon is not reachable. Start Docker.',
+    ); // After Start failed for want of Docker: the same blocker, never "press Start" again.
+    const progress = {
+      runId: 'r1',
+      startedAt: 1,
+      endedAt: 2,
+      actions: [{ id: 'preflight', title: 'Check the machine', state: 'failed' as const }],
+      notes: [],
+    };
+    manager.states.set(
+      'cilium',
+      status('cilium', 'absent', { error: { message: 'Docker is not running.', fix: 'Start Docker.' }, progress }),
     );
+    const afterStart = await terminalNotice('cilium', m);
+    expect(afterStart).toBe('The cilium cluster could not start: Docker is not running. Start Docker.');
+    expect(afterStart).not.toMatch(/Press Start/);
   });
 });
 

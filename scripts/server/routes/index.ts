@@ -9,6 +9,7 @@ import { labRoutes } from './labs.ts';
 import { activityRoutes } from './activity.ts';
 import { dataplaneRoutes } from './dataplane.ts';
 import { broadcastRoutes } from './broadcast.ts';
+import { replayRoutes } from './replay.ts';
 import { TerminalBroadcast } from '../../terminals/broadcast.ts';
 
 export interface RouteOptions {
@@ -26,6 +27,7 @@ export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): re
     ...sessionRoutes,
     ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...labRoutes,
+    ...replayRoutes(),
     ...activityRoutes(services.clusters, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
     ...dataplaneRoutes(services.explainLive),
     ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast(), opts.viewerToken),
