@@ -102,10 +102,11 @@ function openFullScreen(svg: SVGSVGElement, label: string): void {
   close.addEventListener('click', () => dialog.close());
   dialog.addEventListener('close', () => dialog.remove());
   dialog.showModal();
-  const room = Math.min(
-    window.innerWidth * 0.95,
-    (window.innerHeight * 0.85 * naturalWidth(copy)) / (copy.viewBox?.baseVal?.height || naturalWidth(copy)),
-  );
-  applyScale(copy, Math.max(MIN_SCALE, Math.min(MAX_SCALE, room / naturalWidth(copy))));
+  // The dialog fills the window (course.css); the drawing takes the room under its Close button,
+  // as large as both sides allow. Only a drawing taller than the window at 12 px labels scrolls, down.
+  const w = naturalWidth(copy);
+  const h = copy.viewBox?.baseVal?.height || w;
+  const room = Math.min(body.clientWidth / w, body.clientHeight / h);
+  applyScale(copy, Math.max(MIN_SCALE, Math.min(MAX_SCALE, room)));
   close.focus();
 }
