@@ -73,7 +73,12 @@ export function enhanceDiagram(target: HTMLElement, label: string): void {
   const full = el('button', { type: 'button', class: 'dplab-diagram-button' }, 'Full screen');
   const tools = el('div', { class: 'dplab-diagram-tools', role: 'group', 'aria-label': 'Diagram view' }, zoomOut, zoomIn, full);
   target.insertBefore(tools, view);
-  let scale = fitScale(svgs[0], target.clientWidth || 600);
+  // The room without the drawing in it: in a grid or flex column the drawing at its natural size
+  // would widen the very box it is measured against.
+  view.hidden = true;
+  const room = target.clientWidth || 600;
+  view.hidden = false;
+  let scale = fitScale(svgs[0], room);
   const set = (s: number) => {
     scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, s));
     for (const svg of svgs) applyScale(svg, scale);

@@ -17,6 +17,6 @@ export const MERMAID_THEMES = {
  * top to bottom fits a phone's column with its labels at 12 px or more (diagram-view.ts).
  */
 export const MERMAID_LAYOUT = {
-  flowchart: { nodeSpacing: 20, rankSpacing: 32, padding: 6, diagramPadding: 8 },
+  flowchart: { nodeSpacing: 20, rankSpacing: 32, padding: 6, diagramPadding: 8, subGraphTitleMargin: { top: 4, bottom: 10 } },
   sequence: { actorMargin: 16, width: 120, boxMargin: 6, noteMargin: 6, messageMargin: 30, diagramMarginX: 4 },
 } as const;
