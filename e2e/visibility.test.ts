@@ -100,7 +100,8 @@ async function load(page: Page, url: string): Promise<void> {
     } catch (err) {
       if (attempt === 3 || !/ERR_HTTP_RESPONSE_CODE_FAILURE|chrome-error/.test(String(err))) throw err;
       console.warn(`[visibility] ${url}: the runner refused an idle socket (HTTP 400); loading again`);
-      await page.goto('about:blank');
+      // Chromium is still moving to its error page: let it land before the next try.
+      await page.waitForURL(/^chrome-error:/, { timeout: 5_000 }).catch(() => undefined);
     }
   }
 }
