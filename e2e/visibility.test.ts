@@ -139,8 +139,11 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
           if (scheme !== null && scheme !== job.scheme)
             throw new Error(`${job.path}: the page shows the ${scheme} theme, not ${job.scheme}`);
           results.set(job, await page.evaluate(auditPage, MIN_TEXT_PX));
-          // A page with a diagram is shown at its first diagram; others from the top.
-          await page.evaluate(() => document.querySelector('dplab-mermaid, .dp-diagram')?.scrollIntoView({ block: 'start' }));
+          // A page is shown at what this audit is about: its first diagram, or a lab's first opened
+          // solution (with the code above it); others from the top.
+          await page.evaluate(() =>
+            document.querySelector('dplab-mermaid, .dp-diagram, .dplab-solution')?.scrollIntoView({ block: 'center' }),
+          );
           await page.screenshot({ path: join(OUT, shotName(job)) });
         }
       }),
