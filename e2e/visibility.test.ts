@@ -160,6 +160,17 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
     expect(results.size).toBe(jobs.length);
   });
 
+  it('the audit sees what it is for: a pre spilling out of a pane that scrolls, a button cut off by its box, a page wider than the window', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setContent(`<!doctype html><html><body style="margin:0">
+      <section style="width:300px;overflow-x:auto"><pre style="overflow-x:visible">${'kubectl get pods '.repeat(8)}</pre></section>
+      <div style="width:80px;overflow:hidden"><button style="white-space:nowrap;overflow:hidden">Apply the solution now</button></div>
+      <p style="width:600px">wide</p></body></html>`);
+    const found = (await page.evaluate(auditPage, MIN_TEXT_PX)).map((f) => `${f.what}: ${f.selector.replace(/ ".*$/, '')}`);
+    expect(found.sort()).toEqual(['outside: div > button', 'outside: p', 'outside: section > pre', 'page scrolls sideways: html']);
+  });
+
   it('every known finding still occurs (drop it from KNOWN once fixed)', () => {
     for (const k of KNOWN) {
       const seen = [...results].some(([j, findings]) => j.path === k.path && findings.some((f) => f.what === k.what));
