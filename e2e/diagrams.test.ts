@@ -1,7 +1,9 @@
 /**
- * Diagrams as a reader sees them at 1280×800: on every lesson and on the explorer, each drawn
- * diagram's labels are at least 12 px on screen, nothing is cut off (what is wider than the
- * page scrolls inside its own box, which the keyboard can reach), and full screen opens it alone.
+ * Diagrams as a reader sees them at 1280×800 (and 390 px wide): on every lesson and on the
+ * explorer, each drawn diagram's labels are at least 12 px on screen, a lesson's diagram fits its
+ * column, zoom works both ways, nothing is cut off (what is wider than the page, once zoomed or on
+ * the explorer, scrolls inside its own box, which the keyboard can reach), and full screen opens
+ * it alone, fitted to the window.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -127,6 +129,56 @@ describe.skipIf(!hasChromium)(`diagrams are readable${chromiumNote}`, { timeout:
     await screenshot(page, 'lesson-services-full-screen');
     await dialog.getByRole('button', { name: 'Close' }).click();
     expect(await page.locator('dialog.dplab-diagram-dialog').count()).toBe(0);
+  });
+
+  it('every lesson diagram fits its column at 1280 and 390 px, zooms both ways, and full screen fits the window', async () => {
+    const { page } = browser;
+    const scale = (root: string) =>
+      page.evaluate(
+        (r) => Number([...document.querySelectorAll<SVGSVGElement>(`${r} svg`)].find((x) => x.getClientRects().length)!.dataset.scale),
+        root,
+      );
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      for (const lesson of LESSONS) {
+        await page.goto(`${course.origin}/lessons/${lesson}/`);
+        await expect.poll(() => page.locator('dplab-mermaid:not([data-rendered])').count(), { timeout: 20_000 }).toBe(0);
+        for (const d of await measure(page, 'dplab-mermaid')) {
+          expect(d.fits, `${lesson} at ${width} px: the diagram fits its column`).toBe(true);
+          expect(d.minLabelPx, `${lesson} at ${width} px: smallest label`).toBeGreaterThanOrEqual(12);
+        }
+      }
+    }
+    // Zoom both ways on the iptables fan-out, at a laptop's size and a phone's.
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.goto(`${course.origin}/lessons/iptables/`);
+      const diagram = page.locator('dplab-mermaid[data-rendered]').first();
+      await diagram.waitFor({ timeout: 20_000 });
+      const first = await scale('dplab-mermaid');
+      await diagram.getByRole('button', { name: 'Zoom out' }).click();
+      expect(await scale('dplab-mermaid')).toBeLessThan(first);
+      expect(Math.min(...(await measure(page, 'dplab-mermaid')).map((d) => d.minLabelPx))).toBeGreaterThanOrEqual(12);
+      await diagram.getByRole('button', { name: 'Zoom in' }).click();
+      await diagram.getByRole('button', { name: 'Zoom in' }).click();
+      expect(await scale('dplab-mermaid')).toBeGreaterThan(first);
+      await diagram.getByRole('button', { name: 'Full screen' }).click();
+      const dialog = page.locator('dialog.dplab-diagram-dialog[open]');
+      await dialog.waitFor();
+      const fit = await page.evaluate(() => {
+        const view = document.querySelector<HTMLElement>('dialog.dplab-diagram-dialog .dplab-diagram-view')!;
+        const box = document.querySelector('dialog.dplab-diagram-dialog')!.getBoundingClientRect();
+        return {
+          wide: view.scrollWidth <= view.clientWidth + 1,
+          tall: view.scrollHeight <= view.clientHeight + 1,
+          inWindow: box.right <= innerWidth && box.bottom <= innerHeight,
+        };
+      });
+      expect(fit, `full screen at ${width} px`).toEqual({ wide: true, tall: true, inWindow: true });
+      await screenshot(page, `lesson-iptables-full-screen-${width}`);
+      await dialog.getByRole('button', { name: 'Close' }).click();
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('explorer diagrams side by side: labels ≥ 12 px, not cut off on the right', async () => {

@@ -43,7 +43,11 @@ if (todo.length) {
           mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', ...settings });
           return (await mermaid.render(id, code)).svg;
         },
-        { code: d.code, id: `dplab-diagram-${d.hash}-${theme}`, settings: RENDER_SETTINGS.themes[theme as DiagramTheme] },
+        {
+          code: d.code,
+          id: `dplab-diagram-${d.hash}-${theme}`,
+          settings: { ...RENDER_SETTINGS.layout, ...RENDER_SETTINGS.themes[theme as DiagramTheme] },
+        },
       );
       // Which colour scheme a drawing is for: the page's CSS shows one of the two.
       const tagged = svg.replace(/^<svg\b/, `<svg data-scheme="${theme}"`);

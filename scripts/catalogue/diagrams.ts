@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { projectRoot } from '../base/paths.ts';
 import { DOCS_DIR, LESSONS_PREFIX, readDocPages, type DocPage } from './lessons.ts';
-import { DIAGRAM_THEMES, MERMAID_THEMES, type DiagramTheme } from '../../site/client/mermaid-theme.ts';
+import { DIAGRAM_THEMES, MERMAID_LAYOUT, MERMAID_THEMES, type DiagramTheme } from '../../site/client/mermaid-theme.ts';
 
 export { DIAGRAM_THEMES, type DiagramTheme };
 
@@ -21,6 +21,7 @@ export { DIAGRAM_THEMES, type DiagramTheme };
 export const RENDER_SETTINGS = {
   revision: 1,
   mermaid: 11,
+  layout: MERMAID_LAYOUT,
   themes: MERMAID_THEMES,
 } as const;
 

@@ -108,7 +108,7 @@ describe('readDataplane / explainLive', { timeout: 60_000 }, () => {
     expect(r.nodes).toEqual(['dplab-iptables-control-plane', 'dplab-iptables-worker', 'dplab-iptables-worker2']);
     expect(shares(r)).toEqual([0.333, 0.333, 0.333]);
     expect(shares(r, 'NodePort')).toHaveLength(3);
-    expect(r.mermaid).toMatch(/^flowchart LR/);
+    expect(r.mermaid).toMatch(/^flowchart TB/);
     expect(r.text).toContain('10.96.45.112:80/TCP');
     expect(doubles.commandLines()).toContain('docker exec dplab-iptables-worker iptables-save');
   });

@@ -42,7 +42,8 @@ export function escapeLabel(text: string): string {
 }
 
 export function toMermaid(view: ServiceView, format: Format): string {
-  const lines = ['flowchart LR'];
+  // Top to bottom: a chain of hops stays one column wide, so two paths fit side by side (the explorer).
+  const lines = ['flowchart TB'];
   let next = 0;
   const node = (label: string, shape: 'box' | 'round' = 'box') => {
     const id = `n${next++}`;

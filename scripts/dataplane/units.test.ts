@@ -77,7 +77,7 @@ describe('mermaid', () => {
       ],
     };
     const m = toMermaid(view, 'iptables-save');
-    expect(m.startsWith('flowchart LR\n')).toBe(true);
+    expect(m.startsWith('flowchart TB\n')).toBe(true);
     expect(m).toContain('KUBE-SEP-Y');
     expect(m).toContain('DNAT to pod 10.244.1.2:8080');
     expect(m).toContain('dropped: no local endpoint on this node');

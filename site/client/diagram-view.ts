@@ -73,7 +73,12 @@ export function enhanceDiagram(target: HTMLElement, label: string): void {
   const full = el('button', { type: 'button', class: 'dplab-diagram-button' }, 'Full screen');
   const tools = el('div', { class: 'dplab-diagram-tools', role: 'group', 'aria-label': 'Diagram view' }, zoomOut, zoomIn, full);
   target.insertBefore(tools, view);
-  let scale = fitScale(svgs[0], target.clientWidth || 600);
+  // The room without the drawing in it: in a grid or flex column the drawing at its natural size
+  // would widen the very box it is measured against.
+  view.hidden = true;
+  const room = target.clientWidth || 600;
+  view.hidden = false;
+  let scale = fitScale(svgs[0], room);
   const set = (s: number) => {
     scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, s));
     for (const svg of svgs) applyScale(svg, scale);
@@ -102,10 +107,11 @@ function openFullScreen(svg: SVGSVGElement, label: string): void {
   close.addEventListener('click', () => dialog.close());
   dialog.addEventListener('close', () => dialog.remove());
   dialog.showModal();
-  const room = Math.min(
-    window.innerWidth * 0.95,
-    (window.innerHeight * 0.85 * naturalWidth(copy)) / (copy.viewBox?.baseVal?.height || naturalWidth(copy)),
-  );
-  applyScale(copy, Math.max(MIN_SCALE, Math.min(MAX_SCALE, room / naturalWidth(copy))));
+  // The dialog fills the window (course.css); the drawing takes the room under its Close button,
+  // as large as both sides allow. Only a drawing taller than the window at 12 px labels scrolls, down.
+  const w = naturalWidth(copy);
+  const h = copy.viewBox?.baseVal?.height || w;
+  const room = Math.min(body.clientWidth / w, body.clientHeight / h);
+  applyScale(copy, Math.max(MIN_SCALE, Math.min(MAX_SCALE, room)));
   close.focus();
 }

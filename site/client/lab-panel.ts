@@ -10,6 +10,7 @@ import { isMode } from '../../scripts/wire/modes.ts';
 import { acceptedSchema } from '../../scripts/wire/session.ts';
 import { setupResultSchema } from '../../scripts/wire/setup.ts';
 import { clearResult, showNote, showResult } from './lab/result-view.ts';
+import { keysFor } from './lab/placeholder.ts';
 import type { ScaleChart } from './lab/scale-chart.ts';
 import { onPageModeChange, pageMode, setPageMode } from './page-mode.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
@@ -195,7 +196,8 @@ class LabElement extends HTMLElement {
     if (this.blocked(stepEl, button.dataset.action ?? '')) return;
     switch (button.dataset.action) {
       case 'run':
-        document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text: button.dataset.command ?? '', execute: true } }));
+        // A placeholder (`<mode>`) is typed for the learner to replace, never run (lab/placeholder.ts).
+        document.dispatchEvent(new CustomEvent('dplab:type', { detail: keysFor(button.dataset.command ?? '') }));
         return;
       case 'copy':
         void navigator.clipboard?.writeText(button.dataset.command ?? '').then(

@@ -3,7 +3,7 @@
  * diagrams are drawn ahead of time (scripts/catalogue/diagrams.ts) and never load this. mermaid
  * is imported on first use, so it is a chunk only a page that draws one fetches.
  */
-import { MERMAID_THEMES } from './mermaid-theme.ts';
+import { MERMAID_LAYOUT, MERMAID_THEMES } from './mermaid-theme.ts';
 
 let counter = 0;
 
@@ -11,7 +11,7 @@ let counter = 0;
 export async function renderMermaid(source: string): Promise<string> {
   const { default: mermaid } = await import('mermaid');
   const scheme = document.documentElement.dataset.theme === 'light' ? 'light' : 'dark';
-  mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', ...MERMAID_THEMES[scheme] });
+  mermaid.initialize({ startOnLoad: false, securityLevel: 'strict', ...MERMAID_LAYOUT, ...MERMAID_THEMES[scheme] });
   const { svg } = await mermaid.render(`dplab-mermaid-${++counter}`, source);
   return svg;
 }

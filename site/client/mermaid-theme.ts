@@ -11,3 +11,12 @@ export const MERMAID_THEMES = {
   // mermaid's dark theme puts edge labels in grey on a grey box (contrast below 4.5:1).
   dark: { theme: 'dark', themeVariables: { edgeLabelBackground: '#1f2430', labelTextColor: '#e6edf3', textColor: '#e6edf3' } },
 } as const satisfies Record<DiagramTheme, { theme: string; themeVariables: Record<string, string> }>;
+
+/**
+ * Tighter than mermaid's defaults (50 px between boxes, 15 px inside them), so a diagram drawn
+ * top to bottom fits a phone's column with its labels at 12 px or more (diagram-view.ts).
+ */
+export const MERMAID_LAYOUT = {
+  flowchart: { nodeSpacing: 20, rankSpacing: 32, padding: 6, diagramPadding: 8, subGraphTitleMargin: { top: 4, bottom: 10 } },
+  sequence: { actorMargin: 16, width: 120, boxMargin: 6, noteMargin: 6, messageMargin: 30, diagramMarginX: 4 },
+} as const;

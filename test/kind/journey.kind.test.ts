@@ -88,7 +88,7 @@ describe.skipIf(!hasChromium)(`the learner's journey on real kind${chromiumNote}
 
   it('a snippet run in the terminal makes real pods, and Check passes on them', async () => {
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 30_000 });
-    for (const run of await page.locator(`${step('deploy-web')} [data-action="run"]`).all()) await run.click();
+    for (const run of await page.locator(`${step('deploy-web')} .dplab-snippets [data-action="run"]`).all()) await run.click();
     await typeIn(page, shell, 'kubectl -n lab-first-service rollout status deploy/web --timeout=180s && echo ROLLED-OUT');
     await expect.poll(() => terminalText(page), { timeout: 200_000, interval: 2_000 }).toContain('ROLLED-OUT');
     await page.locator(`${step('deploy-web')} [data-action="check"]`).click();

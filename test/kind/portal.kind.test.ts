@@ -344,7 +344,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     // the seat found a loop and crash-looped in one run out of three).
     const resolvConf = await kubectl(['-n', NS, 'exec', seatObjectName(seat), '-c', 'dind', '--', 'cat', '/etc/resolv.conf']);
     expect(resolvConf).not.toMatch(/^nameserver 10\.96\./m);
-    for (const run of await page.locator(`${step('deploy-web')} [data-action="run"]`).all()) await run.click();
+    for (const run of await page.locator(`${step('deploy-web')} .dplab-snippets [data-action="run"]`).all()) await run.click();
     // The marker is worked out by the shell, so the echoed command line itself does not match it.
     await typeIn(page, 'kubectl -n lab-first-service rollout status deploy/web --timeout=300s && echo "ROLLED-OUT-$((40+2))"');
     await expect.poll(() => terminalText(page), { timeout: 320_000, interval: 2_000 }).toContain('ROLLED-OUT-42');
@@ -401,7 +401,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
       await expect
         .poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 })
         .toBe('done');
-      for (const run of await page.locator(`${step('deploy-web')} [data-action="run"]`).all()) await run.click();
+      for (const run of await page.locator(`${step('deploy-web')} .dplab-snippets [data-action="run"]`).all()) await run.click();
       await typeIn(page, 'kubectl -n lab-first-service rollout status deploy/web --timeout=300s && echo "CILIUM-ROLLED-OUT-$((40+2))"');
       await expect.poll(() => terminalText(page), { timeout: 320_000, interval: 2_000 }).toContain('CILIUM-ROLLED-OUT-42');
       await page.locator(`${step('deploy-web')} [data-action="check"]`).click();

@@ -28,7 +28,7 @@ const fakeLive: ExplainLive = async (mode, service, opts) => {
     entriesLabel: 'rules',
     counts: {},
     frontends: [],
-    mermaid: 'flowchart LR',
+    mermaid: 'flowchart TB',
     text: '',
   } satisfies ExplainResponse;
 };
@@ -73,7 +73,7 @@ describe('GET /api/dataplane/fixture', () => {
       });
       expect(r.json.entries).toBeGreaterThan(0);
       expect(r.json.frontends[0].backends.map((b: { share: number }) => b.share.toFixed(3))).toEqual(['0.333', '0.333', '0.333']);
-      expect(r.json.mermaid).toMatch(/^flowchart LR/);
+      expect(r.json.mermaid).toMatch(/^flowchart TB/);
       expect(r.json.text).toContain('10.96.45.112:80/TCP');
     },
   );

@@ -1,0 +1,193 @@
+/**
+ * The visibility audit: every page of the built course, at 1280×800 and 390×844, in the light
+ * and the dark theme, as a person sees it: no diagram, `pre`, control or text cut off or
+ * outside its box, no page that scrolls sideways, every diagram fitting its column with labels
+ * of 12 px or more (e2e/visibility-audit.ts says what each finding means). Details (solutions,
+ * error details) are opened first, so what they hold is audited too. One Chromium, a few tabs
+ * in parallel; a screenshot per page, size and theme in test-results/screenshots/visibility/.
+ */
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { distDir } from '../scripts/base/paths.ts';
+import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { auditPage, type Finding } from './visibility-audit.ts';
+import { SCREENSHOT_DIR } from './workspace-view.ts';
+import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
+
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+const SCHEMES = ['light', 'dark'] as const;
+/** Tabs working at once: enough to overlap the waits, few enough for a 2-core machine. */
+const TABS = 4;
+const OUT = join(SCREENSHOT_DIR, 'visibility');
+
+/**
+ * Findings known and not yet fixed, each with why. They are left out of the audit while they
+ * occur, and the audit fails once one no longer does, so this list only shrinks.
+ */
+const KNOWN: { path: string; what: Finding['what']; why: string }[] = [
+  {
+    path: '/explorer/',
+    what: 'diagram too wide',
+    why:
+      'a live path with three backends is drawn about 650–870 px wide (chain names such as KUBE-SEP-PXJ2U7QYT2QW5545 and edge ' +
+      'labels such as "statistic random: 33.3% (probability 0.33333333349)" do not wrap), above half the page at 12 px labels; ' +
+      'it scrolls inside its own box, so nothing is out of reach',
+  },
+];
+const known = (path: string, f: Finding) => KNOWN.some((k) => k.path === path && k.what === f.what);
+
+/** Every page the build made (`/`, `/lessons/services/`, …), the not-found page aside. */
+function builtPages(dir = distDir): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) {
+      if (!name.startsWith('_')) found.push(...builtPages(p));
+    } else if (name === 'index.html') {
+      const rel = relative(distDir, dir).split(sep).join('/');
+      found.push(rel ? `/${rel}/` : '/');
+    }
+  }
+  return found.sort();
+}
+
+interface Job {
+  path: string;
+  viewport: (typeof VIEWPORTS)[number];
+  scheme: (typeof SCHEMES)[number];
+}
+
+/** Waits (bounded) for what draws after load: diagrams, the explorer's live diagrams, web fonts. */
+async function settle(page: Page, path: string): Promise<void> {
+  await page.waitForFunction(
+    () =>
+      [...document.querySelectorAll('dplab-mermaid')].every((d) => d.hasAttribute('data-rendered')) && document.fonts.status === 'loaded',
+    undefined,
+    { timeout: 20_000 },
+  );
+  if (path === '/explorer/') {
+    // It reads its fixtures once on screen (site/client/when-shown.ts): below the fold on a phone.
+    await page.evaluate(() => document.querySelector('dplab-dataplane')?.scrollIntoView());
+    await page.waitForFunction(() => document.querySelectorAll('dplab-dataplane .dp-diagram[data-rendered]').length >= 2, undefined, {
+      timeout: 20_000,
+    });
+  }
+  // Open what a person can open, and show every hint, so their contents are audited too.
+  await page.evaluate(() => {
+    // (Not Starlight's phone menu "On this page": open, it covers the page.)
+    document.querySelectorAll<HTMLDetailsElement>('details:not(#starlight__mobile-toc)').forEach((d) => (d.open = true));
+    document.querySelectorAll<HTMLElement>('.dplab-hint-list li[hidden]').forEach((li) => (li.hidden = false));
+  });
+  // Two frames: layout after the opened details.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/**
+ * Opens `url`. A navigation Chromium ends on its error page because the runner answered a
+ * socket it had opened ahead of time with 400 (issue 35, item 1, fixed on its own branch) is
+ * tried once more, and said; any other failure fails the audit.
+ */
+async function load(page: Page, url: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url, { waitUntil: 'load' });
+      return;
+    } catch (err) {
+      if (attempt === 3 || !/ERR_HTTP_RESPONSE_CODE_FAILURE|chrome-error/.test(String(err))) throw err;
+      console.warn(`[visibility] ${url}: the runner refused an idle socket (HTTP 400); loading again`);
+      // Chromium is still moving to its error page: let it land before the next try.
+      await page.waitForURL(/^chrome-error:/, { timeout: 5_000 }).catch(() => undefined);
+    }
+  }
+}
+
+function shotName({ path, viewport, scheme }: Job): string {
+  const name = path === '/' ? 'index' : path.replace(/^\/|\/$/g, '').replace(/\//g, '-');
+  return `${name}-${viewport.width}x${viewport.height}-${scheme}.png`;
+}
+
+describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut off${chromiumNote}`, { timeout: 180_000 }, () => {
+  let course: Course;
+  let browser: Browser;
+  const pages = builtPages();
+  const jobs: Job[] = pages.flatMap((path) => VIEWPORTS.flatMap((viewport) => SCHEMES.map((scheme) => ({ path, viewport, scheme }))));
+  const results = new Map<Job, Finding[]>();
+
+  beforeAll(async () => {
+    mkdirSync(OUT, { recursive: true });
+    course = await startCourse();
+    browser = await launchBrowser();
+    // Signed in once: the token sits in the origin's storage every tab shares.
+    await openSignedIn(browser.page, course, '/');
+    const tabs = [browser.page, ...(await Promise.all(Array.from({ length: TABS - 1 }, () => browser.context.newPage())))];
+    const queue = [...jobs];
+    await Promise.all(
+      tabs.map(async (page) => {
+        for (let job = queue.shift(); job; job = queue.shift()) {
+          await page.setViewportSize(job.viewport);
+          // Starlight's theme follows the system's when the learner picked none: per tab, no shared storage.
+          await page.emulateMedia({ colorScheme: job.scheme });
+          await load(page, `${course.origin}${job.path}`);
+          await settle(page, job.path);
+          // Starlight's pages say their theme; the presenter's mirror (/watch/) has one look.
+          const scheme = await page.evaluate(() => document.documentElement.dataset.theme ?? null);
+          if (scheme !== null && scheme !== job.scheme)
+            throw new Error(`${job.path}: the page shows the ${scheme} theme, not ${job.scheme}`);
+          results.set(job, await page.evaluate(auditPage, MIN_TEXT_PX));
+          // A page is shown at what this audit is about: its first diagram, or a lab's first opened
+          // solution (with the code above it); others from the top.
+          await page.evaluate(() =>
+            document.querySelector('dplab-mermaid, .dp-diagram, .dplab-solution')?.scrollIntoView({ block: 'center' }),
+          );
+          await page.screenshot({ path: join(OUT, shotName(job)) });
+        }
+      }),
+    );
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await course?.close();
+  });
+
+  it('finds the course: lessons, labs, explorer, clusters, terminal and the home page', () => {
+    for (const p of ['/', '/lessons/iptables/', '/labs/first-service/', '/explorer/', '/clusters/', '/terminal/'])
+      expect(pages).toContain(p);
+    expect(results.size).toBe(jobs.length);
+  });
+
+  it('the audit sees what it is for: a pre spilling out of a pane that scrolls, a button cut off by its box, a page wider than the window', async () => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.setContent(`<!doctype html><html><body style="margin:0">
+      <section style="width:300px;overflow-x:auto"><pre style="overflow-x:visible">${'kubectl get pods '.repeat(8)}</pre></section>
+      <div style="width:80px;overflow:hidden"><button style="white-space:nowrap;overflow:hidden">Apply the solution now</button></div>
+      <p style="width:600px">wide</p></body></html>`);
+    const found = (await page.evaluate(auditPage, MIN_TEXT_PX)).map((f) => `${f.what}: ${f.selector.replace(/ ".*$/, '')}`);
+    expect(found.sort()).toEqual(['outside: div > button', 'outside: p', 'outside: section > pre', 'page scrolls sideways: html']);
+  });
+
+  it('every known finding still occurs (drop it from KNOWN once fixed)', () => {
+    for (const k of KNOWN) {
+      const seen = [...results].some(([j, findings]) => j.path === k.path && findings.some((f) => f.what === k.what));
+      expect(seen, `${k.path} ${k.what} no longer occurs`).toBe(true);
+    }
+  });
+
+  for (const viewport of VIEWPORTS) {
+    for (const scheme of SCHEMES) {
+      it(`${viewport.width}×${viewport.height}, ${scheme}: no diagram, pre, control or text cut off`, () => {
+        const lines = [...results]
+          .filter(([j]) => j.viewport === viewport && j.scheme === scheme)
+          .flatMap(([j, findings]) =>
+            findings.filter((f) => !known(j.path, f)).map((f) => `${j.path}  ${f.what}: ${f.selector} (${f.sizes})`),
+          );
+        expect(lines, `see ${relative(process.cwd(), OUT)}/`).toEqual([]);
+      });
+    }
+  }
+});
