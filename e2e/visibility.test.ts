@@ -87,25 +87,6 @@ async function settle(page: Page, path: string): Promise<void> {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
-/**
- * Opens `url`. A navigation Chromium ends on its error page because the runner answered a
- * socket it had opened ahead of time with 400 (issue 35, item 1, fixed on its own branch) is
- * tried once more, and said; any other failure fails the audit.
- */
-async function load(page: Page, url: string): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await page.goto(url, { waitUntil: 'load' });
-      return;
-    } catch (err) {
-      if (attempt === 3 || !/ERR_HTTP_RESPONSE_CODE_FAILURE|chrome-error/.test(String(err))) throw err;
-      console.warn(`[visibility] ${url}: the runner refused an idle socket (HTTP 400); loading again`);
-      // Chromium is still moving to its error page: let it land before the next try.
-      await page.waitForURL(/^chrome-error:/, { timeout: 5_000 }).catch(() => undefined);
-    }
-  }
-}
-
 function shotName({ path, viewport, scheme }: Job): string {
   const name = path === '/' ? 'index' : path.replace(/^\/|\/$/g, '').replace(/\//g, '-');
   return `${name}-${viewport.width}x${viewport.height}-${scheme}.png`;
@@ -132,7 +113,7 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
           await page.setViewportSize(job.viewport);
           // Starlight's theme follows the system's when the learner picked none: per tab, no shared storage.
           await page.emulateMedia({ colorScheme: job.scheme });
-          await load(page, `${course.origin}${job.path}`);
+          await page.goto(`${course.origin}${job.path}`, { waitUntil: 'load' });
           await settle(page, job.path);
           // Starlight's pages say their theme; the presenter's mirror (/watch/) has one look.
           const scheme = await page.evaluate(() => document.documentElement.dataset.theme ?? null);
