@@ -210,7 +210,7 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
     await page.evaluate(() => localStorage.removeItem('starlight-theme'));
   });
 
-  it('search finds a lab step by its words, with no page state (busy badges, step marks) in the excerpt', async () => {
+  it('search finds a lab step by its words, with no page state (busy badges, step marks) or button labels in the excerpt', async () => {
     const { page } = stage.browser;
     await page.setViewportSize({ width: 1280, height: 800 });
     await openSignedIn(page, stage.course, '/labs/');
@@ -222,6 +222,8 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
     await excerpts.first().waitFor({ timeout: 30_000 });
     const text = (await excerpts.allTextContents()).join('\n');
     expect(text).not.toMatch(/Checking…|not done|[○✓✗]|Not running|Lab setup/);
+    // Nor the controls' labels around the step's words.
+    expect(text).not.toMatch(/Show a hint|Show solution|Apply solution|Reset to this step|\bCopy\b|Type puts it/);
     await page.keyboard.press('Escape');
   });
 
