@@ -27,6 +27,7 @@ import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-bac
 import { SeatClient, warmUp } from './seat-client.ts';
 import { checkReachable, prepareSeatFolder, seatFolderUser, type SeatUsers } from './seat-users.ts';
 import { SHELL_USER_VAR, type ShellUser } from '../terminals/shell-user.ts';
+import { seatBaseEnv } from '../terminals/seat-env.ts';
 
 export const LOCAL_SEAT_TIMEOUTS = {
   /**
@@ -43,9 +44,6 @@ export const LOCAL_SEAT_TIMEOUTS = {
   /** Deleting one cluster through the runner. */
   deleteMs: 5 * 60_000,
 } as const;
-
-/** Variables of the portal's own environment that must not reach a seat's runner. */
-const NOT_INHERITED = ['DPLAB_TOKEN', 'HOST', 'PORT', 'DPLAB_ALLOW_HOSTS', 'DPLAB_SEAT', 'DPLAB_STATE_DIR'];
 
 export interface LocalBackendOptions {
   /** The portal's state folder; seats live in `<stateDir>/seats/<id>`. */
@@ -213,11 +211,9 @@ export class LocalSeatBackend implements SeatBackend {
     }
   }
 
-  /** A seat's processes' environment: the portal's, minus its own settings, plus the seat's folder and id. */
+  /** A seat's processes' environment: the allow-listed part of the portal's (seat-env.ts), plus the seat's folder and id. */
   #seatEnv(id: string, dir: string): Record<string, string> {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
-    return { ...env, ...this.opts.seatEnv?.(id), DPLAB_STATE_DIR: dir, DPLAB_SEAT: id };
+    return { ...seatBaseEnv(process.env), ...this.opts.seatEnv?.(id), DPLAB_STATE_DIR: dir, DPLAB_SEAT: id };
   }
 
   #spawn(seat: LocalSeat): ChildProcess {

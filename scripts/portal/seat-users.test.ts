@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
 import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
-import { http, mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
+import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { LocalSeatBackend } from './local-backend.ts';
 import { checkReachable, endUserProcesses, SeatUsers } from './seat-users.ts';
@@ -19,24 +19,6 @@ import type { SeatStatus } from './seat-backend.ts';
 
 const SEATS = ['s01', 's02'] as const;
 const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
-
-let marks = 0;
-/** Runs a command in the shell and returns what it printed (stdout and stderr) and its exit status. */
-async function sh(shell: Shell, command: string): Promise<{ out: string; status: number }> {
-  const mark = `M${++marks}K`;
-  const start = shell.output().length;
-  // The mark is printed split in two, so the echo of the typed line never matches it.
-  shell.type(`${command} 2>&1; printf '%s %s\\n' "=${mark.slice(0, 2)}""${mark.slice(2)}=" "$?"\r`);
-  await shell.waitFor(`=${mark}= `, 20_000);
-  const text = shell.output().slice(start);
-  const end = text.lastIndexOf(`=${mark}= `);
-  const status = Number(/^(\d+)/.exec(text.slice(end + mark.length + 3))?.[1]);
-  // Drop the prompt and the echoed command line: everything up to the line break after the echo.
-  // eslint-disable-next-line no-control-regex
-  const body = text.slice(0, end).replace(/\x1b\[[0-9;?]*[A-Za-z]|\r/g, '');
-  const echo = body.indexOf(`""${mark.slice(2)}=" "$?"`);
-  return { out: body.slice(body.indexOf('\n', echo) + 1), status };
-}
 
 describe('seat users', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dplab-reach-'));
