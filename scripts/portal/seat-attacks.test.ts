@@ -57,7 +57,7 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
       siteDir: distDir,
       port: 0,
       seats: SEATS.length,
-      maxSeats: SEATS.length,
+      maxSeats: SEATS.length + 3,
       instructorToken: INSTRUCTOR,
       code: 'ROOM42',
     });
@@ -75,7 +75,7 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
       const seats = portal.workshop.state().seats;
       const failed = seats.find((s) => s.phase === 'failed');
       if (failed) throw new Error(`seat ${failed.id} failed: ${failed.message}`);
-      if (seats.length === SEATS.length && seats.every((s) => s.phase === 'ready')) break;
+      if (seats.length >= SEATS.length && seats.every((s) => s.phase === 'ready')) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     for (const l of learners) {
@@ -171,5 +171,48 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
     rmSync(dir, { recursive: true, force: true });
     expect(out).toMatch(/Instructor: http:\/\/127\.0\.0\.1:\d+\/portal\/dashboard#token=<your DPLAB_PORTAL_TOKEN>/);
     expect(out).not.toContain(INSTRUCTOR.slice(0, 20));
+  });
+
+  it("cannot lock another seat out with wrong tokens, at the portal or at that seat's runner", async () => {
+    const [a] = shells;
+    const [, lb] = learners;
+    const target = portal!.workshop.target(lb!.seat);
+    if ('waiting' in target) throw new Error(target.waiting);
+    const runnerB = Number(new URL(target.endpoint.url).port);
+    // 60 wrong tokens at the portal and 60 at seat 2's runner, as fast as curl goes.
+    const flood = (port: number, path: string) =>
+      `for i in $(seq 60); do curl -s -o /dev/null -w '%{http_code} ' -H "Authorization: Bearer wrong-$i" -H "Host: 127.0.0.1:${port}" http://127.0.0.1:${port}${path}; done; echo`;
+    // Right after each flood (the guesser's bucket full), seat 2's learner and the instructor: every call answers.
+    const atPortal = await sh(a!, flood(portal!.port, '/api/session'), 60_000);
+    expect((await http(origin(), '/api/session', { headers: headers(lb!.token) })).status).toBe(200);
+    expect((await http(origin(), '/portal/api/state', { headers: headers(INSTRUCTOR) })).status).toBe(200);
+    expect(atPortal.out).toContain('429');
+    const atRunner = await sh(a!, flood(runnerB, '/api/session'), 60_000);
+    expect((await http(origin(), '/api/session', { headers: headers(lb!.token) })).status).toBe(200);
+    expect(atRunner.out).toContain('429');
+    // And its terminal opens.
+    const shell = mustOpen(await openShell(portal!.port, headers(lb!.token), 'cols=80&rows=24'));
+    await shell.waitFor('"type":"ready"');
+    shell.close();
+  });
+
+  it('cannot take every seat, nor keep others out with wrong codes', async () => {
+    const [a] = shells;
+    const join = (code: string) =>
+      `curl -s -o /dev/null -w '%{http_code} ' -X POST -H 'Content-Type: application/json' -H 'Origin: ${origin()}' -H 'Host: 127.0.0.1:${portal!.port}' -d '{"code":"${code}","name":"bot"}' ${origin()}/portal/api/join`;
+    const wrong = await sh(a!, `for i in $(seq 30); do ${join('WRONG1')}; done; echo`, 60_000);
+    expect(wrong.out).toContain('429');
+    const grab = await sh(a!, `for i in $(seq 4); do ${join('ROOM42')}; done; echo`, 60_000);
+    const codes = grab.out.trim().split(/\s+/);
+    // Two seats at most for one client; the rest is refused.
+    expect(codes.filter((c) => c === '200').length).toBeLessThanOrEqual(2);
+    expect(codes.slice(-2)).toEqual(['429', '429']);
+    // Another learner, with the right code, gets the seat that is left.
+    const other = await http(origin(), '/portal/api/join', {
+      method: 'POST',
+      headers: headers(''),
+      body: JSON.stringify({ code: 'ROOM42', name: 'Cy' }),
+    });
+    expect(other.status, other.body).toBe(200);
   });
 });
