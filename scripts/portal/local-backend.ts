@@ -17,7 +17,7 @@
  * (a privileged container under kind): for a room of strangers use the kubernetes backend.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../base/paths.ts';
 import { DplabError } from '../base/errors.ts';
@@ -83,6 +83,7 @@ interface SeatRecord {
 }
 
 const RECORD = 'seat.json';
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'];
 
 function readRecord(dir: string): SeatRecord | null {
   try {
@@ -226,7 +227,11 @@ export class LocalSeatBackend implements SeatBackend {
     }
     const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
     if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
-    const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The runner dies with the portal, even a portal killed with SIGKILL (seat-watchdog.ts).
+    const setpriv = process.platform === 'linux' ? SETPRIV.find((p) => existsSync(p)) : undefined;
+    const child = setpriv
+      ? spawn(setpriv, ['--pdeathsig=KILL', '--', process.execPath, ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     seat.child = child;
     seat.status = { id: spec.id, phase: 'pending', message: 'Starting the runner…' };
     seat.exited = new Promise((resolve) => child.once('close', () => resolve()));

@@ -12,9 +12,10 @@ import { distDir, projectRoot } from '../base/paths.ts';
 import { requireLab } from '../labs/registry.ts';
 import { applyEnv, seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
 import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/terminal-client.ts';
+import { SEAT_LIMITS } from '../terminals/shell-user.ts';
 import { labOutline } from './dashboard.ts';
 import { LocalSeatBackend } from './local-backend.ts';
-import { SeatUsers } from './seat-users.ts';
+import { SEAT_UID_BASE, SeatUsers } from './seat-users.ts';
 import { startPortal, type RunningPortal } from './server.ts';
 
 const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
@@ -48,7 +49,7 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
     chmodSync(stateDir, 0o711);
     backend = new LocalSeatBackend({
       stateDir,
-      seatUsers: new SeatUsers(),
+      seatUsers: new SeatUsers(SEAT_UID_BASE, join(stateDir, 'registry')),
       seatEnv: (id) => ({ ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id)! }),
     });
     portal = await startPortal({
@@ -113,6 +114,11 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
       expect(environ).not.toContain(INSTRUCTOR);
       expect(environ).toMatch(/(^|\0)PATH=/);
     }
+  });
+
+  it('has a process and a memory limit in every seat shell (rlimits: a fork bomb stops at the seat)', async () => {
+    const r = await sh(shells[0]!, 'ulimit -u; ulimit -v');
+    expect(r.out.trim().split(/\s+/)).toEqual([String(SEAT_LIMITS.processes), String(SEAT_LIMITS.addressSpaceBytes / 1024)]);
   });
 
   it("never writes, as root, through a learner's links to a root-owned file or another seat's file", async () => {

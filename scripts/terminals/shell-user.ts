@@ -26,6 +26,15 @@ export interface ShellUser {
 export const SHELL_USER_VAR = 'DPLAB_SHELL_USER';
 
 const SETPRIV_PATHS = ['/usr/bin/setpriv', '/bin/setpriv'];
+const PRLIMIT_PATHS = ['/usr/bin/prlimit', '/bin/prlimit'];
+
+/**
+ * What one seat's user may use, as rlimits set on everything it runs (a shell, a solution, a
+ * lab-file write): processes (RLIMIT_NPROC counts every process of the uid, so a fork bomb stops
+ * at this many for the whole seat) and address space per process (RLIMIT_AS). Seat users have
+ * their own uids, so one seat's count is never another's.
+ */
+export const SEAT_LIMITS = { processes: 512, addressSpaceBytes: 4 * 1024 ** 3 } as const;
 
 /** The seat's shell user from DPLAB_SHELL_USER, or null when shells run as the runner's own user. */
 export function shellUser(env: NodeJS.ProcessEnv = process.env): ShellUser | null {
@@ -50,7 +59,25 @@ export function dropTo(user: ShellUser): string[] {
     throw new DplabError('A seat shell needs setpriv to switch to its own user, and it is not installed.', {
       fix: 'Install util-linux (Debian: apt-get install util-linux).',
     });
-  return [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--'];
+  const prlimit = PRLIMIT_PATHS.find((p) => existsSync(p));
+  if (!prlimit)
+    throw new DplabError("A seat's processes need prlimit for their process and memory limits, and it is not installed.", {
+      fix: 'Install util-linux (Debian: apt-get install util-linux).',
+    });
+  return [
+    prlimit,
+    `--nproc=${SEAT_LIMITS.processes}`,
+    `--as=${SEAT_LIMITS.addressSpaceBytes}`,
+    '--',
+    setpriv,
+    `--reuid=${user.uid}`,
+    `--regid=${user.gid}`,
+    '--clear-groups',
+    '--no-new-privs',
+    // A shell whose runner is gone (killed, even with SIGKILL) goes too.
+    '--pdeathsig=KILL',
+    '--',
+  ];
 }
 
 /** A folder that only `user` may use (made if missing; taken over if it exists). */
