@@ -1,7 +1,7 @@
 // A portal killed without "End workshop" leaves its seats' runners and clusters behind; the next
 // portal on the same folder must find them and remove them (clusters first) before it makes seats
 // of its own, whose ids would otherwise collide with theirs. Over the cluster test doubles.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +17,23 @@ import { startPortal, type RunningPortal } from './server.ts';
 import { labOutline } from './dashboard.ts';
 
 const SEATS = ['s01', 's02'];
+
+/** A portal in a process of its own (test/fixtures/portal-child.ts), once it says every seat is ready: its seats' runner pids. */
+async function portalChild(config: string): Promise<{ child: ChildProcess; exited: Promise<unknown>; pids: number[] }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test/fixtures/portal-child.ts'), config], {
+    cwd: projectRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise((r) => child.once('exit', r));
+  const deadline = Date.now() + 120_000;
+  while (!/^READY /m.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  const ready = /^READY (.*)$/m.exec(out);
+  expect(ready, out.slice(-2000)).not.toBeNull();
+  return { child, exited, pids: (JSON.parse(ready![1]) as { pids: number[] }).pids };
+}
 
 describe('a portal killed without ending its workshop', { timeout: 180_000 }, () => {
   let doubles: Doubles | undefined;
@@ -38,19 +55,7 @@ describe('a portal killed without ending its workshop', { timeout: 180_000 }, ()
     const config = join(stateDir, 'child.json');
     writeFileSync(config, JSON.stringify({ stateDir, seats: SEATS.length, seatEnv }));
 
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test/fixtures/portal-child.ts'), config], {
-      cwd: projectRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise((r) => child.once('exit', r));
-    const deadline = Date.now() + 120_000;
-    while (!/^READY /m.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-    const ready = /^READY (.*)$/m.exec(out);
-    expect(ready, out.slice(-2000)).not.toBeNull();
-    const { pids } = JSON.parse(ready![1]) as { pids: number[] };
+    const { child, exited, pids } = await portalChild(config);
     expect(pids).toHaveLength(2);
 
     child.kill('SIGKILL');
@@ -98,20 +103,8 @@ describe.runIf(asRoot)('a portal with seat users killed with SIGKILL (issue 36)'
     const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
     const config = join(stateDir, 'child.json');
     writeFileSync(config, JSON.stringify({ stateDir, seats: 1, seatEnv: { s01: toolEnv }, seatUsersRegistry: registry, warm: [] }));
-    const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test/fixtures/portal-child.ts'), config], {
-      cwd: projectRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise((r) => child.once('exit', r));
+    const { child, exited, pids } = await portalChild(config);
     try {
-      const deadline = Date.now() + 120_000;
-      while (!/^READY /m.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-      const ready = /^READY (.*)$/m.exec(out);
-      expect(ready, out.slice(-2000)).not.toBeNull();
-      const { pids } = JSON.parse(ready![1]) as { pids: number[] };
       const uid = statSync(join(stateDir, 'seats', 's01')).gid;
       expect(readFileSync(join(registry, String(uid)), 'utf8')).toBe(String(child.pid));
       // What a learner leaves behind: a process of the seat's user in a session of its own.
