@@ -18,7 +18,7 @@ import { pageHeaders } from '../server/page-policy.ts';
 import { refuseUpgrade } from '../server/refuse-upgrade.ts';
 import { readJsonBody, sendError, sendJson } from '../server/router.ts';
 import { generateToken } from '../server/security.ts';
-import { sendEvent, startEventStream } from '../server/sse.ts';
+import { sendComment, sendEvent, startEventStream } from '../server/sse.ts';
 import { createStaticHandler } from '../server/static.ts';
 import { broadcastRequestSchema, joinRequestSchema } from '../wire/portal.ts';
 import { isSeatId } from '../wire/seat.ts';
@@ -192,7 +192,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       startEventStream(res);
       const send = () => sendEvent(res, 'state', ws().state());
       const off = ws().changes.on(send);
-      const beat = setInterval(() => res.write(': heartbeat\n\n'), SSE_HEARTBEAT_MS);
+      const beat = setInterval(() => sendComment(res, 'heartbeat'), SSE_HEARTBEAT_MS);
       streams.add(res);
       res.on('close', () => {
         off();
@@ -206,6 +206,13 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       const parsed = broadcastRequestSchema.safeParse(await readJsonBody(req));
       if (!parsed.success) return sendJson(res, 400, { error: { message: 'A message of at most 500 characters.' } });
       ws().setBroadcast(parsed.data.message);
+      return sendJson(res, 200, { ok: true });
+    }
+    const remove = /^\/portal\/api\/seats\/([^/]+)$/.exec(path);
+    if (remove && method === 'DELETE') {
+      const id = remove[1]!;
+      if (!isSeatId(id) || !ws().has(id)) return sendJson(res, 404, { error: { message: 'No such seat.' } });
+      await ws().removeSeat(id);
       return sendJson(res, 200, { ok: true });
     }
     if (path === '/portal/api/end' && method === 'POST') {

@@ -287,6 +287,30 @@ export class Workshop {
     return { failed };
   }
 
+  /**
+   * The instructor frees one seat (a learner gone, a client that took more than its share): its
+   * learner's token stops working, its clusters and runner go, and its id is not handed out again.
+   */
+  async removeSeat(id: string): Promise<void> {
+    const seat = this.#seats.get(id);
+    if (!seat) throw new DplabError(`There is no seat ${id.slice(0, 40)}.`, { status: 404 });
+    this.opts.tokens.removeSeat(id);
+    seat.learner = undefined;
+    seat.stream?.controller.abort();
+    seat.status = { ...seat.status, message: 'Deleting clusters…' };
+    this.#changed();
+    try {
+      await this.opts.backend.delete(id);
+    } catch (err) {
+      seat.error = `Removing failed: ${err instanceof Error ? err.message : String(err)}`;
+      this.#changed();
+      throw err;
+    }
+    this.#seats.delete(id);
+    this.#reserved.add(id);
+    this.#changed();
+  }
+
   close(): void {
     clearInterval(this.#timer);
     for (const seat of this.#seats.values()) seat.stream?.controller.abort();
