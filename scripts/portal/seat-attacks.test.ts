@@ -179,6 +179,30 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
     expect(out).not.toContain(INSTRUCTOR.slice(0, 20));
   });
 
+  it('cannot mark steps passed on the dashboard by claiming them: only checks the runner ran count', async () => {
+    const [la] = learners;
+    const steps = requireLab('first-service').steps.map((st) => st.id);
+    const put = await http(origin(), '/api/progress', {
+      method: 'PUT',
+      headers: headers(la!.token),
+      body: JSON.stringify({ labs: { 'first-service': { mode: 'iptables', passed: { iptables: steps } } } }),
+    });
+    expect(put.status, put.body).toBe(200);
+    const activity = await http(origin(), '/api/activity', { headers: headers(la!.token) });
+    expect(activity.status).toBe(200);
+    const passed = (JSON.parse(activity.body) as { progress: { labs: Record<string, { passed?: Record<string, string[]> }> } }).progress
+      .labs['first-service']?.passed;
+    expect(Object.values(passed ?? {}).flat()).toEqual([]);
+    // The dashboard, once it has read the seat again, shows nothing passed.
+    const after = Date.now();
+    const row = () => portal!.workshop.state().seats.find((st) => st.id === la!.seat)!;
+    const deadline = Date.now() + 20_000;
+    portal!.workshop.refresh(la!.seat);
+    while ((row().readAt ?? 0) <= after && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(row().readAt).toBeGreaterThan(after);
+    expect(row().steps.filter((c) => c.status === 'passed')).toEqual([]);
+  });
+
   it("cannot lock another seat out with wrong tokens, at the portal or at that seat's runner", async () => {
     const [a] = shells;
     const [, lb] = learners;
