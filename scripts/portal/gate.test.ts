@@ -67,14 +67,17 @@ describe('tokens', () => {
     let now = 0;
     const book = new TokenBook(INSTRUCTOR, new GuessLimiters(5, 1000, 100, () => now));
     book.addLearner(A, 's01');
-    const statuses = Array.from({ length: 7 }, (_, i) => (book.identify(bearer(`guess-${i}`), 'mallory') as { status: number }).status);
+    const statuses = Array.from(
+      { length: 7 },
+      (_, i) => (book.identify(bearer(`guess-${i}`), () => 'mallory') as { status: number }).status,
+    );
     expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429]);
     // The right token passes from anywhere, the guesser's own address included.
-    expect(book.identify(bearer(A), 'mallory')).toEqual({ ok: true, who: { kind: 'learner', seat: 's01' } });
-    expect(book.identify(bearer(INSTRUCTOR), 'mallory')).toEqual({ ok: true, who: { kind: 'instructor' } });
+    expect(book.identify(bearer(A), () => 'mallory')).toEqual({ ok: true, who: { kind: 'learner', seat: 's01' } });
+    expect(book.identify(bearer(INSTRUCTOR), () => 'mallory')).toEqual({ ok: true, who: { kind: 'instructor' } });
     // Another client's mistake is a plain 401.
-    expect(book.identify(bearer('typo'), 'alice')).toMatchObject({ ok: false, status: 401 });
+    expect(book.identify(bearer('typo'), () => 'alice')).toMatchObject({ ok: false, status: 401 });
     now += 2_000;
-    expect(book.identify(bearer('guess-8'), 'mallory')).toMatchObject({ ok: false, status: 401 });
+    expect(book.identify(bearer('guess-8'), () => 'mallory')).toMatchObject({ ok: false, status: 401 });
   });
 });

@@ -91,21 +91,23 @@ export class TokenBook {
     return this.#learners.get(tokenKey(token));
   }
 
-  /** The principal a request's token names; 401 for none or an unknown one, 429 for a wrong one while `source` is on hold. */
+  /** The principal a request's token names; 401 for none or an unknown one, 429 for a wrong one while its client (`source`) is on hold. */
   identify(
     req: {
       headers: Record<string, string | string[] | undefined>;
     },
-    source = 'any',
+    source: () => string = () => 'any',
   ): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
     const given = requestToken(req as Parameters<typeof requestToken>[0]);
     if (given === undefined) return { ok: false, status: 401, message: 'This needs a token: join the workshop from its link first.' };
     if (tokensEqual(given, this.instructorToken)) return { ok: true, who: { kind: 'instructor' } };
     const seat = this.#learners.get(tokenKey(given));
     if (seat !== undefined) return { ok: true, who: { kind: 'learner', seat } };
-    const wait = this.guesses.blockedFor(source);
+    // Who is asking matters only for a wrong token (and costs a read of /proc/net/tcp on loopback).
+    const from = source();
+    const wait = this.guesses.blockedFor(from);
     if (wait > 0) return { ok: false, status: 429, message: `Too many wrong tokens; try again in ${wait} s.`, retryAfterSeconds: wait };
-    this.guesses.wrongGuess(source);
+    this.guesses.wrongGuess(from);
     return { ok: false, status: 401, message: 'Unknown or expired token. Join the workshop again from its link.' };
   }
 }

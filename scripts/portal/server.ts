@@ -132,7 +132,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   function identify(req: IncomingMessage, isUpgrade: boolean): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
     const where = checkAddress({ method: req.method ?? 'GET', host: req.headers.host, origin: req.headers.origin, isUpgrade }, address);
     if (!where.ok) return where;
-    return tokens.identify(req, clientSource(req, !!opts.behindTls).key);
+    return tokens.identify(req, () => clientSource(req, !!opts.behindTls).key);
   }
 
   function instructorOnly(req: IncomingMessage): PortalVerdict {
