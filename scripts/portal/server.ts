@@ -45,7 +45,7 @@ const PAGES: Record<string, { file: string; type: string }> = {
 
 /** Joins per client: a class arriving at once through one address is fine, a script making seats is not. */
 export const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
-/** Seats one client may hold (a learner with a second browser); a room behind one NAT address needs --seats-per-client. */
+/** Seats one client may hold (a learner with a second browser). A room behind one NAT address looks like one client behind TLS: PortalOptions.seatsPerClient (no flag yet). */
 export const SEATS_PER_CLIENT = 2;
 /** Dashboard event streams keep alive with a comment line this often. */
 const SSE_HEARTBEAT_MS = 15_000;
