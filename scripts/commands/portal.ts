@@ -102,7 +102,10 @@ export const portal: Command = {
       [
         `Workshop "${lab.title}": up to ${maxSeats} seats${seats ? `, ${seats} being made now${warm.length ? ` with ${warm.join(', ')} clusters` : ''}` : ''}.`,
         `Learners: ${running.joinUrl}   code ${running.code}`,
-        `Instructor (keep this link to yourself): ${running.dashboardUrl}`,
+        // A token the operator chose is theirs already, and may be reused: never printed (a scrollback, a shared screen).
+        process.env.DPLAB_PORTAL_TOKEN
+          ? `Instructor: ${running.dashboardUrl.replace(/#token=.*$/, '#token=')}<your DPLAB_PORTAL_TOKEN>`
+          : `Instructor (keep this link to yourself): ${running.dashboardUrl}`,
         '',
       ].join('\n'),
     );

@@ -123,7 +123,12 @@ export function clearPasses(labs: readonly Lab[], lab: Lab, mode: Mode, fromStep
  * Merge what a browser sends: passes are unioned (a stale tab cannot undo a pass; reset does
  * that), hints take the larger count, the mode is the browser's.
  */
-export function mergeProgress(labs: readonly Lab[], body: unknown): Promise<Progress> {
+/**
+ * `passes: false` (a workshop seat): steps marked passed by the browser are not taken; there a
+ * pass is only what this runner's own check recorded (recordPass), so the instructor's dashboard
+ * shows checks, never what a page claims (issue 36).
+ */
+export function mergeProgress(labs: readonly Lab[], body: unknown, opts: { passes?: boolean } = {}): Promise<Progress> {
   const parsed = progressSchema().safeParse(body);
   if (!parsed.success) {
     throw new DplabError(`Progress body is not valid: ${describeIssues(parsed.error, 1)}`, { status: 400 });
@@ -133,7 +138,8 @@ export function mergeProgress(labs: readonly Lab[], body: unknown): Promise<Prog
     for (const [id, inc] of Object.entries(incoming.labs)) {
       const e = entryFor(p, id);
       if (inc.mode) e.mode = inc.mode;
-      for (const [mode, steps] of Object.entries(inc.passed)) e.passed[mode] = [...new Set([...(e.passed[mode] ?? []), ...steps])];
+      if (opts.passes !== false)
+        for (const [mode, steps] of Object.entries(inc.passed)) e.passed[mode] = [...new Set([...(e.passed[mode] ?? []), ...steps])];
       for (const [step, n] of Object.entries(inc.hints)) e.hints[step] = Math.max(e.hints[step] ?? 0, n);
       e.updatedAt = new Date().toISOString();
     }

@@ -31,7 +31,7 @@ export async function applySetup(lab: Lab, cluster: ClusterHandle, opts: { signa
   if (lab.setup.manifests.length) {
     await cluster.kubectl(['apply', '-n', lab.namespace, ...lab.setup.manifests.flatMap((m) => ['-f', labFilePath(lab.id, m)])], run);
   }
-  prepareWorkspace(lab);
+  await prepareWorkspace(lab);
   await cluster.kubectl(['label', 'namespace', lab.namespace, `${SETUP_LABEL}=${lab.id}`, '--overwrite'], run);
 }
 
@@ -48,7 +48,7 @@ export function ensureLabSetup(lab: Lab, mode: Mode, opts: { signal?: AbortSigna
 }
 
 async function ensure(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle }): Promise<SetupResult> {
-  const workspace = prepareWorkspace(lab);
+  const workspace = await prepareWorkspace(lab);
   const base = { lab: lab.id, mode, workspace, files: lab.setup.workspace.length, namespace: lab.namespace };
   const cluster = opts.cluster ?? clusterHandle(mode);
   if (clusterAbsent(cluster)) return { ...base, cluster: 'no-cluster' };

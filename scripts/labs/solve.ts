@@ -6,7 +6,7 @@
  * reviewed like code). The browser and the CLI send ids (lab, step, mode), which are looked
  * up in the registry; nothing the client sends becomes part of the script or its environment.
  */
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { run, TIMEOUT_FACTOR } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
@@ -14,7 +14,7 @@ import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { workspaceDir } from '../base/paths.ts';
-import { handOverTree, shellUser } from '../terminals/shell-user.ts';
+import { ownFolder, runAsUser, shellUser, writeAsUser } from '../terminals/shell-user.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
 import { labFilePath } from './registry.ts';
@@ -41,19 +41,27 @@ export function labEnv(cluster: ClusterHandle, lab: Lab): Record<string, string>
   return { KUBECONFIG: cluster.kubeconfig, DPLAB_MODE: cluster.mode, DPLAB_CLUSTER: cluster.name, DPLAB_NAMESPACE: lab.namespace };
 }
 
-/** Copy the lab's workspace files to `<workspace>/<lab id>/`, where snippets expect them. */
-export function prepareWorkspace(lab: Lab): string {
+/**
+ * Copy the lab's workspace files to `<workspace>/<lab id>/`, where snippets expect them. In a
+ * portal seat the learner's shell is the seat's own user (terminals/shell-user.ts), and the files
+ * are written as that user: root never opens a path inside a learner's workspace.
+ */
+export async function prepareWorkspace(lab: Lab): Promise<string> {
   const dir = join(workspaceDir(), lab.id);
+  const user = shellUser();
+  if (user) {
+    // The workspace folder itself sits in the seat's root-owned folder, out of the learner's reach.
+    ownFolder(workspaceDir(), user);
+    await writeAsUser(
+      user,
+      dir,
+      new Map(lab.setup.workspace.map((rel) => [basename(rel), readFileSync(labFilePath(lab.id, rel), 'utf8')])),
+    );
+    return dir;
+  }
   mkdirSync(dir, { recursive: true });
   for (const rel of lab.setup.workspace) copyFileSync(labFilePath(lab.id, rel), join(dir, basename(rel)));
-  handOverWorkspace();
   return dir;
-}
-
-/** In a portal seat the learner's shell is the seat's own user (terminals/shell-user.ts): what the runner wrote there becomes theirs. */
-function handOverWorkspace(): void {
-  const user = shellUser();
-  if (user) handOverTree(workspaceDir(), user);
 }
 
 /** The script bash runs: stop at the first failing command, including inside pipes. */
@@ -70,15 +78,15 @@ export async function applySolution(
   const cluster = opts.cluster ?? clusterHandle(mode);
   const absent = clusterAbsent(cluster);
   if (absent) throw new DplabError(absent.message, { fix: absent.fix, status: 409 });
-  prepareWorkspace(lab);
+  await prepareWorkspace(lab);
   try {
-    const r = await run('bash', ['-c', solutionScript(step, mode)], {
-      env: labEnv(cluster, lab),
-      cwd: workspaceDir(),
-      timeoutMs: SOLVE_TIMEOUT_MS,
-      signal: opts.signal,
-    });
-    handOverWorkspace();
+    // In a portal seat, as the seat's own user, like the learner's shell (see prepareWorkspace).
+    const user = shellUser();
+    const how = { cwd: workspaceDir(), timeoutMs: SOLVE_TIMEOUT_MS, signal: opts.signal };
+    const script = ['-c', solutionScript(step, mode)];
+    const r = user
+      ? await runAsUser(user, 'bash', script, { ...how, extra: labEnv(cluster, lab) })
+      : await run('bash', script, { ...how, env: labEnv(cluster, lab) });
     return {
       lab: lab.id,
       step: step.id,

@@ -8,6 +8,7 @@
 import { request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { refuseUpgrade } from '../server/refuse-upgrade.ts';
 import { TOKEN_SUBPROTOCOL_PREFIX } from '../server/security.ts';
 import { SEAT_UNREACHABLE_HEADER } from '../wire/portal.ts';
 import type { SeatEndpoint } from './seat-backend.ts';
@@ -150,12 +151,8 @@ export function forwardUpgrade(
   });
   if (onClientData) socket.on('data', (d: Buffer) => onClientData(d.length));
   upstream.on('error', () => {
-    if (socket.writable && upstream.bytesRead === 0) {
-      const body = "The seat's runner is not answering.\n";
-      socket.end(
-        `HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    } else close();
+    if (socket.writable && upstream.bytesRead === 0) refuseUpgrade(socket, 502, "The seat's runner is not answering.");
+    else close();
   });
   upstream.on('close', () => socket.destroy());
   socket.on('error', close);

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { hostAllowed, requestToken, tokensEqual } from '../server/security.ts';
-import { GuessLimiter } from '../server/guess-limit.ts';
+import { GuessLimiters } from '../server/guess-limit.ts';
 
 export interface PortalAddress {
   /** Host header values we answer to. */
@@ -62,14 +62,18 @@ export function tokenKey(token: string): string {
 
 export type Principal = { kind: 'instructor' } | { kind: 'learner'; seat: string };
 
-/** Who holds which token, with one guess limiter for all of them. */
+/**
+ * Who holds which token, with a guess limiter per client (client-source.ts): the right token
+ * always passes; a client whose wrong tokens fill its bucket gets 429 for its wrong ones, and
+ * nobody else waits (issue 36: ~25 wrong tokens a second put the whole class on 429).
+ */
 export class TokenBook {
   readonly #learners = new Map<string, string>();
-  readonly guesses: GuessLimiter;
+  readonly guesses: GuessLimiters;
 
   constructor(
     private readonly instructorToken: string,
-    guesses = new GuessLimiter(),
+    guesses = new GuessLimiters(),
   ) {
     this.guesses = guesses;
   }
@@ -82,18 +86,28 @@ export class TokenBook {
     for (const [k, s] of this.#learners) if (s === seat) this.#learners.delete(k);
   }
 
-  /** The principal a request's token names; 401 for none or an unknown one, 429 while guessing is on hold. */
-  identify(req: {
-    headers: Record<string, string | string[] | undefined>;
-  }): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
+  /** Seats that have a learner token (a restarted portal's book is filled from the seats it adopts). */
+  seatOf(token: string): string | undefined {
+    return this.#learners.get(tokenKey(token));
+  }
+
+  /** The principal a request's token names; 401 for none or an unknown one, 429 for a wrong one while its client (`source`) is on hold. */
+  identify(
+    req: {
+      headers: Record<string, string | string[] | undefined>;
+    },
+    source: () => string = () => 'any',
+  ): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
     const given = requestToken(req as Parameters<typeof requestToken>[0]);
     if (given === undefined) return { ok: false, status: 401, message: 'This needs a token: join the workshop from its link first.' };
-    const wait = this.guesses.blockedFor();
-    if (wait > 0) return { ok: false, status: 429, message: `Too many wrong tokens; try again in ${wait} s.`, retryAfterSeconds: wait };
     if (tokensEqual(given, this.instructorToken)) return { ok: true, who: { kind: 'instructor' } };
     const seat = this.#learners.get(tokenKey(given));
     if (seat !== undefined) return { ok: true, who: { kind: 'learner', seat } };
-    this.guesses.wrongGuess();
+    // Who is asking matters only for a wrong token (and costs a read of /proc/net/tcp on loopback).
+    const from = source();
+    const wait = this.guesses.blockedFor(from);
+    if (wait > 0) return { ok: false, status: 429, message: `Too many wrong tokens; try again in ${wait} s.`, retryAfterSeconds: wait };
+    this.guesses.wrongGuess(from);
     return { ok: false, status: 401, message: 'Unknown or expired token. Join the workshop again from its link.' };
   }
 }

@@ -10,6 +10,7 @@ import { clusterStatus } from '../../test/fixtures/cluster-status.ts';
 import { MODES, type Mode } from '../wire/modes.ts';
 import { KubernetesSeatBackend } from './kubernetes-backend.ts';
 import { kubernetesSeatConfigFromEnv } from './kubernetes-config.ts';
+import { seatPod } from './seat-objects.ts';
 import { KubeApiError, type SeatKind, type SeatKubeApi, type SeatObject } from './seat-kube-api.ts';
 import type { KubernetesSeatConfig } from './seat-objects.ts';
 import type { SeatRequest, SeatResponse, SeatTransport } from './seat-client.ts';
@@ -347,5 +348,16 @@ describe('settings from the portal’s environment', () => {
     expect(() => kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_CLUSTERS: '9' })).toThrow(
       /1–4/,
     );
+  });
+
+  it('gives seat pods the RuntimeClass DPLAB_SEAT_RUNTIME_CLASS names (a VM runtime: a kernel per seat), none without it', () => {
+    const spec = { id: 's01', runnerToken: 'r'.repeat(40), warm: [] };
+    const kata = kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_RUNTIME_CLASS: 'kata-qemu' });
+    expect(seatPod(spec, kata).spec?.runtimeClassName).toBe('kata-qemu');
+    const plain = kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x' });
+    expect(seatPod(spec, plain).spec).not.toHaveProperty('runtimeClassName');
+    expect(() =>
+      kubernetesSeatConfigFromEnv({ DPLAB_SEAT_NAMESPACE: 'ns', DPLAB_SEAT_IMAGE: 'x', DPLAB_SEAT_RUNTIME_CLASS: 'Kata QEMU' }),
+    ).toThrow(/DPLAB_SEAT_RUNTIME_CLASS="Kata QEMU" is not a RuntimeClass name/);
   });
 });

@@ -20,6 +20,8 @@ export const SEAT_ENV = {
   pullSecrets: 'DPLAB_SEAT_PULL_SECRETS',
   /** Taint keys the seats tolerate (NoSchedule), for nodes kept for seats. */
   tolerate: 'DPLAB_SEAT_TOLERATE',
+  /** A RuntimeClass for seat pods (a VM runtime such as Kata Containers gives each seat its own kernel). */
+  runtimeClass: 'DPLAB_SEAT_RUNTIME_CLASS',
 } as const;
 
 const bad = (name: string, value: string, want: string) =>
@@ -60,9 +62,13 @@ export function kubernetesSeatConfigFromEnv(env: Record<string, string | undefin
     .map((p) => p.trim())
     .filter(Boolean);
   for (const k of tolerate) if (!/^[a-z0-9A-Z._/-]{1,253}$/.test(k)) throw bad(SEAT_ENV.tolerate, k, 'a taint key');
+  const runtimeClass = (env[SEAT_ENV.runtimeClass] ?? '').trim();
+  if (runtimeClass && !/^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/.test(runtimeClass))
+    throw bad(SEAT_ENV.runtimeClass, runtimeClass, 'a RuntimeClass name (kubectl get runtimeclass)');
   return {
     namespace,
     runnerImage,
+    ...(runtimeClass ? { runtimeClassName: runtimeClass } : {}),
     ...(dindImage ? { dindImage } : {}),
     sizing: seatSizing(clusters),
     ...(Object.keys(nodeSelector).length ? { nodeSelector } : {}),

@@ -17,7 +17,7 @@
  * (a privileged container under kind): for a room of strangers use the kubernetes backend.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../base/paths.ts';
 import { DplabError } from '../base/errors.ts';
@@ -27,6 +27,7 @@ import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-bac
 import { SeatClient, warmUp } from './seat-client.ts';
 import { checkReachable, prepareSeatFolder, seatFolderUser, type SeatUsers } from './seat-users.ts';
 import { SHELL_USER_VAR, type ShellUser } from '../terminals/shell-user.ts';
+import { seatBaseEnv } from '../terminals/seat-env.ts';
 
 export const LOCAL_SEAT_TIMEOUTS = {
   /**
@@ -43,9 +44,6 @@ export const LOCAL_SEAT_TIMEOUTS = {
   /** Deleting one cluster through the runner. */
   deleteMs: 5 * 60_000,
 } as const;
-
-/** Variables of the portal's own environment that must not reach a seat's runner. */
-const NOT_INHERITED = ['DPLAB_TOKEN', 'HOST', 'PORT', 'DPLAB_ALLOW_HOSTS', 'DPLAB_SEAT', 'DPLAB_STATE_DIR'];
 
 export interface LocalBackendOptions {
   /** The portal's state folder; seats live in `<stateDir>/seats/<id>`. */
@@ -85,6 +83,7 @@ interface SeatRecord {
 }
 
 const RECORD = 'seat.json';
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'];
 
 function readRecord(dir: string): SeatRecord | null {
   try {
@@ -213,11 +212,9 @@ export class LocalSeatBackend implements SeatBackend {
     }
   }
 
-  /** A seat's processes' environment: the portal's, minus its own settings, plus the seat's folder and id. */
+  /** A seat's processes' environment: the allow-listed part of the portal's (seat-env.ts), plus the seat's folder and id. */
   #seatEnv(id: string, dir: string): Record<string, string> {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !NOT_INHERITED.includes(k)) env[k] = v;
-    return { ...env, ...this.opts.seatEnv?.(id), DPLAB_STATE_DIR: dir, DPLAB_SEAT: id };
+    return { ...seatBaseEnv(process.env), ...this.opts.seatEnv?.(id), DPLAB_STATE_DIR: dir, DPLAB_SEAT: id };
   }
 
   #spawn(seat: LocalSeat): ChildProcess {
@@ -230,7 +227,11 @@ export class LocalSeatBackend implements SeatBackend {
     }
     const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
     if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
-    const child = spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The runner dies with the portal, even a portal killed with SIGKILL (seat-watchdog.ts).
+    const setpriv = process.platform === 'linux' ? SETPRIV.find((p) => existsSync(p)) : undefined;
+    const child = setpriv
+      ? spawn(setpriv, ['--pdeathsig=KILL', '--', process.execPath, ...args], { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn(process.execPath, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
     seat.child = child;
     seat.status = { id: spec.id, phase: 'pending', message: 'Starting the runner…' };
     seat.exited = new Promise((resolve) => child.once('close', () => resolve()));

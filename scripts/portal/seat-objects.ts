@@ -34,6 +34,12 @@ export interface KubernetesSeatConfig {
   sizing?: SeatSizing;
   /** Keep seats on nodes meant for them (their sidecar is privileged). */
   nodeSelector?: Record<string, string>;
+  /**
+   * The seat pod's RuntimeClass (DPLAB_SEAT_RUNTIME_CLASS). Under the default runtime a seat pod's
+   * Docker sidecar is privileged on the node's kernel; a VM runtime (Kata Containers and the like)
+   * gives each seat a kernel of its own, so that privilege stays inside the seat's VM.
+   */
+  runtimeClassName?: string;
   tolerations?: V1Toleration[];
   imagePullSecrets?: string[];
 }
@@ -84,6 +90,7 @@ export function seatPod(spec: SeatSpec, config: KubernetesSeatConfig): V1Pod {
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 30,
       ...(config.nodeSelector ? { nodeSelector: config.nodeSelector } : {}),
+      ...(config.runtimeClassName ? { runtimeClassName: config.runtimeClassName } : {}),
       ...(config.tolerations ? { tolerations: config.tolerations } : {}),
       ...(config.imagePullSecrets ? { imagePullSecrets: config.imagePullSecrets.map((n) => ({ name: n })) } : {}),
       containers: [

@@ -11,44 +11,39 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
 import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
-import { http, mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
+import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { LocalSeatBackend } from './local-backend.ts';
-import { checkReachable, endUserProcesses, SeatUsers } from './seat-users.ts';
+import { checkReachable, endUserProcesses, SEAT_UID_BASE, SeatUsers } from './seat-users.ts';
 import type { SeatStatus } from './seat-backend.ts';
 
 const SEATS = ['s01', 's02'] as const;
 const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
-
-let marks = 0;
-/** Runs a command in the shell and returns what it printed (stdout and stderr) and its exit status. */
-async function sh(shell: Shell, command: string): Promise<{ out: string; status: number }> {
-  const mark = `M${++marks}K`;
-  const start = shell.output().length;
-  // The mark is printed split in two, so the echo of the typed line never matches it.
-  shell.type(`${command} 2>&1; printf '%s %s\\n' "=${mark.slice(0, 2)}""${mark.slice(2)}=" "$?"\r`);
-  await shell.waitFor(`=${mark}= `, 20_000);
-  const text = shell.output().slice(start);
-  const end = text.lastIndexOf(`=${mark}= `);
-  const status = Number(/^(\d+)/.exec(text.slice(end + mark.length + 3))?.[1]);
-  // Drop the prompt and the echoed command line: everything up to the line break after the echo.
-  // eslint-disable-next-line no-control-regex
-  const body = text.slice(0, end).replace(/\x1b\[[0-9;?]*[A-Za-z]|\r/g, '');
-  const echo = body.indexOf(`""${mark.slice(2)}=" "$?"`);
-  return { out: body.slice(body.indexOf('\n', echo) + 1), status };
-}
 
 describe('seat users', () => {
   const dir = mkdtempSync(join(tmpdir(), 'dplab-reach-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('are given the lowest free number, and a leftover seat keeps its own', () => {
-    const users = new SeatUsers(5_000_000);
+    const users = new SeatUsers(5_000_000, join(dir, 'registry-adopt'));
     users.adopt(5_000_001);
     expect(users.take()).toEqual({ uid: 5_000_000, gid: 5_000_000 });
     expect(users.take().uid).toBe(5_000_002);
     expect(users.owns(5_000_001)).toBe(true);
     expect(users.owns(4_999_999)).toBe(false);
+  });
+
+  it('are unique on the host: a second portal never gets a uid the first one holds, and a freed one goes back', async () => {
+    const registry = join(dir, 'registry');
+    const first = new SeatUsers(5_100_000, registry);
+    const second = new SeatUsers(5_100_000, registry);
+    const a = first.take();
+    const b = second.take();
+    expect(a.uid).toBe(5_100_000);
+    expect(b.uid).toBe(5_100_001);
+    expect(first.take().uid).toBe(5_100_002);
+    await first.release(a);
+    expect(second.take().uid).toBe(5_100_000);
   });
 
   it('must be able to cross every folder above theirs, and the refusal names the closed one', () => {
@@ -82,7 +77,7 @@ describe.runIf(asRoot)('seats with a Unix user each (local backend, portal as ro
     stateDir = mkdtempSync(join(tmpdir(), 'dplab-seat-users-'));
     // Seat users cross the folders above their own (checkReachable refuses a 0700 one).
     chmodSync(stateDir, 0o711);
-    const users = new SeatUsers();
+    const users = new SeatUsers(SEAT_UID_BASE, join(stateDir, 'registry'));
     backend = new LocalSeatBackend({
       stateDir,
       seatUsers: users,

@@ -8,10 +8,11 @@
  * workspace, token or processes' environments. When a seat is deleted, every process its user
  * still has (a shell's `nohup … &`) is killed before the number can go to another seat.
  */
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { DplabError } from '../base/errors.ts';
 import type { ShellUser } from '../terminals/shell-user.ts';
+import { startSeatWatchdog } from './seat-watchdog.ts';
 
 /** Far above the uids of people (1000+) and of rootless containers' subordinate ranges (100000 + 65536·n, as usually set up). */
 export const SEAT_UID_BASE = 2_000_000_000;
@@ -19,35 +20,86 @@ export const SEAT_UID_BASE = 2_000_000_000;
 /** How many uids the portal may use: a workshop is at most a few hundred seats. */
 const SEAT_UID_RANGE = 10_000;
 
+/**
+ * The host-wide register of seat uids in use: one file per uid holding the pid of the portal that
+ * has it, so a second portal on the host (another workshop) never gives out a uid the first one
+ * uses (issue 36: its first learner got the other workshop's first uid and read that workspace).
+ */
+export const SEAT_UID_REGISTRY = '/run/dplab/seat-uids';
+
 export class SeatUsers {
   readonly #used = new Set<number>();
+  #watching = false;
 
-  constructor(readonly base: number = SEAT_UID_BASE) {}
+  constructor(
+    readonly base: number = SEAT_UID_BASE,
+    readonly registry: string = SEAT_UID_REGISTRY,
+  ) {}
 
   /** Is `uid` one of this portal's seat users (a leftover folder's group tells it)? */
   owns(uid: number): boolean {
     return uid >= this.base && uid < this.base + SEAT_UID_RANGE;
   }
 
-  /** The lowest free seat user. */
+  /** The lowest seat user free on this host (no portal's claim on it, no process of it running). */
   take(): ShellUser {
     for (let uid = this.base; uid < this.base + SEAT_UID_RANGE; uid++)
-      if (!this.#used.has(uid)) {
+      if (!this.#used.has(uid) && this.#claim(uid)) {
         this.#used.add(uid);
         return { uid, gid: uid };
       }
     throw new DplabError(`Every one of the ${SEAT_UID_RANGE} seat users is taken.`);
   }
 
-  /** A seat user found on disk (a seat an earlier portal left): not given out again until released. */
+  /** A seat user found on disk (a seat an earlier portal left): ours from now on, not given out again until released. */
   adopt(uid: number): void {
+    this.#write(uid, 'w');
     this.#used.add(uid);
   }
 
-  /** Ends every process of the user, then frees its number. */
+  /** Ends every process of the user, then frees its number, here and in the host's register. */
   async release(user: ShellUser): Promise<void> {
     await endUserProcesses(user.uid);
     this.#used.delete(user.uid);
+    rmSync(join(this.registry, String(user.uid)), { force: true });
+  }
+
+  #write(uid: number, flag: 'w' | 'wx'): void {
+    mkdirSync(this.registry, { recursive: true, mode: 0o700 });
+    writeFileSync(join(this.registry, String(uid)), String(process.pid), { flag, mode: 0o600 });
+    this.#watch();
+  }
+
+  /** Claims `uid` in the host's register; false when another live portal has it, or a process of it still runs. */
+  #claim(uid: number): boolean {
+    try {
+      this.#write(uid, 'wx');
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(readFileSync(join(this.registry, String(uid)), 'utf8'));
+    // A claim whose portal is gone is stale only once nothing of that user runs any more.
+    if (holder === process.pid || pidAlive(holder) || processesOf(uid).length) return false;
+    this.#write(uid, 'w');
+    return true;
+  }
+
+  /** Once per portal: the watchdog that ends this portal's seat users' processes when the portal dies (seat-watchdog.ts). */
+  #watch(): void {
+    if (this.#watching) return;
+    this.#watching = true;
+    startSeatWatchdog(this.registry);
+  }
+}
+
+function pidAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -100,7 +152,7 @@ export function checkReachable(paths: readonly string[]): void {
 }
 
 /** Process ids whose real uid is `uid` (Linux /proc). */
-function processesOf(uid: number): number[] {
+export function processesOf(uid: number): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -27,7 +27,10 @@ class PendingBackend implements SeatBackend {
   async list(): Promise<SeatStatus[]> {
     return Promise.all(this.made.map((s) => this.status(s.id)));
   }
-  async delete(_id: string): Promise<void> {}
+  readonly deleted: string[] = [];
+  async delete(id: string): Promise<void> {
+    this.deleted.push(id);
+  }
 }
 
 const lab = { id: 'first-service', title: 'First', steps: [{ id: 'a', title: 'A' }] };
@@ -123,6 +126,51 @@ describe('routes', () => {
       expect(r.status, name).toBe(400);
       expect(JSON.parse(r.body).error.message).toMatch(/name/i);
     }
+  });
+});
+
+describe('the instructor frees one seat (issue 36)', () => {
+  it("DELETE /portal/api/seats/:id: its learner's token stops working, its seat is deleted; a learner cannot do it", async () => {
+    const backend = new PendingBackend();
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, code: 'ABCD12', instructorToken: 'i'.repeat(40) });
+    const origin = `http://127.0.0.1:${running.port}`;
+    const h = (token: string) => ({ authorization: `Bearer ${token}`, origin, 'content-type': 'application/json' });
+    const joined = await http(origin, '/portal/api/join', {
+      method: 'POST',
+      headers: h(''),
+      body: JSON.stringify({ code: 'ABCD12', name: 'Ada' }),
+    });
+    const { token, seat } = JSON.parse(joined.body) as { token: string; seat: string };
+    expect((await http(origin, '/portal/api/me', { headers: h(token) })).status).toBe(200);
+    expect((await http(origin, `/portal/api/seats/${seat}`, { method: 'DELETE', headers: h(token) })).status).toBe(403);
+    expect((await http(origin, `/portal/api/seats/${seat}`, { method: 'DELETE', headers: h('i'.repeat(40)) })).status).toBe(200);
+    expect(backend.deleted).toEqual([seat]);
+    expect((await http(origin, '/portal/api/me', { headers: h(token) })).status).toBe(401);
+    expect(running.workshop.state().seats.map((s) => s.id)).not.toContain(seat);
+    expect((await http(origin, '/portal/api/seats/s99', { method: 'DELETE', headers: h('i'.repeat(40)) })).status).toBe(404);
+  });
+});
+
+describe('tokenless upgrades held half-open (issue 36)', () => {
+  it('are closed by the portal once refused, never held', async () => {
+    running = await startPortal({ backend: new PendingBackend(), lab, siteDir: site, port: 0 });
+    const port = running.port;
+    const held: Socket[] = [];
+    for (let i = 0; i < 50; i++) {
+      // Reads the refusal, never closes its side.
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      socket.on('error', () => undefined);
+      socket.write(
+        `GET /api/terminal HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nOrigin: http://127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+      );
+      await new Promise((r) => socket.once('data', r));
+      held.push(socket);
+    }
+    const open = () => new Promise<number>((r) => running!.server.getConnections((_e, n) => r(n)));
+    const deadline = Date.now() + 10_000;
+    while ((await open()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(await open()).toBe(0);
+    held.forEach((s) => s.destroy());
   });
 });
 

@@ -10,13 +10,15 @@ import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { DplabError } from '../base/errors.ts';
 import { projectRoot } from '../base/paths.ts';
-import { GuessLimiter } from '../server/guess-limit.ts';
+import { GuessLimiters } from '../server/guess-limit.ts';
+import { clientSource } from './client-source.ts';
 import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
 import { capConnections } from '../server/connection-shedding.ts';
 import { pageHeaders } from '../server/page-policy.ts';
+import { refuseUpgrade } from '../server/refuse-upgrade.ts';
 import { readJsonBody, sendError, sendJson } from '../server/router.ts';
 import { generateToken } from '../server/security.ts';
-import { sendEvent, startEventStream } from '../server/sse.ts';
+import { sendComment, sendEvent, startEventStream } from '../server/sse.ts';
 import { createStaticHandler } from '../server/static.ts';
 import { broadcastRequestSchema, joinRequestSchema } from '../wire/portal.ts';
 import { isSeatId } from '../wire/seat.ts';
@@ -42,8 +44,10 @@ const PAGES: Record<string, { file: string; type: string }> = {
   [LEARNER_SCRIPT]: { file: 'learner.js', type: 'text/javascript; charset=utf-8' },
 };
 
-/** Joins: a class arriving at once is fine, a script making seats is not. */
+/** Joins per client: a class arriving at once through one address is fine, a script making seats is not. */
 export const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
+/** Seats one client may hold (a learner with a second browser). A room behind one NAT address looks like one client behind TLS: PortalOptions.seatsPerClient (no flag yet). */
+export const SEATS_PER_CLIENT = 2;
 /** Dashboard event streams keep alive with a comment line this often. */
 const SSE_HEARTBEAT_MS = 15_000;
 /** The runner paths a learner may reach: its API and its terminal socket. */
@@ -66,6 +70,8 @@ export interface PortalOptions {
   seats?: number;
   maxSeats?: number;
   idleMs?: number;
+  /** Seats one client may hold (SEATS_PER_CLIENT); the operator's own user on this host is not counted. */
+  seatsPerClient?: number;
   timing?: WorkshopOptions['timing'];
   /** A line for the operator (seats an earlier portal left, removed before any new one is made). */
   note?: (line: string) => void;
@@ -99,16 +105,6 @@ function refuse(res: ServerResponse, verdict: Extract<PortalVerdict, { ok: false
   sendJson(res, verdict.status, { error: { message: verdict.message } });
 }
 
-function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  const reason =
-    { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable' }[status] ??
-    'Bad Request';
-  const body = `${message}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
-}
-
 export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopback(host) && !opts.behindTls)
@@ -124,8 +120,9 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   const instructorToken = opts.instructorToken ?? generateToken();
   const code = (opts.code ?? workshopCode()).toUpperCase();
   const tokens = new TokenBook(instructorToken);
-  const joins = new GuessLimiter(JOIN_LIMIT.burst, JOIN_LIMIT.leakMs);
-  const wrongCodes = new GuessLimiter();
+  const joins = new GuessLimiters(JOIN_LIMIT.burst, JOIN_LIMIT.leakMs);
+  const wrongCodes = new GuessLimiters();
+  const seatsPerClient = opts.seatsPerClient ?? SEATS_PER_CLIENT;
   const serveSite = createStaticHandler(opts.siteDir, { headScripts: [LEARNER_SCRIPT] });
   const pages = new Map(Object.entries(PAGES).map(([path, p]) => [path, { body: readFileSync(join(PAGES_DIR, p.file)), type: p.type }]));
   const streams = new Set<ServerResponse>();
@@ -136,7 +133,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
   function identify(req: IncomingMessage, isUpgrade: boolean): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
     const where = checkAddress({ method: req.method ?? 'GET', host: req.headers.host, origin: req.headers.origin, isUpgrade }, address);
     if (!where.ok) return where;
-    return tokens.identify(req);
+    return tokens.identify(req, () => clientSource(req, !!opts.behindTls).key);
   }
 
   function instructorOnly(req: IncomingMessage): PortalVerdict {
@@ -152,24 +149,32 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       if (method !== 'POST') return sendJson(res, 405, { error: { message: 'Use POST.' } });
       const where = checkAddress({ method, host: req.headers.host, origin: req.headers.origin, isUpgrade: false }, address);
       if (!where.ok) return refuse(res, where);
-      for (const limiter of [joins, wrongCodes]) {
-        const wait = limiter.blockedFor();
-        if (wait > 0)
-          return refuse(res, {
-            ok: false,
-            status: 429,
-            message: `Too many attempts to join; try again in ${wait} s.`,
-            retryAfterSeconds: wait,
-          });
-      }
-      joins.wrongGuess();
+      // Per client (client-source.ts): the right code always gets through; wrong ones and a
+      // stream of joins are held for the client that sends them, and nobody else.
+      const source = clientSource(req, !!opts.behindTls);
       const parsed = joinRequestSchema.safeParse(await readJsonBody(req));
       if (!parsed.success)
         return sendJson(res, 400, { error: { message: parsed.error.issues[0]?.message ?? 'Enter the code and your name.' } });
+      const right = ws().codeMatches(parsed.data.code);
+      const wait = right ? joins.blockedFor(source.key) : wrongCodes.blockedFor(source.key);
+      if (wait > 0)
+        return refuse(res, {
+          ok: false,
+          status: 429,
+          message: `Too many attempts to join; try again in ${wait} s.`,
+          retryAfterSeconds: wait,
+        });
+      if (!right) wrongCodes.wrongGuess(source.key);
+      else joins.wrongGuess(source.key);
+      // The operator's own user on this host (their browser, a script of theirs) is not counted.
+      const counted = !(source.uid !== undefined && source.uid === process.getuid?.()) && !source.key.startsWith('net:127.');
       try {
-        return sendJson(res, 200, await ws().join(parsed.data.code, parsed.data.name));
+        return sendJson(
+          res,
+          200,
+          await ws().join(parsed.data.code, parsed.data.name, counted ? { client: source.key, share: seatsPerClient } : undefined),
+        );
       } catch (err) {
-        if (err instanceof DplabError && err.status === 401) wrongCodes.wrongGuess();
         return sendError(res, err);
       }
     }
@@ -188,7 +193,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       startEventStream(res);
       const send = () => sendEvent(res, 'state', ws().state());
       const off = ws().changes.on(send);
-      const beat = setInterval(() => res.write(': heartbeat\n\n'), SSE_HEARTBEAT_MS);
+      const beat = setInterval(() => sendComment(res, 'heartbeat'), SSE_HEARTBEAT_MS);
       streams.add(res);
       res.on('close', () => {
         off();
@@ -202,6 +207,13 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       const parsed = broadcastRequestSchema.safeParse(await readJsonBody(req));
       if (!parsed.success) return sendJson(res, 400, { error: { message: 'A message of at most 500 characters.' } });
       ws().setBroadcast(parsed.data.message);
+      return sendJson(res, 200, { ok: true });
+    }
+    const remove = /^\/portal\/api\/seats\/([^/]+)$/.exec(path);
+    if (remove && method === 'DELETE') {
+      const id = remove[1]!;
+      if (!isSeatId(id) || !ws().has(id)) return sendJson(res, 404, { error: { message: 'No such seat.' } });
+      await ws().removeSeat(id);
       return sendJson(res, 200, { ok: true });
     }
     if (path === '/portal/api/end' && method === 'POST') {

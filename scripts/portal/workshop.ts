@@ -54,7 +54,7 @@ interface Seat {
   id: string;
   runnerToken: string;
   status: SeatStatus;
-  learner?: { name: string; joinedAt: number };
+  learner?: { name: string; joinedAt: number; client?: string };
   lastActiveAt?: number;
   activity?: Activity;
   clusters: { mode: Mode; state: ClusterState }[];
@@ -152,10 +152,23 @@ export class Workshop {
     return seat;
   }
 
-  /** A learner arrives with the workshop code and a name: a free seat (ready first), or a new one while there is room. */
-  async join(code: string, name: string): Promise<JoinResponse> {
+  /** Is `code` this workshop's code? */
+  codeMatches(code: string): boolean {
+    return tokensEqual(code.trim().toUpperCase(), this.opts.code);
+  }
+
+  /**
+   * A learner arrives with the workshop code and a name: a free seat (ready first), or a new one
+   * while there is room. With `client`, that client (client-source.ts) holds at most `share` seats.
+   */
+  async join(code: string, name: string, limit?: { client: string; share: number }): Promise<JoinResponse> {
     if (this.#ended || this.#ending) throw new DplabError('This workshop has ended.', { status: 410 });
-    if (!tokensEqual(code.trim().toUpperCase(), this.opts.code)) throw new DplabError('That is not this workshop’s code.', { status: 401 });
+    if (!this.codeMatches(code)) throw new DplabError('That is not this workshop’s code.', { status: 401 });
+    if (limit && [...this.#seats.values()].filter((s) => s.learner?.client === limit.client).length >= limit.share)
+      throw new DplabError(
+        `This browser already holds ${limit.share} seat${limit.share === 1 ? '' : 's'} of this workshop; ask your instructor for another.`,
+        { status: 429 },
+      );
     const free = [...this.#seats.values()].filter((s) => !s.learner && (s.status.phase === 'ready' || s.status.phase === 'pending'));
     let seat = free.find((s) => s.status.phase === 'ready') ?? free[0];
     if (!seat) {
@@ -163,7 +176,7 @@ export class Workshop {
         throw new DplabError(`The workshop is full (${this.opts.maxSeats} seats). Ask your instructor.`, { status: 503 });
       seat = await this.#newSeat();
     }
-    seat.learner = { name, joinedAt: this.#now() };
+    seat.learner = { name, joinedAt: this.#now(), ...(limit ? { client: limit.client } : {}) };
     seat.lastActiveAt = this.#now();
     const token = generateToken();
     this.opts.tokens.addLearner(token, seat.id);
@@ -272,6 +285,30 @@ export class Workshop {
     this.#ended = failed.length === 0;
     this.#changed();
     return { failed };
+  }
+
+  /**
+   * The instructor frees one seat (a learner gone, a client that took more than its share): its
+   * learner's token stops working, its clusters and runner go, and its id is not handed out again.
+   */
+  async removeSeat(id: string): Promise<void> {
+    const seat = this.#seats.get(id);
+    if (!seat) throw new DplabError(`There is no seat ${id.slice(0, 40)}.`, { status: 404 });
+    this.opts.tokens.removeSeat(id);
+    seat.learner = undefined;
+    seat.stream?.controller.abort();
+    seat.status = { ...seat.status, message: 'Deleting clusters…' };
+    this.#changed();
+    try {
+      await this.opts.backend.delete(id);
+    } catch (err) {
+      seat.error = `Removing failed: ${err instanceof Error ? err.message : String(err)}`;
+      this.#changed();
+      throw err;
+    }
+    this.#seats.delete(id);
+    this.#reserved.add(id);
+    this.#changed();
   }
 
   close(): void {

@@ -11,7 +11,6 @@ import {
   allowedHosts,
   gate,
   generateToken,
-  hostAllowed,
   requestToken,
   tokensEqual,
   TERMINAL_SUBPROTOCOL,
@@ -20,6 +19,7 @@ import {
   type GateResult,
 } from './security.ts';
 import { GuessLimiter } from './guess-limit.ts';
+import { refuseUpgrade } from './refuse-upgrade.ts';
 import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
 import { apiRoutes } from './routes/index.ts';
@@ -78,23 +78,6 @@ export interface Runner {
 
 function localPort(req: IncomingMessage): number {
   return req.socket.localPort ?? 0;
-}
-
-function refuseUpgrade(socket: Duplex, status: number, message: string): void {
-  const reason =
-    status === 401
-      ? 'Unauthorized'
-      : status === 403
-        ? 'Forbidden'
-        : status === 404
-          ? 'Not Found'
-          : status === 429
-            ? 'Too Many Requests'
-            : 'Bad Request';
-  const body = `${message}\n`;
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
 }
 
 function onHold(seconds: number): string {
@@ -162,17 +145,18 @@ export function createRunner(opts: RunnerOptions): Runner {
   const sessions = new Set<Promise<void>>();
   const hostsFor = (req: IncomingMessage) => allowedHosts(localPort(req), opts.extraHosts ?? []);
 
-  /** The gate, plus the guess limit: a request that carries a token while guessing is on hold gets 429. */
+  /**
+   * The gate, plus the guess limit: a wrong token while guessing is on hold gets 429 (not 401);
+   * the right one always passes, so nobody's wrong tokens lock the owner out (guess-limit.ts).
+   */
   function authorize(req: IncomingMessage, input: Omit<GateInput, 'host' | 'origin' | 'token'>): GateResult {
     const given = requestToken(req);
     const hosts = hostsFor(req);
-    // A foreign Host is refused (403) before anything else, on hold or not.
-    if (input.needsToken && given !== undefined && hostAllowed(req.headers.host, hosts)) {
-      const wait = guesses.blockedFor();
-      if (wait > 0) return { ok: false, status: 429, message: onHold(wait), retryAfterSeconds: wait };
-    }
     const verdict = gate({ ...input, host: req.headers.host, origin: req.headers.origin, token: given }, token, hosts, viewerToken);
-    if (!verdict.ok && verdict.status === 401 && given !== undefined) guesses.wrongGuess();
+    if (verdict.ok || verdict.status !== 401 || given === undefined) return verdict;
+    const wait = guesses.blockedFor();
+    if (wait > 0) return { ok: false, status: 429, message: onHold(wait), retryAfterSeconds: wait };
+    guesses.wrongGuess();
     return verdict;
   }
 
@@ -235,13 +219,13 @@ export function createRunner(opts: RunnerOptions): Runner {
       // itself, and no cookie. The token was in this one request line to us; never again.
       const given = url.searchParams.get('token');
       if (given !== null && (req.method === 'GET' || req.method === 'HEAD')) {
-        const wait = guesses.blockedFor();
-        if (wait > 0) {
-          res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(wait) });
-          res.end(`${onHold(wait)}\n`);
-          return;
-        }
         if (!tokensEqual(given, token)) {
+          const wait = guesses.blockedFor();
+          if (wait > 0) {
+            res.writeHead(429, { 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(wait) });
+            res.end(`${onHold(wait)}\n`);
+            return;
+          }
           guesses.wrongGuess();
           return tokenPage(res);
         }

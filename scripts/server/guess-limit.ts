@@ -1,8 +1,9 @@
 /**
- * Wrong-token guesses per runner, as a leaky bucket: a burst of mistakes is fine (a stale tab
- * retrying), a stream of them is a guesser. While the bucket is full every request that
- * carries a token gets 429 before its token is compared, the right one included, so guessing
- * gains nothing by going faster. Pure bookkeeping over an injectable clock.
+ * Wrong-token guesses, as a leaky bucket: a burst of mistakes is fine (a stale tab retrying), a
+ * stream of them is a guesser. While the bucket is full a wrong token gets 429 instead of 401;
+ * the right token always passes (issue 36: a learner's wrong tokens at another seat's runner
+ * locked its owner out). What keeps guessing hopeless is the token's size (at least 128 bits,
+ * security.ts); the bucket keeps a guesser's noise cheap. Pure bookkeeping over an injectable clock.
  */
 export const GUESS_LIMIT = {
   /** Wrong tokens allowed back to back. */
@@ -39,5 +40,47 @@ export class GuessLimiter {
   wrongGuess(): void {
     this.drain();
     this.level = Math.min(this.level + 1, this.burst);
+  }
+
+  /** No wrong guess left in the bucket. */
+  empty(): boolean {
+    this.drain();
+    return this.level === 0;
+  }
+}
+
+/**
+ * One bucket per source (the client's address): one client's wrong tokens or codes never put
+ * another on hold. At most `maxSources` buckets are kept; over that the emptiest goes first.
+ */
+export class GuessLimiters {
+  readonly #buckets = new Map<string, GuessLimiter>();
+
+  constructor(
+    private readonly burst: number = GUESS_LIMIT.burst,
+    private readonly leakMs: number = GUESS_LIMIT.leakMs,
+    private readonly maxSources = 10_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Seconds `source` waits before its next attempt counts, or 0. */
+  blockedFor(source: string): number {
+    return this.#buckets.get(source)?.blockedFor() ?? 0;
+  }
+
+  wrongGuess(source: string): void {
+    let bucket = this.#buckets.get(source);
+    if (!bucket) {
+      if (this.#buckets.size >= this.maxSources) this.#forgetCalmest();
+      bucket = new GuessLimiter(this.burst, this.leakMs, this.now);
+      this.#buckets.set(source, bucket);
+    }
+    bucket.wrongGuess();
+  }
+
+  #forgetCalmest(): void {
+    // Buckets that drained are forgotten; if none has, the oldest (insertion order) goes.
+    for (const [k, b] of this.#buckets) if (b.blockedFor() === 0 && b.empty()) this.#buckets.delete(k);
+    if (this.#buckets.size >= this.maxSources) this.#buckets.delete(this.#buckets.keys().next().value!);
   }
 }

@@ -237,22 +237,66 @@ describe('slow clients are cut off', () => {
   });
 });
 
+describe('tokenless upgrades held half-open (issue 36)', () => {
+  it('are closed by the server once refused, so the owner still opens a terminal past the connection cap', async () => {
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < LIMITS.maxConnections + 20; i++) {
+        // Reads the refusal, never closes its side: a half-open socket.
+        const socket = connect({ port: server.port, host: '127.0.0.1', allowHalfOpen: true });
+        socket.on('error', () => undefined);
+        // Answered (refused), shed to make room, or left waiting (a full server refuses nobody in words).
+        const answered = new Promise((r) => {
+          socket.once('data', r);
+          socket.once('close', r);
+          setTimeout(r, 2_000);
+        });
+        socket.write(
+          `GET /api/terminal HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nOrigin: ${origin}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`,
+        );
+        held.push(socket);
+        await answered;
+      }
+      // Held, they would be upgrades, never shed: every newcomer refused for as long as they are held.
+      const deadline = Date.now() + 10_000;
+      let opened = await openShell(server.port, { ...pageHeaders(), authorization: `Bearer ${TOKEN}` }).catch(() => null);
+      while ((!opened || 'refused' in opened) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        opened = await openShell(server.port, { ...pageHeaders(), authorization: `Bearer ${TOKEN}` }).catch(() => null);
+      }
+      expect(opened, 'the owner could not open a terminal while the upgrades were held').not.toBeNull();
+      const shell = mustOpen(opened!);
+      await shell.waitFor('"type":"ready"');
+      shell.close();
+      await untilNoTerminals();
+    } finally {
+      held.forEach((s) => s.destroy());
+    }
+  });
+});
+
 describe('wrong-token guesses', () => {
   // Last: it leaves the runner on hold for a moment.
-  it('a burst of wrong tokens earns 429 with Retry-After, for the right token too, then clears', async () => {
+  it('a burst of wrong tokens earns 429 with Retry-After, while the right token always passes (issue 36), then clears', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < GUESS_LIMIT.burst + 3; i++)
       statuses.push((await http('/api/session', { headers: { authorization: `Bearer guess-${i}` } })).status);
     expect(statuses.slice(0, GUESS_LIMIT.burst - 1).every((s) => s === 401)).toBe(true);
     expect(statuses.slice(-3)).toEqual([429, 429, 429]);
-    const held = await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } });
+    const held = await http('/api/session', { headers: { authorization: `Bearer guess-more` } });
     expect(held.status).toBe(429);
     expect(Number(held.headers['retry-after'])).toBeGreaterThan(0);
     expect(JSON.parse(held.body).error.message).toMatch(/Too many wrong tokens/);
+    // The owner, meanwhile: their calls and their terminal work (another seat's learner cannot lock them out).
+    expect((await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    const shell = mustOpen(await openShell(server.port, { ...pageHeaders(), authorization: `Bearer ${TOKEN}` }));
+    await shell.waitFor('"type":"ready"');
+    shell.close();
+    await untilNoTerminals();
     // The open route and pages never wait.
     expect((await http('/api/health')).status).toBe(200);
     await new Promise((r) => setTimeout(r, GUESS_LIMIT.leakMs * 2 + 50));
-    expect((await http('/api/session', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
+    expect((await http('/api/session', { headers: { authorization: `Bearer guess-after` } })).status).toBe(401);
   });
 });
 

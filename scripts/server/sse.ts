@@ -11,8 +11,30 @@ export function startEventStream(res: ServerResponse): void {
   });
 }
 
+/**
+ * What may wait unread for one event stream's reader. A reader that lets more pile up (a tab in
+ * the background of a stalled machine, a client that never reads) is closed: its EventSource
+ * connects again and starts from the current state, and the server's memory stays bounded
+ * (issue 36: an unread instructor stream grew the portal by ~7 MiB).
+ */
+export const SSE_MAX_BACKLOG_BYTES = 1024 * 1024;
+
+function write(res: ServerResponse, text: string): void {
+  if (res.writableEnded || res.destroyed) return;
+  if (res.writableLength > SSE_MAX_BACKLOG_BYTES) {
+    res.destroy();
+    return;
+  }
+  res.write(text);
+}
+
 export function sendEvent(res: ServerResponse, event: string, data: unknown): void {
-  if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  write(res, `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/** A comment line (a heartbeat): keeps proxies from closing an idle stream. */
+export function sendComment(res: ServerResponse, text: string): void {
+  write(res, `: ${text}\n\n`);
 }
 
 /**
@@ -21,7 +43,7 @@ export function sendEvent(res: ServerResponse, event: string, data: unknown): vo
  * request is aborted. Resolves then.
  */
 export function holdEventStream(res: ServerResponse, signal: AbortSignal, heartbeatMs: number, release: () => void): Promise<void> {
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
+  const heartbeat = setInterval(() => sendComment(res, 'heartbeat'), heartbeatMs);
   heartbeat.unref();
   return new Promise<void>((resolve) => {
     let released = false;

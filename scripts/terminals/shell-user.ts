@@ -11,9 +11,12 @@
  * Node shells are not switched: they are `docker exec` (or `ip netns exec`) into a node, which
  * is root by nature (see the portal section of ARCHITECTURE.md).
  */
-import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DplabError } from '../base/errors.ts';
+import { run, type CommandResult, type RunOptions } from '../base/exec.ts';
+import { stateDir } from '../base/paths.ts';
+import { seatShellEnv } from './seat-env.ts';
 
 export interface ShellUser {
   uid: number;
@@ -23,6 +26,15 @@ export interface ShellUser {
 export const SHELL_USER_VAR = 'DPLAB_SHELL_USER';
 
 const SETPRIV_PATHS = ['/usr/bin/setpriv', '/bin/setpriv'];
+const PRLIMIT_PATHS = ['/usr/bin/prlimit', '/bin/prlimit'];
+
+/**
+ * What one seat's user may use, as rlimits set on everything it runs (a shell, a solution, a
+ * lab-file write): processes (RLIMIT_NPROC counts every process of the uid, so a fork bomb stops
+ * at this many for the whole seat) and address space per process (RLIMIT_AS). Seat users have
+ * their own uids, so one seat's count is never another's.
+ */
+export const SEAT_LIMITS = { processes: 512, addressSpaceBytes: 4 * 1024 ** 3 } as const;
 
 /** The seat's shell user from DPLAB_SHELL_USER, or null when shells run as the runner's own user. */
 export function shellUser(env: NodeJS.ProcessEnv = process.env): ShellUser | null {
@@ -47,7 +59,25 @@ export function dropTo(user: ShellUser): string[] {
     throw new DplabError('A seat shell needs setpriv to switch to its own user, and it is not installed.', {
       fix: 'Install util-linux (Debian: apt-get install util-linux).',
     });
-  return [setpriv, `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--no-new-privs', '--'];
+  const prlimit = PRLIMIT_PATHS.find((p) => existsSync(p));
+  if (!prlimit)
+    throw new DplabError("A seat's processes need prlimit for their process and memory limits, and it is not installed.", {
+      fix: 'Install util-linux (Debian: apt-get install util-linux).',
+    });
+  return [
+    prlimit,
+    `--nproc=${SEAT_LIMITS.processes}`,
+    `--as=${SEAT_LIMITS.addressSpaceBytes}`,
+    '--',
+    setpriv,
+    `--reuid=${user.uid}`,
+    `--regid=${user.gid}`,
+    '--clear-groups',
+    '--no-new-privs',
+    // A shell whose runner is gone (killed, even with SIGKILL) goes too.
+    '--pdeathsig=KILL',
+    '--',
+  ];
 }
 
 /** A folder that only `user` may use (made if missing; taken over if it exists). */
@@ -68,19 +98,37 @@ export function handOver(file: string, user: ShellUser): void {
 }
 
 /**
- * Everything under `dir` that the runner wrote (a lab's files, what a solution left) handed to
- * `user`, so the learner can edit it; symbolic links are changed themselves, never followed.
+ * Runs a command as `user` (a seat's own), for everything that touches the seat's workspace: the
+ * kernel then checks every path it opens as the learner's, so a symbolic link the learner planted
+ * (to a root-owned file, to another seat's) leads nowhere the learner could not reach already, at
+ * any moment, with no check-then-use race. Its environment is a seat shell's (seat-env.ts), never
+ * the runner's own (its token), with `extra` on top and the seat's home.
  */
-export function handOverTree(dir: string, user: ShellUser): void {
-  let entries: string[];
-  try {
-    const st = lstatSync(dir);
-    if (st.uid !== user.uid) lchownSync(dir, user.uid, user.gid);
-    if (!st.isDirectory()) return;
-    entries = readdirSync(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  for (const e of entries) handOverTree(join(dir, e), user);
+export async function runAsUser(
+  user: ShellUser,
+  file: string,
+  args: readonly string[],
+  opts: Omit<RunOptions, 'env'> & { extra?: Record<string, string> } = {},
+): Promise<CommandResult> {
+  const prefix = dropTo(user);
+  const home = join(stateDir(), 'home');
+  ownFolder(home, user);
+  const env: Record<string, string | undefined> = {};
+  // execa adds the runner's own environment: every name of it not allowed is taken out again.
+  for (const k of Object.keys(process.env)) env[k] = undefined;
+  Object.assign(env, seatShellEnv(process.env, [SHELL_USER_VAR]), { HOME: home, USER: `uid${user.uid}`, LOGNAME: `uid${user.uid}` });
+  Object.assign(env, opts.extra);
+  const { extra: _extra, ...rest } = opts;
+  return run(prefix[0]!, [...prefix.slice(1), file, ...args], { ...rest, env });
+}
+
+/** Writes `files` (name → content) into `dir` (made if missing) as `user`: see runAsUser. A link in the way is replaced, never followed. */
+export async function writeAsUser(user: ShellUser, dir: string, files: ReadonlyMap<string, string>): Promise<void> {
+  // `rm -f` drops a link the learner put in the file's place (their own entry); were it put back
+  // at once, `cat >` follows it with the learner's rights only.
+  const script = 'umask 077; mkdir -p -- "$1" && rm -f -- "$1/$2" && cat > "$1/$2"';
+  for (const [name, content] of files)
+    await runAsUser(user, '/bin/sh', ['-c', script, 'sh', dir, name], { input: content }).catch((err: Error) => {
+      throw new DplabError(`Could not write ${name} into ${dir} as the seat's user: ${err.message.slice(0, 300)}`, { cause: err });
+    });
 }

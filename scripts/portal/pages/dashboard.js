@@ -58,6 +58,11 @@ function render() {
           .join(', ') || 'none';
       const watch = el('button', { type: 'button', class: 'secondary', 'data-watch': seat.id }, 'Watch');
       watch.disabled = seat.phase !== 'ready';
+      const remove = el(
+        'button',
+        { type: 'button', class: 'secondary', 'data-remove': seat.id, 'aria-label': `Remove seat ${seat.id}` },
+        'Remove',
+      );
       return el(
         'tr',
         { 'data-seat': seat.id, 'data-stuck': seat.stuck ? '' : undefined },
@@ -84,7 +89,7 @@ function render() {
           ),
         ),
         el('td', { class: 'stuck' }, seat.stuck ?? ''),
-        el('td', {}, watch),
+        el('td', {}, watch, ' ', remove),
       );
     }),
   );
@@ -187,9 +192,13 @@ function watch(id) {
   };
   socket.onclose = (e) => (screen.textContent += `\n[closed${e.reason ? `: ${e.reason}` : ''}]`);
 }
-$('grid').addEventListener('click', (e) => {
+$('grid').addEventListener('click', async (e) => {
   const id = e.target.closest('[data-watch]')?.getAttribute('data-watch');
   if (id) watch(id);
+  const gone = e.target.closest('[data-remove]')?.getAttribute('data-remove');
+  if (!gone || !confirm(`Remove seat ${gone}? Its learner's link stops working and its clusters are deleted.`)) return;
+  const res = await fetch(`/portal/api/seats/${encodeURIComponent(gone)}`, { method: 'DELETE', headers: auth, credentials: 'omit' });
+  if (!res.ok) $('error').textContent = (await res.json().catch(() => ({})))?.error?.message ?? `The portal answered ${res.status}.`;
 });
 $('watch-close').addEventListener('click', () => {
   socket?.close();
