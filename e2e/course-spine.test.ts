@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { courseOrder } from '../scripts/catalogue/course-order.ts';
 import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
+import { DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
 import { chromiumNote, hasChromium, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
 
 const shots = join('test-results', 'screenshots');
@@ -21,7 +22,13 @@ const standing = (page: Page, attr: string, id: string) => page.locator(`[${attr
 
 async function passStep(page: Page, id: string): Promise<void> {
   await page.locator(`${step(id)} [data-action="check"]`).click();
-  await page.locator(`${step(id)} .dplab-result[data-status="pass"]`).waitFor({ timeout: 30_000 });
+  await page
+    .locator(`${step(id)} .dplab-result[data-status="pass"]`)
+    .waitFor({ timeout: 30_000 })
+    .catch(async (err) => {
+      // Say what Check said instead.
+      throw new Error(`${id} did not pass: ${await page.locator(`${step(id)} .dplab-result`).textContent()}`, { cause: err });
+    });
 }
 
 describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`, { timeout: 120_000 }, () => {
@@ -29,7 +36,9 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
 
   beforeAll(async () => {
     mkdirSync(shots, { recursive: true });
-    stage = await stageWithDoubles(firstServiceScenario('iptables'), { clusterOf: 'iptables' });
+    // A machine with Docker running (`docker info` answers): the checks reach the cluster.
+    const docker = { tool: 'docker' as const, match: '^info ', stdout: DOCKER_INFO };
+    stage = await stageWithDoubles({ rules: [...firstServiceScenario('iptables').rules, docker] }, { clusterOf: 'iptables' });
   });
   afterAll(async () => {
     await stage?.close();

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
+import { DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
 import { resetProbeRoute } from '../scripts/clusters/probe.ts';
 import { recordedObservations } from '../test/fixtures/recorded.ts';
 import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
@@ -45,6 +46,8 @@ function etpScenario(): Scenario {
   return {
     rules: [
       { tool: 'kind', match: `^get nodes --name dplab-${MODE}$`, stdout: `${NODES.join('\n')}\n` },
+      // A machine with Docker running: no cluster is kept from starting.
+      { tool: 'docker', match: '^info ', stdout: DOCKER_INFO },
       ...NODES.map((n): Rule => ({ tool: 'docker', match: `^inspect -f .* ${n}$`, stdout: `${ips[n]} \n` })),
       ...probeRules({ s3: '1' }, cluster.traffic.probes.probes),
       ...probeRules({ s2: '1' }, local.traffic.probes.probes),

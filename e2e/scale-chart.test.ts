@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Doubles, type Rule, type Scenario } from '../test/fixtures/doubles.ts';
+import { DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
 import { recordedObservations } from '../test/fixtures/recorded.ts';
 import { scaleFigures } from '../scripts/labs/checks/scale.ts';
 import type { Measurement } from '../site/client/lab/measurements.ts';
@@ -38,6 +39,8 @@ function scaleScenario(): Scenario {
   return {
     rules: [
       { tool: 'kind', match: `^get nodes --name dplab-${MODE}$`, stdout: `${NODES.join('\n')}\n` },
+      // A machine with Docker running: no cluster is kept from starting.
+      { tool: 'docker', match: '^info ', stdout: DOCKER_INFO },
       { tool: 'docker', match: `^exec dplab-${MODE}-worker sh -c iptables-save`, when: { n: '100' }, stdout: hundred.scale.count.stdout },
       { tool: 'docker', match: `^exec dplab-${MODE}-worker sh -c iptables-save`, stdout: base.scale.count.stdout },
       {
