@@ -12,7 +12,7 @@ import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
 import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
 import { processAlive } from '../../test/fixtures/process-alive.ts';
 import { LocalSeatBackend } from './local-backend.ts';
-import { processesOf } from './seat-users.ts';
+import { processesOf, SEAT_UID_REGISTRY } from './seat-users.ts';
 import { startPortal, type RunningPortal } from './server.ts';
 import { labOutline } from './dashboard.ts';
 
@@ -99,7 +99,8 @@ describe.runIf(asRoot)('a portal with seat users killed with SIGKILL (issue 36)'
     const doubles = useDoubles({ rules: [] });
     const stateDir = mkdtempSync(join(tmpdir(), 'dplab-portal-kill-'));
     chmodSync(stateDir, 0o711);
-    const registry = join(stateDir, 'registry');
+    // The host's own register, so this portal's uids are not another test file's.
+    const registry = SEAT_UID_REGISTRY;
     const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
     const config = join(stateDir, 'child.json');
     writeFileSync(config, JSON.stringify({ stateDir, seats: 1, seatEnv: { s01: toolEnv }, seatUsersRegistry: registry, warm: [] }));

@@ -15,7 +15,7 @@ import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/t
 import { SEAT_LIMITS } from '../terminals/shell-user.ts';
 import { labOutline } from './dashboard.ts';
 import { LocalSeatBackend } from './local-backend.ts';
-import { SEAT_UID_BASE, SeatUsers } from './seat-users.ts';
+import { SeatUsers } from './seat-users.ts';
 import { startPortal, type RunningPortal } from './server.ts';
 
 const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
@@ -49,7 +49,8 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
     chmodSync(stateDir, 0o711);
     backend = new LocalSeatBackend({
       stateDir,
-      seatUsers: new SeatUsers(SEAT_UID_BASE, join(stateDir, 'registry')),
+      // The host's own register, as a portal uses it: test files that run at once each get uids of their own.
+      seatUsers: new SeatUsers(),
       seatEnv: (id) => ({ ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id)! }),
     });
     portal = await startPortal({

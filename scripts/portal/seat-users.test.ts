@@ -14,7 +14,7 @@ import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/do
 import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
 import { LocalSeatBackend } from './local-backend.ts';
-import { checkReachable, endUserProcesses, SEAT_UID_BASE, SeatUsers } from './seat-users.ts';
+import { checkReachable, endUserProcesses, SeatUsers } from './seat-users.ts';
 import type { SeatStatus } from './seat-backend.ts';
 
 const SEATS = ['s01', 's02'] as const;
@@ -77,7 +77,8 @@ describe.runIf(asRoot)('seats with a Unix user each (local backend, portal as ro
     stateDir = mkdtempSync(join(tmpdir(), 'dplab-seat-users-'));
     // Seat users cross the folders above their own (checkReachable refuses a 0700 one).
     chmodSync(stateDir, 0o711);
-    const users = new SeatUsers(SEAT_UID_BASE, join(stateDir, 'registry'));
+    // The host's own register, as a portal uses it: test files that run at once each get uids of their own.
+    const users = new SeatUsers();
     backend = new LocalSeatBackend({
       stateDir,
       seatUsers: users,
