@@ -8,7 +8,7 @@ import { basename, delimiter, join } from 'node:path';
 import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
 import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
 import { dropTo, handOver, ownFolder, shellUser, SHELL_USER_VAR } from './shell-user.ts';
-import { SHELL_READY_OSC } from '../wire/terminal.ts';
+import { SHELL_PROMPT_OSC, SHELL_READY_OSC } from '../wire/terminal.ts';
 import { seatShellEnv } from './seat-env.ts';
 
 export interface ShellLaunch {
@@ -99,16 +99,19 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
   const path = `case ":$PATH:" in *":${bin}:"*) ;; *) PATH=${shellQuote(bin)}:"$PATH" ;; esac\n`;
   const guard = mode ? kubectlGuard(mode) : '';
   const ready = `if [ -t 1 ]; then printf '\\033]${SHELL_READY_OSC};\\007'; fi\n`;
+  // Every prompt starts with SHELL_PROMPT_OSC, marked zero-width (bash \[ \], zsh %{ %}), so the
+  // page knows when a command is done (site/client/run-queue.ts).
+  const mark = `\\e]${SHELL_PROMPT_OSC};\\a`;
   const bashrc = join(dir, 'bashrc');
   writeFileSync(
     bashrc,
-    `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}${guard}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n${ready}`,
+    `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}${guard}PS1='\\[${mark}\\]\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n${ready}`,
   );
   const zdotdir = join(dir, 'zsh');
   mkdirSync(zdotdir, { recursive: true });
   writeFileSync(
     join(zdotdir, '.zshrc'),
-    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}${guard}PROMPT='%F{cyan}${tag}%f %1~ %# '\n${ready}`,
+    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}${guard}PROMPT=$'%{${mark}%}'"%F{cyan}${tag}%f %1~ %# "\n${ready}`,
   );
   return { bashrc, zdotdir };
 }
