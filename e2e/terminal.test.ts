@@ -81,7 +81,7 @@ describe.skipIf(!hasChromium)(`course in the browser${chromiumNote}`, () => {
 
   it('three quick Runs reach the shell one after another, each after the prompt of the one before', async () => {
     const { page } = browser;
-    await page.goto(`${course.origin}/terminal/`);
+    await openSignedIn(page, course, '/terminal/');
     await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
     // The first prompt is marked (SHELL_PROMPT_OSC): the shell is ready and the queue knows prompts.
     await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 20_000 }).toMatch(/\$ |# /);

@@ -45,17 +45,27 @@ describe('terminal environment', { timeout: 30_000 }, () => {
   it('gives bash a short prompt: the mode and the folder name, not the path', async () => {
     const launch = shellLaunch('cilium');
     const rc = readFileSync(launch.args[launch.args.indexOf('--rcfile') + 1], 'utf8');
-    expect(rc).toContain("PS1='\\[\\e]7702;\\a\\]\\[\\e[36m\\](cilium)\\[\\e[0m\\] \\W \\$ '");
+    expect(rc).toContain("PS1='\\[\\e[36m\\](cilium)\\[\\e[0m\\] \\W \\$ '");
     const r = await execa('bash', ['--rcfile', launch.args[launch.args.indexOf('--rcfile') + 1], '-i', '-c', 'echo "${PS1@P}"'], {
       env: { ...launch.env, DPLAB_SHELL_NORC: '1' },
       cwd: launch.cwd,
       reject: false,
     });
-    // Every prompt opens with the page's prompt mark (SHELL_PROMPT_OSC), which click-to-run waits for.
-    expect(r.stdout).toContain('\x1b]7702;\x07');
-    // Strip the mark, colour codes and readline's \x01/\x02 markers before reading the prompt.
+    // Strip colour codes and readline's \x01/\x02 markers before reading the prompt.
     // eslint-disable-next-line no-control-regex
-    expect(r.stdout.replace(/\x1b\]7702;\x07|\x1b\[[0-9;]*m|[\x01\x02]/g, '').trim()).toMatch(/^\(cilium\) workspace [$#]$/);
+    expect(r.stdout.replace(/\x1b\[[0-9;]*m|[\x01\x02]/g, '').trim()).toMatch(/^\(cilium\) workspace [$#]$/);
+  });
+
+  it('marks every prompt once, after the learner’s own PROMPT_COMMAND, for the page’s run queue', async () => {
+    const launch = shellLaunch('cilium');
+    const rcfile = launch.args[launch.args.indexOf('--rcfile') + 1];
+    // The learner's rc set a PROMPT_COMMAND of its own: it still runs, and the mark (SHELL_PROMPT_OSC) follows it.
+    const r = await execa('bash', ['--rcfile', rcfile, '-i', '-c', 'eval "$PROMPT_COMMAND"'], {
+      env: { ...launch.env, DPLAB_SHELL_NORC: '1', PROMPT_COMMAND: 'echo own-prompt-command' },
+      cwd: launch.cwd,
+      reject: false,
+    });
+    expect(r.stdout).toBe('own-prompt-command\n\x1b]7702;\x07');
   });
 
   it('runs a node shell from the argv it is given, with the same environment', () => {

@@ -25,9 +25,9 @@ export const mirrorSchema = z.object({
 export const SHELL_READY_OSC = 7701;
 
 /**
- * The OSC sequence number (`ESC ] 7702 ; BEL`) a lab shell's prompt carries, so every prompt is
- * marked, not only the first: the page holds a click-to-run command until the one before it has
- * brought the prompt back (site/client/run-queue.ts). Invisible, and zero-width to the line editor.
+ * The OSC sequence number (`ESC ] 7702 ; BEL`) a lab shell writes once before every prompt (its
+ * PROMPT_COMMAND, zsh's precmd), not only the first: the page holds a click-to-run command until
+ * the one before it has brought the prompt back (site/client/run-queue.ts).
  */
 export const SHELL_PROMPT_OSC = 7702;
 
