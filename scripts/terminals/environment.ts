@@ -103,7 +103,7 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
   // (site/client/run-queue.ts). From PROMPT_COMMAND and precmd, after the learner's own, and not
   // in the prompt itself: readline redraws the prompt (a resize does), which would mark it again.
   const mark = `printf '\\033]${SHELL_PROMPT_OSC};\\007'`;
-  const bashMark = `PROMPT_COMMAND="\${PROMPT_COMMAND:+\$PROMPT_COMMAND\n}${mark}"\n`;
+  const bashMark = `PROMPT_COMMAND="\${PROMPT_COMMAND:+$PROMPT_COMMAND\n}${mark}"\n`;
   const zshMark = `__dplab_prompt_mark() { ${mark}; }\nprecmd_functions+=(__dplab_prompt_mark)\n`;
   const bashrc = join(dir, 'bashrc');
   writeFileSync(
