@@ -79,6 +79,36 @@ describe.skipIf(!hasChromium)(`course in the browser${chromiumNote}`, () => {
     await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 10_000 }).toContain('SNIP-9');
   });
 
+  it('three quick Runs reach the shell one after another, each after the prompt of the one before', async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/terminal/');
+    await page.waitForSelector('dplab-terminal[data-state="open"]', { timeout: 20_000 });
+    // The first prompt is marked (SHELL_PROMPT_OSC): the shell is ready and the queue knows prompts.
+    await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 20_000 }).toMatch(/\$ |# /);
+    const queued = await page.evaluate(() => {
+      const states: string[] = [];
+      for (const text of ['sleep 2; echo Q-ONE-$((1+1))', 'echo Q-TWO-$((2+2))', 'echo Q-THREE-$((3+3))'])
+        document.dispatchEvent(new CustomEvent('dplab:type', { detail: { text, execute: true, onState: (s: string) => states.push(s) } }));
+      return { states, queued: document.querySelector('dplab-terminal')?.getAttribute('data-queued') };
+    });
+    expect(queued).toEqual({ states: ['sent', 'queued', 'queued'], queued: '2' });
+    expect(await page.locator('dplab-terminal .dplab-terminal-status').textContent()).toContain('2 commands wait for the prompt');
+    await expect.poll(async () => page.locator('dplab-terminal .xterm-rows').textContent(), { timeout: 20_000 }).toContain('Q-THREE-6');
+    const lines = await page.evaluate(() =>
+      (document.querySelector('dplab-terminal') as unknown as { bufferLines(): { text: string }[] })
+        .bufferLines()
+        .map((l) => l.text.trimEnd()),
+    );
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    // Each command line is typed only after the output of the one before: nothing interleaves.
+    expect(at(/^Q-ONE-2$/)).toBeGreaterThan(at(/sleep 2; echo Q-ONE/));
+    expect(at(/echo Q-TWO/)).toBeGreaterThan(at(/^Q-ONE-2$/));
+    expect(at(/^Q-TWO-4$/)).toBeGreaterThan(at(/echo Q-TWO/));
+    expect(at(/echo Q-THREE/)).toBeGreaterThan(at(/^Q-TWO-4$/));
+    expect(at(/^Q-THREE-6$/)).toBeGreaterThan(at(/echo Q-THREE/));
+    expect(await page.locator('dplab-terminal').getAttribute('data-queued')).toBeNull();
+  });
+
   it('without the token the page says how to sign in', async () => {
     const { context } = browser;
     const page = await context.newPage();

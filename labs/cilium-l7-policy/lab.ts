@@ -74,7 +74,7 @@ export default defineLab({
         { label: 'The policy as the agent sees it', command: `${AGENT} cilium-dbg policy get` },
       ],
       hints: [
-        'The policy is ready in your workspace; `kubectl apply -f cilium-l7-policy/api-l7-policy.yaml` creates it (`kubectl get cnp` lists it).',
+        `The policy is ready in your workspace; \`kubectl -n ${NS} apply -f cilium-l7-policy/api-l7-policy.yaml\` creates it in the lab's namespace (\`kubectl -n ${NS} get cnp\` lists it).`,
         "A refused request still gets an HTTP answer: `403` with the body `Access denied`, written by Cilium's Envoy proxy, not by api.",
         'The first request after applying may take a second while the proxy gets its configuration; try again.',
       ],

@@ -113,7 +113,7 @@ export default defineLab({
       hints: [
         'kube-proxy reads its KubeProxyConfiguration from the `kube-proxy` ConfigMap in kube-system (key `config.conf`); the IPVS scheduler is `ipvs.scheduler`, empty meaning rr.',
         'Changing the ConfigMap alone does nothing: kube-proxy reads it at start. `kubectl -n kube-system rollout restart daemonset kube-proxy`.',
-        'Still rr after the restart? The host needs the `ip_vs_lc` module (`sudo modprobe ip_vs_lc` on Linux); look at `kubectl -n kube-system logs ds/kube-proxy`.',
+        `Still rr after the restart? The host kernel needs the \`ip_vs_lc\` module: \`sudo modprobe ip_vs_lc\` on a Linux host, or from a node, which loads the host's module: \`docker exec ${NODE} modprobe ip_vs_lc\`. Look at \`kubectl -n kube-system logs ds/kube-proxy\`.`,
       ],
       solution: {
         commands: [SET_LC, RESTART, WAIT, `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`],

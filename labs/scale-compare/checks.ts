@@ -151,7 +151,8 @@ function growthVerdict(n: number, obs: GrowthObservation, ctx: EvalContext): Ver
 /**
  * Clean-up, checked: the generated Services are gone and the node's dataplane is back near the
  * baseline, so the later labs' greps and counts see only their own Services. In large cluster
- * mode kube-proxy deletes stale chains only on a later full sync, so the count may lag: pending.
+ * mode kube-proxy deletes stale chains only on a sync at least its sync period (30 s) after the last
+ * clean-up (pkg/proxy/iptables/proxier.go, v1.35.0), so the count may lag: pending.
  */
 export const cleanupCheck = defineCheck<GrowthObservation>({
   observations: growthObservationSchema,
@@ -172,7 +173,7 @@ export const cleanupCheck = defineCheck<GrowthObservation>({
       facts.push(fact('entries over the baseline', `at most ${BASELINE_SLACK}`, left, left <= BASELINE_SLACK));
       if (left > BASELINE_SLACK)
         return fail(
-          `The Services are gone but ${obs.scale.node} still has ${left} entries over the baseline: kube-proxy removes stale chains on its next full sync.`,
+          `The Services are gone but ${obs.scale.node} still has ${left} entries over the baseline: in large cluster mode kube-proxy removes stale chains on a sync at least 30 s after its last clean-up.`,
           facts,
           true,
         );

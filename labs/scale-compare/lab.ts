@@ -129,7 +129,7 @@ export default defineLab({
       ],
       hints: [
         'Every generated Service carries the label `dplab-scale=yes`; delete them by that label. kubectl sends one request per Service, so a thousand take a few minutes on a busy machine.',
-        'The count falls back towards your baseline. In iptables large cluster mode kube-proxy deletes the stale chains on a later full sync, so give it up to a minute.',
+        'The count falls back towards your baseline. In iptables large cluster mode kube-proxy deletes stale chains on a sync at least 30 s after its last clean-up, and on every sync once the cluster is under 1,000 endpoints again, so give it half a minute.',
       ],
       solution: {
         commands: [`kubectl -n ${NS} delete services -l dplab-scale=yes --wait`, 'sleep 30', COUNT],

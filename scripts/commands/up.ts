@@ -3,6 +3,7 @@ import { parseModeArg } from '../clusters/mode-arg.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
 import { parseFlags, usageError, type Command } from './command.ts';
 import { commandInfo } from './catalogue.ts';
+import { nodeCountText } from '../wire/node-count.ts';
 
 export const up: Command = {
   ...commandInfo('up'),
@@ -30,7 +31,7 @@ export const up: Command = {
       });
       printer.dispose();
       ctx.stdout.write(
-        `The ${mode} cluster (${status.name}) is ready: ${status.readyNodes}/${status.nodes} nodes Ready.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`,
+        `The ${mode} cluster (${status.name}) is ready: ${nodeCountText(status)}.\nUse it with: export KUBECONFIG=${status.kubeconfig}\n`,
       );
       return 0;
     } finally {

@@ -15,7 +15,7 @@ import type { Mode } from '../catalogue/modes.ts';
 import { runCheck, type CheckResult } from './engine.ts';
 import { formatTable } from './format.ts';
 import { observationFileName, writeObservationFile, type ObservationFile } from './observations.ts';
-import { resetLab } from './reset.ts';
+import { resetLab, restoreCluster } from './reset.ts';
 import type { Lab } from './schema.ts';
 import { applySolution } from './solve.ts';
 import { describeClusterError } from '../clusters/cluster-errors.ts';
@@ -119,9 +119,29 @@ function record(lab: Lab, mode: Mode, r: CheckResult, state: 'unsolved' | 'solve
   });
 }
 
+/**
+ * One lab on one mode, then its cluster-wide changes undone (`setup.restore`: the scheduler, a
+ * package in the nodes, a node label), whether the contract held or not: the next lab verified on
+ * this cluster starts from the cluster as it was, and its recordings show nothing of this one.
+ */
 async function verifyMode(lab: Lab, mode: Mode, opts: HarnessOptions): Promise<HarnessRow[]> {
   const log = opts.log ?? (() => {});
   const cluster = opts.cluster?.(mode) ?? clusterHandle(mode);
+  const rows = await verifySteps(lab, mode, cluster, opts);
+  if (lab.setup.restore.length === 0) return rows;
+  log(`${lab.id} on ${mode}: restore what it changed outside its namespace`);
+  try {
+    for (const note of await restoreCluster(lab, cluster)) log(`${lab.id} on ${mode}: ${note}`);
+  } catch (err) {
+    const last = rows.at(-1);
+    const why = `restore failed: ${describeClusterError(err, mode, 'restore', false).message}`;
+    if (last) last.breach ??= why;
+  }
+  return rows;
+}
+
+async function verifySteps(lab: Lab, mode: Mode, cluster: ClusterHandle, opts: HarnessOptions): Promise<HarnessRow[]> {
+  const log = opts.log ?? (() => {});
   const rows: HarnessRow[] = [];
   const rest = (from: number, why: string) =>
     lab.steps

@@ -10,6 +10,7 @@ import type { Mode } from '../catalogue/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab } from './schema.ts';
 import { applySetup } from './setup.ts';
+import { leaveLastLab } from './leaving.ts';
 
 export { LAB_LABEL } from './setup.ts';
 /** Deleting a namespace waits for its pods to terminate. */
@@ -35,7 +36,8 @@ export async function restoreCluster(lab: Lab, cluster: ClusterHandle, signal?: 
 
 export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
   const opts = { signal, timeoutMs: TIMEOUTS.long };
-  const restored = await restoreCluster(lab, cluster, signal);
+  // What the lab set up here before this one changed outside its namespace, then this lab's own.
+  const restored = [...(await leaveLastLab(lab, cluster, signal)), ...(await restoreCluster(lab, cluster, signal))];
   await cluster.kubectl(
     ['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`],
     opts,

@@ -14,6 +14,7 @@ import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.
 import type { Lab } from './schema.ts';
 import { labFilePath } from './registry.ts';
 import { prepareWorkspace } from './solve.ts';
+import { leaveLastLab } from './leaving.ts';
 
 /** Label on every lab namespace, so `kubectl get ns -l dplab.io/lab` lists what the course created. */
 export const LAB_LABEL = 'dplab.io/lab';
@@ -53,6 +54,8 @@ async function ensure(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluste
   const cluster = opts.cluster ?? clusterHandle(mode);
   if (clusterAbsent(cluster)) return { ...base, cluster: 'no-cluster' };
   try {
+    // Opening this lab leaves the one set up here before: undo its changes outside its namespace.
+    const restored = await leaveLastLab(lab, cluster, opts.signal);
     const r = await cluster.kubectl(['get', 'namespace', lab.namespace, '--ignore-not-found', '-o', 'json'], {
       signal: opts.signal,
       timeoutMs: TIMEOUTS.normal,
@@ -60,9 +63,10 @@ async function ensure(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluste
     const labels = r.stdout.trim()
       ? ((JSON.parse(r.stdout) as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {})
       : undefined;
-    if (labels?.[SETUP_LABEL] === lab.id) return { ...base, cluster: 'already' };
+    const put = restored.length ? { restored } : {};
+    if (labels?.[SETUP_LABEL] === lab.id) return { ...base, ...put, cluster: 'already' };
     await applySetup(lab, cluster, { signal: opts.signal, exists: labels !== undefined });
-    return { ...base, cluster: 'applied' };
+    return { ...base, ...put, cluster: 'applied' };
   } catch (err) {
     const p = describeClusterError(err, mode, `setting up ${lab.id}`, false);
     throw new DplabError(p.message, { fix: p.fix, details: p.details, status: 502, cause: err });

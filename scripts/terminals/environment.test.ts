@@ -56,6 +56,18 @@ describe('terminal environment', { timeout: 30_000 }, () => {
     expect(r.stdout.replace(/\x1b\[[0-9;]*m|[\x01\x02]/g, '').trim()).toMatch(/^\(cilium\) workspace [$#]$/);
   });
 
+  it('marks every prompt once, after the learner’s own PROMPT_COMMAND, for the page’s run queue', async () => {
+    const launch = shellLaunch('cilium');
+    const rcfile = launch.args[launch.args.indexOf('--rcfile') + 1];
+    // The learner's rc set a PROMPT_COMMAND of its own: it still runs, and the mark (SHELL_PROMPT_OSC) follows it.
+    const r = await execa('bash', ['--rcfile', rcfile, '-i', '-c', 'eval "$PROMPT_COMMAND"'], {
+      env: { ...launch.env, DPLAB_SHELL_NORC: '1', PROMPT_COMMAND: 'echo own-prompt-command' },
+      cwd: launch.cwd,
+      reject: false,
+    });
+    expect(r.stdout).toBe('own-prompt-command\n\x1b]7702;\x07');
+  });
+
   it('runs a node shell from the argv it is given, with the same environment', () => {
     const launch = nodeShellLaunch('iptables', ['docker', 'exec', '-it', 'dplab-iptables-worker', 'bash']);
     expect([launch.file, ...launch.args]).toEqual(['docker', 'exec', '-it', 'dplab-iptables-worker', 'bash']);

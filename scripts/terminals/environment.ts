@@ -8,7 +8,7 @@ import { basename, delimiter, join } from 'node:path';
 import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
 import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
 import { dropTo, handOver, ownFolder, shellUser, SHELL_USER_VAR } from './shell-user.ts';
-import { SHELL_READY_OSC } from '../wire/terminal.ts';
+import { SHELL_PROMPT_OSC, SHELL_READY_OSC } from '../wire/terminal.ts';
 import { seatShellEnv } from './seat-env.ts';
 
 export interface ShellLaunch {
@@ -99,16 +99,22 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
   const path = `case ":$PATH:" in *":${bin}:"*) ;; *) PATH=${shellQuote(bin)}:"$PATH" ;; esac\n`;
   const guard = mode ? kubectlGuard(mode) : '';
   const ready = `if [ -t 1 ]; then printf '\\033]${SHELL_READY_OSC};\\007'; fi\n`;
+  // Before every prompt, once, SHELL_PROMPT_OSC: the page knows a command is done
+  // (site/client/run-queue.ts). From PROMPT_COMMAND and precmd, after the learner's own, and not
+  // in the prompt itself: readline redraws the prompt (a resize does), which would mark it again.
+  const mark = `printf '\\033]${SHELL_PROMPT_OSC};\\007'`;
+  const bashMark = `PROMPT_COMMAND="\${PROMPT_COMMAND:+$PROMPT_COMMAND\n}${mark}"\n`;
+  const zshMark = `__dplab_prompt_mark() { ${mark}; }\nprecmd_functions+=(__dplab_prompt_mark)\n`;
   const bashrc = join(dir, 'bashrc');
   writeFileSync(
     bashrc,
-    `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}${guard}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n${ready}`,
+    `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}${guard}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n${bashMark}${ready}`,
   );
   const zdotdir = join(dir, 'zsh');
   mkdirSync(zdotdir, { recursive: true });
   writeFileSync(
     join(zdotdir, '.zshrc'),
-    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}${guard}PROMPT='%F{cyan}${tag}%f %1~ %# '\n${ready}`,
+    `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}${guard}PROMPT='%F{cyan}${tag}%f %1~ %# '\n${zshMark}${ready}`,
   );
   return { bashrc, zdotdir };
 }

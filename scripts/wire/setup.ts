@@ -11,5 +11,7 @@ export const setupResultSchema = z.object({
   /** applied: just now; already: an earlier setup stands; no-cluster: only the files were written. */
   cluster: z.enum(['applied', 'already', 'no-cluster']),
   namespace: z.string(),
+  /** What the lab set up here before this one changed outside its namespace, put back on leaving it (`ipvs-inspect: kube-proxy's IPVS scheduler set back…`). */
+  restored: z.optional(z.array(z.string())),
 });
 export type SetupResult = z.infer<typeof setupResultSchema>;

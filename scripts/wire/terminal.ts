@@ -24,6 +24,13 @@ export const mirrorSchema = z.object({
  */
 export const SHELL_READY_OSC = 7701;
 
+/**
+ * The OSC sequence number (`ESC ] 7702 ; BEL`) a lab shell writes once before every prompt (its
+ * PROMPT_COMMAND, zsh's precmd), not only the first: the page holds a click-to-run command until
+ * the one before it has brought the prompt back (site/client/run-queue.ts).
+ */
+export const SHELL_PROMPT_OSC = 7702;
+
 /** How a shell's start shows (the `ready` frame): the learner's rc file it reads, and whether SHELL_READY_OSC will come. */
 export const shellStartupSchema = z.object({ rc: z.nullable(z.string()), marker: z.boolean() });
 

@@ -19,6 +19,7 @@ import {
   type Progress,
 } from '../../scripts/wire/clusters.ts';
 import type { ErrorJson } from '../../scripts/wire/errors.ts';
+import { nodeCountText } from '../../scripts/wire/node-count.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { announceClusterState } from './cluster-state-event.ts';
 import { setBlocker } from './cluster-blocker.ts';
@@ -234,7 +235,7 @@ export class ClusterPanel extends HTMLElement {
       return;
     }
     if (s.state === 'ready') {
-      const meta = `${s.readyNodes}/${s.nodes} nodes Ready · dataplane: ${s.proxyMode} · cluster ${s.name}`;
+      const meta = `${nodeCountText(s)} · dataplane: ${s.proxyMode} · cluster ${s.name}`;
       // The one-row bar may end it in "…": all of it on hover.
       parts.push(el('p', { class: 'dplab-cp-meta', title: meta }, meta));
     }

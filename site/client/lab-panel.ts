@@ -197,7 +197,18 @@ class LabElement extends HTMLElement {
     switch (button.dataset.action) {
       case 'run':
         // A placeholder (`<mode>`) is typed for the learner to replace, never run (lab/placeholder.ts).
-        document.dispatchEvent(new CustomEvent('dplab:type', { detail: keysFor(button.dataset.command ?? '') }));
+        // While the command before has not brought the prompt back, this one waits, marked (run-queue.ts).
+        document.dispatchEvent(
+          new CustomEvent('dplab:type', {
+            detail: {
+              ...keysFor(button.dataset.command ?? ''),
+              onState: (state: string) => {
+                button.toggleAttribute('data-queued', state === 'queued');
+                if (state === 'full') flash(button, 'Queue full');
+              },
+            },
+          }),
+        );
         return;
       case 'copy':
         void navigator.clipboard?.writeText(button.dataset.command ?? '').then(

@@ -9,6 +9,7 @@
 import {
   ACK_EVERY_BYTES,
   serverMessageSchema,
+  SHELL_PROMPT_OSC,
   SHELL_READY_OSC,
   splitInput,
   type ClientMessage,
@@ -20,6 +21,7 @@ import { fontSize, onFontSizeChange } from './font-size.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 import { FONT_FAMILY, LINE_HEIGHT, THEME } from './terminal-look.ts';
 import { wrapWords } from './word-wrap.ts';
+import { RUN_QUEUE_MAX, RunQueue, type RunState } from './run-queue.ts';
 
 /** Past this without a prompt, "Starting your shell…" says why it may be slow and how to skip it. */
 export const SLOW_SHELL_MS = 4_000;
@@ -50,6 +52,11 @@ export class TerminalElement extends HTMLElement {
    * in order, until the terminal is laid out (`say`, `flushHeld`).
    */
   private held: (() => void)[] | null = null;
+  /** Click-to-run commands waiting for the prompt of the one before (run-queue.ts). */
+  private readonly runs = new RunQueue(
+    (data) => splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece })),
+    (waiting) => this.showQueue(waiting),
+  );
 
   static get observedAttributes(): string[] {
     return ['mode'];
@@ -68,7 +75,9 @@ export class TerminalElement extends HTMLElement {
   private setState(state: State, message?: string): void {
     this.dataset.state = state;
     const status = this.querySelector<HTMLElement>('.dplab-terminal-status');
-    if (status) status.textContent = message ?? '';
+    if (!status) return;
+    delete status.dataset.queue;
+    status.textContent = message ?? '';
   }
 
   async connectedCallback(): Promise<void> {
@@ -97,9 +106,23 @@ export class TerminalElement extends HTMLElement {
       this.shellStarted();
       return true;
     });
+    // Each prompt of a lab shell carries this mark: the command before it is done.
+    this.term.parser.registerOscHandler(SHELL_PROMPT_OSC, () => {
+      this.runs.prompt();
+      return true;
+    });
+    // Esc empties the queue of waiting commands (and is not sent) while there is one.
+    this.term.attachCustomKeyEventHandler((e) => {
+      if (e.key !== 'Escape' || this.runs.waiting === 0) return true;
+      if (e.type === 'keydown') this.runs.clear();
+      return false;
+    });
     this.fitNow();
     // A paste can be megabytes: send it as message-sized pieces; the runner queues them in order.
-    this.term.onData((data) => splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece })));
+    this.term.onData((data) => {
+      if (data.includes('\r')) this.runs.entered();
+      splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece }));
+    });
     this.term.onResize(({ cols, rows }) => {
       this.showSize();
       this.send({ type: 'resize', cols, rows });
@@ -152,10 +175,33 @@ export class TerminalElement extends HTMLElement {
     this.connect();
   }
 
-  /** Type text into the shell as if the learner had (used by click-to-run snippets). */
-  type(text: string, execute: boolean): void {
-    splitInput(execute ? `${text}\r` : text).forEach((piece) => this.send({ type: 'input', data: piece }));
+  /**
+   * Type text into the shell as if the learner had (used by click-to-run snippets): at once when
+   * the shell is at its prompt, otherwise once the command before has brought it back.
+   */
+  type(text: string, execute: boolean, onState?: (state: RunState) => void): RunState {
+    const state = this.runs.submit({ text, execute, onState });
     this.term?.focus();
+    return state;
+  }
+
+  /** Commands waiting for the prompt, shown on the status line and as `data-queued`. */
+  private showQueue(waiting: number): void {
+    const status = this.querySelector<HTMLElement>('.dplab-terminal-status');
+    const ours = status?.dataset.queue === 'true';
+    if (waiting > 0) {
+      this.dataset.queued = String(waiting);
+      if (status && (ours || !status.textContent)) {
+        status.dataset.queue = 'true';
+        status.textContent = `${waiting === 1 ? '1 command waits' : `${waiting} commands wait`} for the prompt (at most ${RUN_QUEUE_MAX}); each runs when the one before it is done. Esc in the terminal drops them.`;
+      }
+      return;
+    }
+    delete this.dataset.queued;
+    if (status && ours) {
+      delete status.dataset.queue;
+      status.textContent = '';
+    }
   }
 
   /**
@@ -198,6 +244,7 @@ export class TerminalElement extends HTMLElement {
     if (!term) return;
     this.rendered = 0;
     this.lastAck = 0;
+    this.runs.reset();
     const q = new URLSearchParams({ cols: String(term.cols), rows: String(term.rows) });
     if (this.mode) q.set('mode', this.mode);
     if (this.node) q.set('node', this.node);
@@ -349,11 +396,11 @@ export class TerminalElement extends HTMLElement {
 
 /** Snippets go to the learner's shell (never a node shell); its tab comes to the front. */
 document.addEventListener('dplab:type', (ev) => {
-  const detail = (ev as CustomEvent<{ text: string; execute?: boolean }>).detail;
+  const detail = (ev as CustomEvent<{ text: string; execute?: boolean; onState?: (state: RunState) => void }>).detail;
   const target = active ?? document.querySelector<TerminalElement>('dplab-terminal:not([node])');
   if (!target || !detail || typeof detail.text !== 'string') return;
   target.dispatchEvent(new CustomEvent('dplab:reveal', { bubbles: true }));
-  target.type(detail.text, detail.execute !== false);
+  target.type(detail.text, detail.execute !== false, detail.onState);
 });
 
 if (!customElements.get('dplab-terminal')) customElements.define('dplab-terminal', TerminalElement);

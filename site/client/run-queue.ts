@@ -1,0 +1,99 @@
+/**
+ * Click-to-run commands, one at a time. A command typed into a shell that is still busy with the
+ * one before goes into that command's stdin, and both echo into one another on the screen. So a
+ * Run (or Type) while the last one has not brought the prompt back waits here, and goes when the
+ * shell marks its next prompt (SHELL_PROMPT_OSC in the lab shell's prompt, terminal-element.ts).
+ *
+ * Only a shell that has marked a prompt at least once is waited on: an older runner, a node
+ * shell, or a learner's rc that replaces the prompt never marks one, and there every command
+ * goes at once, as before. The queue is bounded, and the learner can empty it (Esc).
+ */
+
+/** How many commands may wait at once; a further one is refused, and says so. */
+export const RUN_QUEUE_MAX = 5;
+
+/** What happened to one command: sent to the shell, waiting for the prompt, refused (queue full), or dropped (cleared, or the shell went away). */
+export type RunState = 'sent' | 'queued' | 'full' | 'dropped';
+
+export interface Run {
+  text: string;
+  /** With Enter (Run), or typed for the learner to finish (Type). */
+  execute: boolean;
+  /** Told each time this command's state changes. */
+  onState?: (state: RunState) => void;
+}
+
+export class RunQueue {
+  readonly #write: (data: string) => void;
+  readonly #changed: (waiting: number) => void;
+  readonly #max: number;
+  #waiting: Run[] = [];
+  /** The shell has marked a prompt: it will mark the next one too. */
+  #marks = false;
+  /** Something went to the shell after its last prompt: the next prompt has not come yet. */
+  #busy = false;
+
+  constructor(write: (data: string) => void, changed: (waiting: number) => void = () => {}, max = RUN_QUEUE_MAX) {
+    this.#write = write;
+    this.#changed = changed;
+    this.#max = max;
+  }
+
+  /** Commands waiting for the prompt. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  submit(run: Run): RunState {
+    if (!this.#marks || (!this.#busy && this.#waiting.length === 0)) {
+      this.#send(run);
+      return 'sent';
+    }
+    if (this.#waiting.length >= this.#max) {
+      run.onState?.('full');
+      return 'full';
+    }
+    this.#waiting.push(run);
+    run.onState?.('queued');
+    this.#changed(this.#waiting.length);
+    return 'queued';
+  }
+
+  /** The learner pressed Enter themselves: a prompt follows whatever it started. */
+  entered(): void {
+    if (this.#marks) this.#busy = true;
+  }
+
+  /** The shell marked a prompt: it is free, and the next waiting command goes. */
+  prompt(): void {
+    this.#marks = true;
+    this.#busy = false;
+    const next = this.#waiting.shift();
+    if (!next) return;
+    this.#send(next);
+    this.#changed(this.#waiting.length);
+  }
+
+  /** Drop every waiting command (the learner asked to); the one running goes on. */
+  clear(): number {
+    const dropped = this.#waiting;
+    this.#waiting = [];
+    dropped.forEach((r) => r.onState?.('dropped'));
+    if (dropped.length) this.#changed(0);
+    return dropped.length;
+  }
+
+  /** A new shell (reconnect, mode switch): nothing waits for the old one's prompt. */
+  reset(): void {
+    this.clear();
+    this.#marks = false;
+    this.#busy = false;
+  }
+
+  #send(run: Run): void {
+    this.#write(run.execute ? `${run.text}\r` : run.text);
+    // A typed (not run) command is the learner's until they press Enter, which brings the prompt.
+    if (this.#marks) this.#busy = true;
+    run.onState?.('sent');
+  }
+}
