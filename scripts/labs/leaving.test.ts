@@ -88,6 +88,17 @@ describe('leaving a lab puts back what it changed outside its namespace', { time
     expect(doubles.state()).toMatchObject({ sched: 'lc', pkg: '1' });
   });
 
+  it('a restorer that cannot reach the cluster is reported, and the lab it was leaving for is set up all the same', async () => {
+    await ensureLabSetup(requireLab('etp-local'), 'iptables');
+    doubles.setState({ label: TRACES.label });
+    // The scenario stops answering the restorer's read: kubectl exits 97, as a vanished API server would fail it.
+    doubles.setScenario({ rules: labTracesScenario().rules.filter((r) => !String(r.match).includes('-l dplab-web')) });
+    const r = await ensureLabSetup(requireLab('first-service'), 'iptables');
+    expect(r.restored).toEqual([expect.stringMatching(/^etp-local: could not put back what it changed \(.*get nodes -l dplab-web/)]);
+    expect(lines()).toEqual(expect.arrayContaining([expect.stringMatching(/create namespace lab-first-service/)]));
+    expect(lastLabOn('iptables')).toBe('first-service');
+  });
+
   it('a lab on another cluster is not touched: leaving ipvs-inspect for an iptables lab leaves the IPVS cluster alone', async () => {
     await ensureLabSetup(requireLab('ipvs-inspect'), 'ipvs');
     doubles.setState({ sched: TRACES.sched });

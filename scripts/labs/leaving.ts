@@ -35,7 +35,8 @@ function remember(mode: Mode, labId: string): void {
 /**
  * Before `lab` is set up on `cluster`: undo what the lab set up there last changed outside its
  * namespace (when it was another lab, for this mode), then remember `lab`. Returns what was put
- * back, in the restorers' words.
+ * back, in the restorers' words, and what could not be (a restorer that fails is reported, and
+ * the setup goes on).
  */
 export async function leaveLastLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
   const mode = cluster.mode;
@@ -44,8 +45,15 @@ export async function leaveLastLab(lab: Lab, cluster: ClusterHandle, signal?: Ab
   const done: string[] = [];
   if (left?.modes.includes(mode)) {
     for (const r of left.setup.restore) {
-      const note = await r.run({ cluster, mode, signal });
-      if (note) done.push(`${left.id}: ${note}`);
+      try {
+        const note = await r.run({ cluster, mode, signal });
+        if (note) done.push(`${left.id}: ${note}`);
+      } catch (err) {
+        // The learner opened or reset *this* lab: what the last one left is put back when it can
+        // be, and said plainly when it cannot; it never keeps this lab from being set up.
+        if (signal?.aborted) throw err;
+        done.push(`${left.id}: could not put back what it changed (${err instanceof Error ? err.message : String(err)})`);
+      }
     }
   }
   remember(mode, lab.id);
