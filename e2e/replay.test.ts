@@ -4,21 +4,20 @@
  * shows its commands, what the cluster printed and what Check said before and after (the same
  * words the step's evaluate gives on those recordings), labelled with kind, Kubernetes and the
  * kernel; Check and Apply solution name Docker, never Start; kubectl in the lab shell says which
- * cluster is missing. Screenshots at 1280×800 and 390×844, light and dark.
+ * cluster is missing. The replay at each size and theme (screenshots, axe) is in
+ * e2e/replay-views.test.ts, with the whole-course audits.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { daemonDownRules, scenario } from '../test/fixtures/cluster-scenarios.ts';
 import { requireLab } from '../scripts/labs/registry.ts';
 import { replayStep } from '../scripts/labs/step-replay.ts';
-import { chromiumNote, hasChromium, launchBrowser, openSignedIn, stageWithDoubles, type Browser, type Stage } from './harness.ts';
+import { chromiumNote, hasChromium, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
 import { screenshot } from './workspace-view.ts';
-import { runAxe } from './axe-run.ts';
 
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
 describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, { timeout: 120_000 }, () => {
   let stage: Stage;
-  let browser: Browser | undefined;
 
   beforeAll(async () => {
     stage = await stageWithDoubles(scenario('iptables', daemonDownRules()));
@@ -26,20 +25,15 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
   afterAll(async () => {
     await stage?.close();
   });
-  // Each test in a browser of its own, signed in afresh: none inherits another's idle sockets.
+  // One browser for the file (the runner closes idle sockets quietly, so no test inherits a bad one);
+  // each test starts at the laptop size.
   beforeEach(async () => {
-    // CSP bypassed for axe's script alone (e2e/axe-run.ts); the pages are the built course.
-    browser = await launchBrowser({ bypassCSP: true });
-    await browser.page.setViewportSize({ width: 1280, height: 800 });
-  });
-  afterEach(async () => {
-    await browser?.close();
-    browser = undefined;
+    await stage.browser.page.setViewportSize({ width: 1280, height: 800 });
   });
 
   for (const labId of ['first-service', 'etp-local']) {
     it(`${labId}: every step replays its recordings, labelled, from the keyboard`, async () => {
-      const { page } = browser!;
+      const { page } = stage.browser;
       const lab = requireLab(labId);
       await openSignedIn(page, stage.course, `/labs/${labId}/`);
       // The bar says what stops the cluster, with its fix; the instructions point there once and offer the replay.
@@ -95,7 +89,7 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
   }
 
   it('Check and Apply solution name the blocker and the replay, never Start', async () => {
-    const { page } = browser!;
+    const { page } = stage.browser;
     await openSignedIn(page, stage.course, '/labs/first-service/');
     await page.locator('.dplab-blocked').waitFor({ timeout: 20_000 });
     await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
@@ -111,7 +105,7 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
   });
 
   it('kubectl in the lab shell says which cluster is missing and how to start it', async () => {
-    const { page } = browser!;
+    const { page } = stage.browser;
     await openSignedIn(page, stage.course, '/labs/first-service/');
     const term = page.locator('dplab-terminal:not([node])');
     await page.waitForSelector('dplab-terminal:not([node])[data-state="open"]', { timeout: 20_000 });
@@ -125,36 +119,6 @@ describe.skipIf(!hasChromium)(`labs without Docker, as replays${chromiumNote}`, 
       .toContain('kubectl: the iptables cluster (dplab-iptables) is not running');
     expect(await term.locator('.xterm-rows').innerText()).not.toContain('localhost:8080');
   });
-
-  for (const size of [
-    { width: 1280, height: 800 },
-    { width: 390, height: 844 },
-  ])
-    for (const theme of ['light', 'dark'] as const)
-      it(`screenshot of a replay at ${size.width}×${size.height}, ${theme}`, async () => {
-        const { page } = browser!;
-        await page.setViewportSize(size);
-        await openSignedIn(page, stage.course, '/labs/first-service/');
-        await page.evaluate((t) => localStorage.setItem('starlight-theme', t), theme);
-        await page.reload();
-        expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(theme);
-        await page.locator('.dplab-blocked').waitFor({ timeout: 20_000 });
-        await screenshot(page, `replay-note-${size.width}x${size.height}-${theme}`);
-        const button = page.locator(`${step('reach-web')} button[data-replay]`);
-        await button.click();
-        const region = page.locator(`${step('reach-web')} .dplab-replay`);
-        await region.locator('.dplab-replay-source').waitFor({ timeout: 15_000 });
-        await region.locator('.dplab-replay-source').scrollIntoViewIfNeeded();
-        await screenshot(page, `replay-step-${size.width}x${size.height}-${theme}`);
-        await region.locator('h3', { hasText: 'After them' }).scrollIntoViewIfNeeded();
-        await screenshot(page, `replay-step-after-${size.width}x${size.height}-${theme}`);
-        // The replay open, with a long output in its scroll box: no critical or serious violation.
-        const serious = (await runAxe(page)).filter((v) => v.impact === 'critical' || v.impact === 'serious');
-        expect(serious).toEqual([]);
-        const box = await region.boundingBox();
-        expect(box!.x).toBeGreaterThanOrEqual(0);
-        expect(box!.x + box!.width).toBeLessThanOrEqual(size.width);
-      });
 });
 
 /** The message as the page shows it: rich text's backticks become code, which innerText reads plain. */

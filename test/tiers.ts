@@ -17,4 +17,6 @@ export const AUDIT_FILES = [
   'e2e/course-spine.test.ts',
   // the workspace at each size, theme and font set
   'e2e/workspace-layout.test.ts',
+  // the no-Docker replay at each size and theme
+  'e2e/replay-views.test.ts',
 ];
