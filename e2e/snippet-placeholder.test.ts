@@ -32,13 +32,17 @@ describe.skipIf(!hasChromium)(`Type on a placeholder snippet${chromiumNote}`, { 
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 30_000 });
     await expect.poll(() => rows(page), { timeout: 30_000 }).toContain('#');
 
-    const snippet = page.locator('.dplab-snippet[data-placeholders="<count>"]', { hasText: 'Write the count down' });
+    // The answer is named first, on a line of its own (`count="<count>"`); the next snippet stores it.
+    const snippet = page.locator('.dplab-snippet[data-placeholders="<count>"]', { hasText: 'Your answer for count' });
     const type = snippet.locator('[data-action="run"]');
     expect(await type.textContent()).toBe('Type');
     expect(await type.getAttribute('title')).toContain('without pressing Enter');
     expect(await snippet.locator('mark.dplab-placeholder').allTextContents()).toEqual(['<count>']);
     const command = (await type.getAttribute('data-command'))!;
-    expect(command).toContain('--from-literal=count="<count>" --dry-run=client');
+    expect(command).toBe('count="<count>"');
+    const store = page.locator('.dplab-snippet:not([data-placeholders])', { hasText: 'Write the count down' });
+    expect(await store.locator('[data-action="run"]').textContent()).toBe('Run');
+    expect(await store.locator('[data-action="run"]').getAttribute('data-command')).toContain('--from-literal=count="$count"');
 
     await snippet.scrollIntoViewIfNeeded();
     await type.click();
