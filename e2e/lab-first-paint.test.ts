@@ -7,9 +7,10 @@
  * frame from its first, never shows the sidebar.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn } from './harness.ts';
+import { courseAndBrowser } from './course-and-browser.ts';
 import { SCREENSHOT_DIR } from './workspace-view.ts';
 
 const LAB = '/labs/first-service/';
@@ -29,40 +30,29 @@ function chrome(page: Page) {
 }
 
 describe.skipIf(!hasChromium)(`a lab page's first paint is the workspace${chromiumNote}`, { timeout: 90_000 }, () => {
-  let course: Course;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    course = await startCourse();
-    browser = await launchBrowser();
-    await browser.page.setViewportSize({ width: 1280, height: 800 });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await course?.close();
-  });
+  const stage = courseAndBrowser();
 
   it('the page as parsed up to its workspace shows no sidebar and no title', async () => {
-    const { page } = browser;
-    const html = await (await fetch(`${course.origin}${LAB}`)).text();
+    const { page } = stage.browser;
+    const html = await (await fetch(`${stage.course.origin}${LAB}`)).text();
     const cut = html.search(/<dplab-lab\b[^>]*class="[^"]*\bdplab-ws\b/);
     expect(cut, 'the lab page has its workspace').toBeGreaterThan(0);
     const head = html.slice(0, cut);
     expect(head).toContain('sidebar-pane');
     // The browser gets only what came before the workspace, as when it paints mid-parse.
-    await page.route(`${course.origin}${LAB}`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: head }));
+    await page.route(`${stage.course.origin}${LAB}`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: head }));
     try {
-      await page.goto(`${course.origin}${LAB}`, { waitUntil: 'load' });
+      await page.goto(`${stage.course.origin}${LAB}`, { waitUntil: 'load' });
       const seen = await chrome(page);
       await page.screenshot({ path: join(SCREENSHOT_DIR, 'lab-before-workspace-parsed.png') });
       expect(seen).toEqual({ sidebar: false, title: false, workspace: false });
     } finally {
-      await page.unroute(`${course.origin}${LAB}`);
+      await page.unroute(`${stage.course.origin}${LAB}`);
     }
   });
 
   it('a whole lab page, watched from its first frame, never draws the sidebar', async () => {
-    const page = await browser.context.newPage();
+    const page = await stage.browser.context.newPage();
     try {
       await page.setViewportSize({ width: 1280, height: 800 });
       // Before every frame from the first: is the sidebar drawn, and is the workspace there yet?
@@ -79,7 +69,7 @@ describe.skipIf(!hasChromium)(`a lab page's first paint is the workspace${chromi
         };
         requestAnimationFrame(look);
       });
-      await openSignedIn(page, course, LAB);
+      await openSignedIn(page, stage.course, LAB);
       await page.waitForSelector('.dplab-ws');
       await expect.poll(() => page.evaluate(() => (window as unknown as { frames: unknown[] }).frames.length)).toBeGreaterThan(5);
       const frames = await page.evaluate(() => (window as unknown as { frames: { sidebar: boolean; workspace: boolean }[] }).frames);
@@ -91,10 +81,10 @@ describe.skipIf(!hasChromium)(`a lab page's first paint is the workspace${chromi
   });
 
   it('on a phone the sidebar stays the menu: closed, and there when opened', async () => {
-    const page = await browser.context.newPage();
+    const page = await stage.browser.context.newPage();
     try {
       await page.setViewportSize({ width: 390, height: 844 });
-      await openSignedIn(page, course, LAB);
+      await openSignedIn(page, stage.course, LAB);
       await page.waitForSelector('.dplab-ws');
       expect((await chrome(page)).sidebar).toBe(false);
       await page.getByRole('button', { name: 'Menu' }).click();

@@ -38,6 +38,23 @@ describe('addresses', () => {
   });
 });
 
+/** A ClusterIP frontend of default/web as the iptables parser gives it, with `over` changed. */
+const frontend = (over: Partial<ServiceView['frontends'][number]> = {}): ServiceView['frontends'][number] => ({
+  type: 'ClusterIP',
+  ip: '10.96.0.5',
+  port: 80,
+  protocol: 'TCP',
+  portName: null,
+  localOnly: false,
+  dropsWithoutLocalEndpoints: false,
+  affinity: null,
+  noBackendVerdict: null,
+  path: ['KUBE-SERVICES', 'KUBE-SVC-X'],
+  chooser: 'statistic random',
+  backends: [],
+  ...over,
+});
+
 describe('mermaid', () => {
   it('escapes labels', () => {
     expect(escapeLabel('a "b" <c> & d\ne')).toBe('a #quot;b#quot; #lt;c#gt; #amp; d e');
@@ -46,34 +63,16 @@ describe('mermaid', () => {
     const view: ServiceView = {
       service: 'default/we"b',
       frontends: [
-        {
-          type: 'ClusterIP',
-          ip: '10.96.0.5',
-          port: 80,
-          protocol: 'TCP',
-          portName: null,
-          localOnly: false,
-          dropsWithoutLocalEndpoints: false,
-          affinity: null,
-          noBackendVerdict: null,
-          path: ['KUBE-SERVICES', 'KUBE-SVC-X'],
-          chooser: 'statistic random',
-          backends: [{ ip: '10.244.1.2', port: 8080, share: 1, via: 'KUBE-SEP-Y' }],
-        },
-        {
+        frontend({ backends: [{ ip: '10.244.1.2', port: 8080, share: 1, via: 'KUBE-SEP-Y' }] }),
+        frontend({
           type: 'NodePort',
           ip: '0.0.0.0',
           port: 30080,
-          protocol: 'TCP',
-          portName: null,
           localOnly: true,
           dropsWithoutLocalEndpoints: true,
-          affinity: null,
           noBackendVerdict: 'drop',
           path: ['KUBE-NODEPORTS'],
-          chooser: 'statistic random',
-          backends: [],
-        },
+        }),
       ],
     };
     const m = toMermaid(view, 'iptables-save');
@@ -106,20 +105,7 @@ describe('mermaid', () => {
       via: `KUBE-SEP-PXJ2U7QYT2QW554${i}`,
       detail: 'probability 0.33333333349',
     }));
-    const fe = (port: number): ServiceView['frontends'][number] => ({
-      type: 'ClusterIP',
-      ip: '10.96.0.5',
-      port,
-      protocol: 'TCP',
-      portName: null,
-      localOnly: false,
-      dropsWithoutLocalEndpoints: false,
-      affinity: null,
-      noBackendVerdict: null,
-      path: ['KUBE-SERVICES', 'KUBE-SVC-LOLE4ISW44XBNF3G'],
-      chooser: 'statistic random',
-      backends,
-    });
+    const fe = (port: number) => frontend({ port, path: ['KUBE-SERVICES', 'KUBE-SVC-LOLE4ISW44XBNF3G'], backends });
     const m = toMermaid({ service: 'default/web', frontends: [fe(80), fe(443)] }, 'iptables-save');
     // The three backends under one another inside one box the choice leads to.
     expect(m).toMatch(/subgraph b\d+ \[" "\]\n\s+direction TB\n(?:.*\n)*?\s+n\d+ ~~~ n\d+\n(?:.*\n)*?\s+n\d+ ~~~ n\d+\n(?:.*\n)*?\s+end\n/);
