@@ -13,6 +13,8 @@ const NS = 'lab-iptables-chains';
 const NODE = '"$DPLAB_CLUSTER-worker"';
 const NAT = `docker exec ${NODE} iptables-save -t nat`;
 const SVC_CHAIN = `$(${NAT} | awk '/^-A KUBE-SERVICES .*"${NS}\\/web cluster IP"/ {print $NF}')`;
+/** web's KUBE-SVC chain named first, so the snippets that read it stay short: `chain=$(…)`. */
+const NAME_CHAIN = { label: "Keep the chain web's entry jumps to in `chain`", command: `chain=${SVC_CHAIN}` };
 const PROBS = `$(${NAT} | grep "^-A ${SVC_CHAIN} " | grep -o 'probability [0-9.]*' | cut -d' ' -f2 | xargs)`;
 const COUNT = `$(docker exec ${NODE} iptables-save | grep -c '${NS}/web')`;
 const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
@@ -38,8 +40,9 @@ export default defineLab({
       concepts: ['I1', 'I2', 'I6'],
       snippets: [
         { label: "web's entry in KUBE-SERVICES", command: `${NAT} | grep '${NS}/web cluster IP'` },
-        { label: 'The KUBE-SVC chain', command: `${NAT} | grep "^-A ${SVC_CHAIN} "` },
-        { label: 'Only the probabilities', command: `${NAT} | grep "^-A ${SVC_CHAIN} " | grep -o 'probability [0-9.]*'` },
+        NAME_CHAIN,
+        { label: 'The KUBE-SVC chain', command: `${NAT} | grep "^-A $chain "` },
+        { label: 'Only the probabilities', command: `${NAT} | grep "^-A $chain " | grep -o 'probability [0-9.]*'` },
         ...recordSnippets(NS, 'web-probabilities', { probabilities: '<p1> <p2>' }, 'Write them down'),
       ],
       hints: [
@@ -68,7 +71,8 @@ export default defineLab({
           label: `Scale to ${SCALED}`,
           command: `kubectl -n ${NS} scale deployment web --replicas=${SCALED} && kubectl -n ${NS} rollout status deployment web`,
         },
-        { label: 'The chain now', command: `${NAT} | grep "^-A ${SVC_CHAIN} "` },
+        NAME_CHAIN,
+        { label: 'The chain now', command: `${NAT} | grep "^-A $chain "` },
         { label: 'Count after', command: `docker exec ${NODE} iptables-save | grep -c '${NS}/web'` },
         { label: 'All KUBE rules on the node', command: `docker exec ${NODE} iptables-save | grep -c '^-A KUBE'` },
         ...recordSnippets(NS, 'web-rules', { count: '<count>' }, 'Write the count down'),

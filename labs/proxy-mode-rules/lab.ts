@@ -100,9 +100,11 @@ export default defineLab({
       instructions: labText(ID, 'steps/follow-to-endpoints.md'),
       concepts: ['I1', 'N1'],
       snippets: [
-        { label: 'The Service chain', command: `${NAT} | grep "^-A ${SVC_CHAIN_IPT} "`, modes: ['iptables'] },
+        { label: "Keep web's Service chain in `chain`", command: `chain=${SVC_CHAIN_IPT}`, modes: ['iptables'] },
+        { label: 'The Service chain', command: `${NAT} | grep "^-A $chain "`, modes: ['iptables'] },
         { label: 'The endpoint chains and their DNAT', command: `${NAT} | ${WEB_ENDPOINT_CHAINS}`, modes: ['iptables'] },
-        { label: 'The Service chain', command: `docker exec ${NODE} nft list chain ip kube-proxy ${SVC_CHAIN_NFT}`, modes: ['nftables'] },
+        { label: "Keep web's Service chain in `chain`", command: `chain=${SVC_CHAIN_NFT}`, modes: ['nftables'] },
+        { label: 'The Service chain', command: `docker exec ${NODE} nft list chain ip kube-proxy "$chain"`, modes: ['nftables'] },
         { label: 'The endpoint chains and their DNAT', command: `${NFT} | grep -A3 'chain endpoint-.*${NS}/web/'`, modes: ['nftables'] },
         {
           label: 'Compare with the EndpointSlices',

@@ -46,6 +46,16 @@ describe('readableCommand', () => {
     );
   });
 
+  it('breaks the pipeline that gives a name its value, inside that $( … ) only', () => {
+    expect(
+      readableCommand(
+        `chain=$(docker exec "$DPLAB_CLUSTER-worker" iptables-save -t nat | awk '/^-A KUBE-SERVICES .*"lab-iptables-chains\\/web cluster IP"/ {print $NF}')`,
+      ),
+    ).toBe(
+      `chain=$(docker exec "$DPLAB_CLUSTER-worker" iptables-save -t nat |\n  awk '/^-A KUBE-SERVICES .*"lab-iptables-chains\\/web cluster IP"/ {print $NF}')`,
+    );
+  });
+
   it('keeps a { …; } group whole', () => {
     const c = `cilium hubble enable && { cilium hubble port-forward & sleep 5; } && hubble observe --from-pod ns/client --to-pod ns/web- --last 20`;
     expect(readableCommand(c)).toBe(

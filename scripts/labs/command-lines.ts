@@ -26,8 +26,12 @@ interface Cut {
 /** Top-level places where a command can be broken, found by one pass over its quoting. */
 function cuts(command: string, kind: 'list' | 'options'): Cut[] {
   const out: Cut[] = [];
-  /** What the pass is inside: a double-quoted string, a `$( … )` or `( … )`, a `{ …; }` group, a backtick command. */
-  const nest: ('"' | '(' | '{' | '`')[] = [];
+  /**
+   * What the pass is inside: a double-quoted string, a `$( … )` or `( … )`, a `{ …; }` group, a
+   * backtick command; `=` for the `$( … )` that is the whole value of a name (`chain=$(a | b)`),
+   * whose pipeline is broken like one at the top.
+   */
+  const nest: ('"' | '(' | '{' | '`' | '=')[] = [];
   /** The indents of the `for`/`while` loops the pass is in (the indent of the line each `do` is on). */
   const loops: number[] = [];
   /** The indent of the line being built: 2 on a pipeline's next stage, 0 after a `;`. */
@@ -49,7 +53,8 @@ function cuts(command: string, kind: 'list' | 'options'): Cut[] {
       continue;
     }
     if (c === '$' && command[i + 1] === '(') {
-      nest.push('(');
+      const naming = !nest.length && /(^|[;&|]\s*|\b(do|then)\s+)\w+=$/.test(command.slice(0, i));
+      nest.push(naming ? '=' : '(');
       i++;
       continue;
     }
@@ -72,10 +77,11 @@ function cuts(command: string, kind: 'list' | 'options'): Cut[] {
     else if (c === '(') nest.push('(');
     else if (c === ')') {
       // A `case` pattern's `)` or anything else this pass does not follow: leave the command whole.
-      if (nest.pop() !== '(') return [];
+      const open = nest.pop();
+      if (open !== '(' && open !== '=') return [];
       continue;
     }
-    if (nest.length) continue;
+    if (nest.length && !(nest.length === 1 && nest[0] === '=')) continue;
     if (kind === 'options') {
       // Before an option, or after a bare `--` (what follows is another program's command line).
       if (/^ --[a-z]/.test(rest)) out.push({ at: i, drop: 1, insert: ' \\\n    ' });
