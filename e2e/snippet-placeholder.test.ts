@@ -4,41 +4,35 @@
  * erases it and the learner types their own value. Proved in a real shell: the line is still
  * open after the click (no Enter), and what Backspace leaves is the command with the value.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
+import { hasChromium, chromiumNote, openSignedIn } from './harness.ts';
+import { courseAndBrowser } from './course-and-browser.ts';
 import { screenshot } from './workspace-view.ts';
 
 const shell = 'dplab-terminal:not([node])';
 const rows = (page: Page) => page.locator(`${shell} .xterm-rows`).textContent();
 
 describe.skipIf(!hasChromium)(`Type on a placeholder snippet${chromiumNote}`, { timeout: 90_000 }, () => {
-  let course: Course;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    course = await startCourse();
-    browser = await launchBrowser();
-    await browser.page.setViewportSize({ width: 1280, height: 800 });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await course?.close();
-  });
+  const stage = courseAndBrowser();
 
   it('types the command without Enter, the cursor after the placeholder', async () => {
-    const { page } = browser;
-    await openSignedIn(page, course, '/labs/iptables-chains/');
+    const { page } = stage.browser;
+    await openSignedIn(page, stage.course, '/labs/iptables-chains/');
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 30_000 });
     await expect.poll(() => rows(page), { timeout: 30_000 }).toContain('#');
 
-    const snippet = page.locator('.dplab-snippet[data-placeholders="<count>"]', { hasText: 'Write the count down' });
+    // The answer is named first, on a line of its own (`count="<count>"`); the next snippet stores it.
+    const snippet = page.locator('.dplab-snippet[data-placeholders="<count>"]', { hasText: 'Your answer for count' });
     const type = snippet.locator('[data-action="run"]');
     expect(await type.textContent()).toBe('Type');
     expect(await type.getAttribute('title')).toContain('without pressing Enter');
     expect(await snippet.locator('mark.dplab-placeholder').allTextContents()).toEqual(['<count>']);
     const command = (await type.getAttribute('data-command'))!;
-    expect(command).toContain('--from-literal=count="<count>" --dry-run=client');
+    expect(command).toBe('count="<count>"');
+    const store = page.locator('.dplab-snippet:not([data-placeholders])', { hasText: 'Write the count down' });
+    expect(await store.locator('[data-action="run"]').textContent()).toBe('Run');
+    expect(await store.locator('[data-action="run"]').getAttribute('data-command')).toContain('--from-literal=count="$count"');
 
     await snippet.scrollIntoViewIfNeeded();
     await type.click();
@@ -61,7 +55,7 @@ describe.skipIf(!hasChromium)(`Type on a placeholder snippet${chromiumNote}`, { 
   });
 
   it('a snippet without a placeholder still runs at once', async () => {
-    const { page } = browser;
+    const { page } = stage.browser;
     const run = page.locator('.dplab-snippet:not([data-placeholders])').first().locator('[data-action="run"]');
     expect(await run.textContent()).toBe('Run');
     expect(await run.getAttribute('title')).toBeNull();

@@ -9,6 +9,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { hubbleCheck, kprCheck, noKubeRulesCheck } from './checks.ts';
 import { AGNHOST, WEB_AND_CLIENT_TO_APPLY } from '../_shared/workload.ts';
+import { recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 
 const ID = 'cilium-kpr';
 const NS = 'lab-cilium-kpr';
@@ -21,8 +22,6 @@ const KPR_VALUE = `$(${AGENT} cilium-dbg status | awk '/^KubeProxyReplacement:/ 
  */
 export const RELAY_OBSERVE = `cilium hubble enable && { cilium hubble port-forward & sleep 5; } && hubble observe --from-pod ${NS}/client --to-pod ${NS}/web- --last 20`;
 const KUBE_SVC_COUNT = 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -c KUBE-SVC || true\'';
-const save = (name: string, key: string, value: string) =>
-  `kubectl -n ${NS} create configmap ${name} --from-literal=${key}="${value}" --dry-run=client -o yaml | kubectl apply -f -`;
 
 export default defineLab({
   id: ID,
@@ -45,18 +44,18 @@ export default defineLab({
         { label: 'Ask the Cilium agent', command: `${AGENT} cilium-dbg status` },
         { label: 'Just the line that matters', command: `${AGENT} cilium-dbg status | grep KubeProxyReplacement` },
         { label: 'The details', command: `${AGENT} cilium-dbg status --verbose | sed -n '/KubeProxyReplacement Details/,/^$/p'` },
-        { label: 'Record your answer', command: `kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=<value>` },
+        ...recordSnippets(NS, 'kpr', { KubeProxyReplacement: '<value>' }, 'Record your answer'),
       ],
       hints: [
         '`kubectl -n kube-system get daemonsets` lists `cilium` but no `kube-proxy`: the cluster was created with `kubeProxyMode: none`.',
         "`cilium-dbg` is the agent's own debug tool; it runs inside the agent container: `kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`.",
-        `Write the value after \`KubeProxyReplacement:\` into ConfigMap \`kpr\`, key \`KubeProxyReplacement\`: \`kubectl -n ${NS} create configmap kpr --from-literal=KubeProxyReplacement=<value>\`.`,
+        'Type the value after `KubeProxyReplacement:` as `kube_proxy_replacement`, then record it: it goes into ConfigMap `kpr`, key `KubeProxyReplacement`.',
       ],
       solution: {
         commands: [
           'kubectl -n kube-system get daemonsets',
           `${AGENT} cilium-dbg status | grep KubeProxyReplacement`,
-          save('kpr', 'KubeProxyReplacement', KPR_VALUE),
+          ...recordSteps(NS, 'kpr', { KubeProxyReplacement: KPR_VALUE }),
         ],
         explanation:
           'The agent reports `KubeProxyReplacement: True` and lists the devices its eBPF NodePort programs attach to; no kube-proxy DaemonSet exists.',
@@ -112,7 +111,7 @@ export default defineLab({
           label: 'What Cilium keeps in iptables',
           command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save | grep -E "^:CILIUM_"\'',
         },
-        { label: 'Record the count', command: save('kube-svc-rules', 'count', '<count>') },
+        ...recordSnippets(NS, 'kube-svc-rules', { count: '<count>' }, 'Record the count'),
       ],
       hints: [
         'Nodes are Docker containers: `docker exec "$DPLAB_CLUSTER-worker" iptables-save` prints that node\'s whole iptables ruleset.',
@@ -120,7 +119,7 @@ export default defineLab({
         `Store the number in ConfigMap \`kube-svc-rules\`, key \`count\`.`,
       ],
       solution: {
-        commands: [KUBE_SVC_COUNT, save('kube-svc-rules', 'count', `$(${KUBE_SVC_COUNT})`)],
+        commands: [KUBE_SVC_COUNT, ...recordSteps(NS, 'kube-svc-rules', { count: `$(${KUBE_SVC_COUNT})` })],
         explanation:
           'The count is 0: without kube-proxy nobody writes KUBE-SERVICES or KUBE-SVC chains. The few `CILIUM_` chains handle masquerading and proxy redirects, not Service load balancing.',
       },

@@ -11,7 +11,7 @@ import { pinnedToOneNode } from './checks.ts';
 import { CLUSTER_ANSWER, clusterPathCheck, LOCAL_ANSWER, localPathCheck } from './nodeport-path.ts';
 import { AGNHOST } from '../_shared/workload.ts';
 import { nodeLabel } from '../_shared/restore.ts';
-import { recordCommand } from '../../scripts/labs/checks/answer.ts';
+import { recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 
 const ID = 'etp-local';
 const NS = 'lab-etp-local';
@@ -163,33 +163,35 @@ export default defineLab({
         },
         { label: "web's NodePort in the agent on the worker", command: CILIUM_ROWS('worker'), modes: ['cilium'] },
         { label: 'The same in the agent on worker2', command: CILIUM_ROWS('worker2'), modes: ['cilium'] },
-        {
-          label: 'Write down how many endpoints each node reaches',
-          command: recordCommand(NS, LOCAL_ANSWER, { 'with-pod': '<count on worker>', 'without-pod': '<count on worker2>' }),
-        },
+        ...recordSnippets(
+          NS,
+          LOCAL_ANSWER,
+          { 'with-pod': '<count on worker>', 'without-pod': '<count on worker2>' },
+          'Write down how many endpoints each node reaches',
+        ),
       ],
       hints: [
         'Every node has the same NodePort entry; what differs between the two nodes is the chain (or, with Cilium, the backend list) behind it.',
         'iptables: the last rule of `KUBE-EXT-…` jumps to `KUBE-SVL-…` only where there are local pods, and that jump has no comment, so search by the chain name, not for `lab-etp-local/web`. nftables: the `external-…` chain ends in `goto local-…` only on the worker. Cilium: count the `=>` lines under `0.0.0.0:<port>/TCP` (not its `/i` twin).',
-        `Count the endpoints that outside traffic can reach on each node (a node that drops it reaches none), then record both: \`${recordCommand(NS, LOCAL_ANSWER, { 'with-pod': '<count on worker>', 'without-pod': '<count on worker2>' })}\`.`,
+        'Count the endpoints that outside traffic can reach on each node (a node that drops it reaches none), then record both: `with_pod=` the count on the worker, `without_pod=` the count on worker2, and write them down.',
       ],
       solution: {
         commands: [
           IPT_PATH('worker'),
           `${IPT_PATH('worker2')} || true`,
-          recordCommand(NS, LOCAL_ANSWER, { 'with-pod': IPT_LOCAL_COUNT('worker'), 'without-pod': IPT_LOCAL_COUNT('worker2') }),
+          ...recordSteps(NS, LOCAL_ANSWER, { 'with-pod': IPT_LOCAL_COUNT('worker'), 'without-pod': IPT_LOCAL_COUNT('worker2') }),
         ],
         byMode: {
           nftables: [
             NFT_CHAINS('worker', 'external|local'),
             NFT_CHAINS('worker2', 'external|local'),
             NFT_MAP('worker2', 'no-endpoint-nodeports'),
-            recordCommand(NS, LOCAL_ANSWER, { 'with-pod': NFT_COUNT('worker', 'local'), 'without-pod': NFT_COUNT('worker2', 'local') }),
+            ...recordSteps(NS, LOCAL_ANSWER, { 'with-pod': NFT_COUNT('worker', 'local'), 'without-pod': NFT_COUNT('worker2', 'local') }),
           ],
           cilium: [
             CILIUM_ROWS('worker'),
             CILIUM_ROWS('worker2'),
-            recordCommand(NS, LOCAL_ANSWER, { 'with-pod': CILIUM_COUNT('worker'), 'without-pod': CILIUM_COUNT('worker2') }),
+            ...recordSteps(NS, LOCAL_ANSWER, { 'with-pod': CILIUM_COUNT('worker'), 'without-pod': CILIUM_COUNT('worker2') }),
           ],
         },
         explanation:
@@ -241,30 +243,25 @@ export default defineLab({
           modes: ['nftables'],
         },
         { label: "web's NodePort in the agent on worker2 now", command: CILIUM_ROWS('worker2'), modes: ['cilium'] },
-        {
-          label: 'Write down what you found',
-          command: recordCommand(NS, CLUSTER_ANSWER, { 'without-pod': '<count on worker2>', mark: '<first chain>' }),
-          modes: ['iptables', 'nftables'],
-        },
-        {
-          label: 'Write down what you found',
-          command: recordCommand(NS, CLUSTER_ANSWER, { 'without-pod': '<count on worker2>' }),
-          modes: ['cilium'],
-        },
+        ...recordSnippets(NS, CLUSTER_ANSWER, { 'without-pod': '<count on worker2>', mark: '<first chain>' }, 'Write down what you found', [
+          'iptables',
+          'nftables',
+        ]),
+        ...recordSnippets(NS, CLUSTER_ANSWER, { 'without-pod': '<count on worker2>' }, 'Write down what you found', ['cilium']),
       ],
       hints: [
         'Read worker2 again, the node without a web pod: with Cluster its NodePort leads somewhere now.',
         'iptables: the first rule of `KUBE-EXT-…` has the comment "masquerade traffic for … external destinations" and no match at all. nftables: the first rule of `external-…` is a bare `jump`. Cilium keeps no such rule; count the backends under `0.0.0.0:<port>/TCP`.',
-        `Record the count under \`without-pod\` and, on iptables and nftables, the chain that first rule jumps to under \`mark\` (\`kubectl -n ${NS} create configmap ${CLUSTER_ANSWER} --from-literal=without-pod=<count> --from-literal=mark=<chain>\`).`,
+        'Record the count as `without_pod` and, on iptables and nftables, the chain that first rule jumps to as `mark`, then write them down.',
       ],
       solution: {
-        commands: [IPT_EXT, IPT_MASQ, recordCommand(NS, CLUSTER_ANSWER, { 'without-pod': IPT_CLUSTER_COUNT, mark: IPT_FIRST_JUMP })],
+        commands: [IPT_EXT, IPT_MASQ, ...recordSteps(NS, CLUSTER_ANSWER, { 'without-pod': IPT_CLUSTER_COUNT, mark: IPT_FIRST_JUMP })],
         byMode: {
           nftables: [
             NFT_CHAINS('worker2', 'external|service'),
-            recordCommand(NS, CLUSTER_ANSWER, { 'without-pod': NFT_COUNT('worker2', 'service'), mark: NFT_FIRST_RULE }),
+            ...recordSteps(NS, CLUSTER_ANSWER, { 'without-pod': NFT_COUNT('worker2', 'service'), mark: NFT_FIRST_RULE }),
           ],
-          cilium: [CILIUM_ROWS('worker2'), recordCommand(NS, CLUSTER_ANSWER, { 'without-pod': CILIUM_COUNT('worker2') })],
+          cilium: [CILIUM_ROWS('worker2'), ...recordSteps(NS, CLUSTER_ANSWER, { 'without-pod': CILIUM_COUNT('worker2') })],
         },
         explanation:
           'With Cluster the external chain starts by marking every packet for masquerading (iptables `KUBE-MARK-MASQ`, nftables `mark-for-masquerade`) and then goes to the Cluster chain with both pods, on every node; the postrouting chain masquerades marked packets. Cilium lists both pods behind the NodePort on worker2 too and SNATs in eBPF when it forwards to another node.',

@@ -5,16 +5,18 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { proxyModeCheck, reachWebCheck } from './checks.ts';
 import { AGNHOST, clientNode, WEB_AND_CLIENT_TO_APPLY, waitForWebRules } from '../_shared/workload.ts';
+import { nameAnswer, recordSnippets } from '../../scripts/labs/checks/answer.ts';
 export { AGNHOST };
 
 const ID = 'first-service';
 const NS = 'lab-first-service';
 const KUBE_PROXY_MODE = 'docker exec "$DPLAB_CLUSTER-control-plane" curl -s http://127.0.0.1:10249/proxyMode';
 const CILIUM_KPR = 'kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status | grep KubeProxyReplacement';
-/** Delete first so the solution can run twice; then record the answer. */
+/** The answer kept in `mode` first; then any earlier answer deleted, so the solution can run twice; then recorded. */
 const record = (value: string) => [
+  nameAnswer('mode', value),
   `kubectl -n ${NS} delete configmap proxy-mode --ignore-not-found`,
-  `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode="${value}"`,
+  `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode="$mode"`,
 ];
 
 /** Start the client, wait until the client's node has web's rules, then ask six times. */
@@ -127,23 +129,15 @@ export default defineLab({
           command: 'kubectl -n kube-system get daemonset kube-proxy',
           modes: ['iptables', 'ipvs', 'nftables'],
         },
-        {
-          label: 'Record your answer',
-          command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<mode>`,
-          modes: ['iptables', 'ipvs', 'nftables'],
-        },
+        ...recordSnippets(NS, 'proxy-mode', { mode: '<mode>' }, 'Record your answer', ['iptables', 'ipvs', 'nftables']),
         { label: 'No kube-proxy here', command: 'kubectl -n kube-system get daemonset kube-proxy', modes: ['cilium'] },
         { label: 'Ask the Cilium agent instead', command: CILIUM_KPR, modes: ['cilium'] },
-        {
-          label: 'Record your answer',
-          command: `kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<value>`,
-          modes: ['cilium'],
-        },
+        ...recordSnippets(NS, 'proxy-mode', { mode: '<value>' }, 'Record your answer', ['cilium']),
       ],
       hints: [
         'kube-proxy serves `/proxyMode` on 127.0.0.1:10249 inside each node; `docker exec` gets you inside a node.',
         'On the Cilium cluster, `cilium-dbg status` runs inside the cilium agent pod: `kubectl -n kube-system exec ds/cilium -c cilium-agent -- cilium-dbg status`.',
-        `Record it with \`kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<what you saw>\`.`,
+        'Type what you saw as `mode="…"`, then record it with the last snippet.',
       ],
       solution: {
         commands: [KUBE_PROXY_MODE, ...record(`$(${KUBE_PROXY_MODE})`)],
@@ -156,7 +150,7 @@ export default defineLab({
           ],
         },
         explanation:
-          'The first command asks the node; the last one stores the answer where the check can read it (deleting any earlier answer first, so it can be run twice).',
+          'The first command asks the node; the next keeps its answer in `mode`, and the last one stores it where the check can read it (deleting any earlier answer first, so it can be run twice).',
       },
       check: proxyModeCheck,
     },

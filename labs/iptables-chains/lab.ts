@@ -2,7 +2,7 @@
  * The iptables chain walk in depth: the statistic probabilities that make random balancing
  * even, how the rules grow when web scales, and the conntrack entry every connection leaves.
  */
-import { recordCommand } from '../../scripts/labs/checks/answer.ts';
+import { recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { conntrackCheck, probabilitiesCheck, scaleCheck, SCALED } from './checks.ts';
@@ -13,6 +13,8 @@ const NS = 'lab-iptables-chains';
 const NODE = '"$DPLAB_CLUSTER-worker"';
 const NAT = `docker exec ${NODE} iptables-save -t nat`;
 const SVC_CHAIN = `$(${NAT} | awk '/^-A KUBE-SERVICES .*"${NS}\\/web cluster IP"/ {print $NF}')`;
+/** web's KUBE-SVC chain named first, so the snippets that read it stay short: `chain=$(…)`. */
+const NAME_CHAIN = { label: "Keep the chain web's entry jumps to in `chain`", command: `chain=${SVC_CHAIN}` };
 const PROBS = `$(${NAT} | grep "^-A ${SVC_CHAIN} " | grep -o 'probability [0-9.]*' | cut -d' ' -f2 | xargs)`;
 const COUNT = `$(docker exec ${NODE} iptables-save | grep -c '${NS}/web')`;
 const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
@@ -38,20 +40,21 @@ export default defineLab({
       concepts: ['I1', 'I2', 'I6'],
       snippets: [
         { label: "web's entry in KUBE-SERVICES", command: `${NAT} | grep '${NS}/web cluster IP'` },
-        { label: 'The KUBE-SVC chain', command: `${NAT} | grep "^-A ${SVC_CHAIN} "` },
-        { label: 'Only the probabilities', command: `${NAT} | grep "^-A ${SVC_CHAIN} " | grep -o 'probability [0-9.]*'` },
-        { label: 'Write them down', command: recordCommand(NS, 'web-probabilities', { probabilities: '<p1> <p2>' }) },
+        NAME_CHAIN,
+        { label: 'The KUBE-SVC chain', command: `${NAT} | grep "^-A $chain "` },
+        { label: 'Only the probabilities', command: `${NAT} | grep "^-A $chain " | grep -o 'probability [0-9.]*'` },
+        ...recordSnippets(NS, 'web-probabilities', { probabilities: '<p1> <p2>' }, 'Write them down'),
       ],
       hints: [
         'Rules in a chain are tried top to bottom; a rule with `-m statistic --mode random --probability p` matches a fraction p of the packets that reach it.',
         'With three endpoints there are two probabilities; the third rule has none and catches everything that is left.',
-        `Record them in order, separated by a space: \`kubectl -n ${NS} create configmap web-probabilities --from-literal=probabilities="0.33333333349 0.50000000000"\` if that is what you see.`,
+        'Record them in order, separated by a space: `probabilities="0.33333333349 0.50000000000"` if that is what you see, then write them down.',
       ],
       solution: {
         commands: [
           waitForWebRules(NS, 'iptables'),
           `${NAT} | grep "^-A ${SVC_CHAIN} "`,
-          recordCommand(NS, 'web-probabilities', { probabilities: PROBS }),
+          ...recordSteps(NS, 'web-probabilities', { probabilities: PROBS }),
         ],
         explanation: "`$NF` of the KUBE-SERVICES rule is the chain it jumps to; the chain's `--probability` values are the answer.",
       },
@@ -68,10 +71,11 @@ export default defineLab({
           label: `Scale to ${SCALED}`,
           command: `kubectl -n ${NS} scale deployment web --replicas=${SCALED} && kubectl -n ${NS} rollout status deployment web`,
         },
-        { label: 'The chain now', command: `${NAT} | grep "^-A ${SVC_CHAIN} "` },
+        NAME_CHAIN,
+        { label: 'The chain now', command: `${NAT} | grep "^-A $chain "` },
         { label: 'Count after', command: `docker exec ${NODE} iptables-save | grep -c '${NS}/web'` },
         { label: 'All KUBE rules on the node', command: `docker exec ${NODE} iptables-save | grep -c '^-A KUBE'` },
-        { label: 'Write the count down', command: recordCommand(NS, 'web-rules', { count: '<count>' }) },
+        ...recordSnippets(NS, 'web-rules', { count: '<count>' }, 'Write the count down'),
       ],
       hints: [
         `\`kubectl -n ${NS} scale deployment web --replicas=${SCALED}\`, then wait for the pods to be ready: only ready pods become endpoints, and only endpoints get rules.`,
@@ -84,7 +88,7 @@ export default defineLab({
           `kubectl -n ${NS} rollout status deployment web --timeout=180s`,
           'sleep 3',
           `${NAT} | grep "^-A ${SVC_CHAIN} "`,
-          recordCommand(NS, 'web-rules', { count: COUNT }),
+          ...recordSteps(NS, 'web-rules', { count: COUNT }),
         ],
         explanation: 'The short sleep gives kube-proxy time to rewrite the chains after the last pod turns ready.',
       },
@@ -104,7 +108,7 @@ export default defineLab({
           command: `docker exec ${CLIENT_NODE} cat /proc/sys/net/netfilter/nf_conntrack_count /proc/sys/net/netfilter/nf_conntrack_max`,
         },
         { label: 'Per-CPU statistics (drops, insert failures)', command: `docker exec ${CLIENT_NODE} conntrack -S` },
-        { label: 'Write the maximum down', command: recordCommand(NS, 'conntrack', { max: '<max>' }) },
+        ...recordSnippets(NS, 'conntrack', { max: '<max>' }, 'Write the maximum down'),
       ],
       hints: [
         'The DNAT happens on the node where the client pod runs, so that node holds the entries: `kubectl get pod client -o wide` tells you which.',
@@ -112,7 +116,7 @@ export default defineLab({
         `Closed connections stay as TIME_WAIT for about two minutes: send requests again just before you Check. Record \`nf_conntrack_max\` in a ConfigMap \`conntrack\`, key \`max\`.`,
       ],
       solution: {
-        commands: [REQUESTS, `docker exec ${CLIENT_NODE} conntrack -L -d ${CLUSTER_IP}`, recordCommand(NS, 'conntrack', { max: CT_MAX })],
+        commands: [REQUESTS, `docker exec ${CLIENT_NODE} conntrack -L -d ${CLUSTER_IP}`, ...recordSteps(NS, 'conntrack', { max: CT_MAX })],
         explanation: 'Each request opened a new TCP connection, so each left one entry; its reply direction names the pod the DNAT chose.',
       },
       check: conntrackCheck,

@@ -3,7 +3,7 @@
  * the virtual server and its real servers, see the ClusterIP bound to kube-ipvs0, then switch
  * kube-proxy's scheduler to least-connection and watch the virtual server change.
  */
-import { recordCommand } from '../../scripts/labs/checks/answer.ts';
+import { recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { installIpvsadmCheck, switchToLcCheck, virtualServerCheck } from './checks.ts';
@@ -72,21 +72,18 @@ export default defineLab({
             "Connections IPVS tracks, on the client's node (the kernel's table, in hex; ipvsadm -Lnc prints it readably where ipvsadm is installed)",
           command: `kubectl -n ${NS} exec client -- curl -s http://web/hostname; docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`,
         },
-        {
-          label: 'Write it down',
-          command: recordCommand(NS, 'web-ipvs', { 'virtual-server': '<ClusterIP>:80', scheduler: '<scheduler>' }),
-        },
+        ...recordSnippets(NS, 'web-ipvs', { 'virtual-server': '<ClusterIP>:80', scheduler: '<scheduler>' }, 'Write it down'),
       ],
       hints: [
         '`ipvsadm -Ln -t <ip>:<port>` shows one virtual server; its first line ends with the scheduler.',
         'kube-ipvs0 is a dummy interface: it never sends anything, it only makes the node treat every ClusterIP as a local address.',
-        `Record both: \`kubectl -n ${NS} create configmap web-ipvs --from-literal=virtual-server=<ClusterIP>:80 --from-literal=scheduler=rr\`.`,
+        'Record both, e.g. `virtual_server="10.96.0.10:80"` and `scheduler="rr"`, then write them down.',
       ],
       solution: {
         commands: [
           `docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80`,
           `docker exec ${NODE} ip -4 addr show dev kube-ipvs0`,
-          recordCommand(NS, 'web-ipvs', {
+          ...recordSteps(NS, 'web-ipvs', {
             'virtual-server': `${CLUSTER_IP}:80`,
             scheduler: `$(docker exec ${NODE} ipvsadm -Ln -t ${CLUSTER_IP}:80 | awk '$1 == "TCP" {print $3}')`,
           }),

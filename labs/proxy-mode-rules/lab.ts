@@ -4,7 +4,7 @@
  */
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
-import { recordCommand } from '../../scripts/labs/checks/answer.ts';
+import { recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 import { findChainCheck, followEndpointsCheck, readModeCheck } from './checks.ts';
 import { WEB_AND_CLIENT, waitForWebRules } from '../_shared/workload.ts';
 import { iptablesServiceRules } from '../_shared/iptables-service.ts';
@@ -39,17 +39,17 @@ export default defineLab({
       snippets: [
         { label: 'One kube-proxy pod per node', command: 'kubectl -n kube-system get pods -l k8s-app=kube-proxy -o wide' },
         { label: "Ask the worker's kube-proxy", command: PROXY_MODE },
-        { label: 'Write it down', command: recordCommand(NS, 'proxy-mode', { mode: '<mode>' }) },
+        ...recordSnippets(NS, 'proxy-mode', { mode: '<mode>' }, 'Write it down'),
       ],
       hints: [
         'kube-proxy runs with hostNetwork, so its metrics port 10249 listens on 127.0.0.1 inside the node container itself.',
         `\`${PROXY_MODE}\` prints one word.`,
-        `Store that word: \`kubectl -n ${NS} create configmap proxy-mode --from-literal=mode=<word>\`.`,
+        'Store that word: type `mode=` and the word, then run the command that writes it down.',
       ],
       solution: {
-        commands: [PROXY_MODE, recordCommand(NS, 'proxy-mode', { mode: `$(${PROXY_MODE})` })],
+        commands: [PROXY_MODE, ...recordSteps(NS, 'proxy-mode', { mode: `$(${PROXY_MODE})` })],
         explanation:
-          'The node answers for itself; the ConfigMap is where the check reads your answer (created with `--dry-run=client -o yaml | kubectl apply` so it can be run twice).',
+          'The node answers for itself; `mode` keeps its answer, and the ConfigMap is where the check reads it (created with `--dry-run=client -o yaml | kubectl apply` so it can be run twice).',
       },
       check: readModeCheck,
     },
@@ -68,28 +68,29 @@ export default defineLab({
           modes: ['nftables'],
         },
         { label: 'The whole table', command: `${NFT} | less`, modes: ['nftables'] },
-        { label: 'Write down the chain', command: recordCommand(NS, 'web-chain', { chain: '<chain name>' }) },
+        ...recordSnippets(NS, 'web-chain', { chain: '<chain name>' }, 'Write down the chain'),
       ],
       hints: [
         'kube-proxy labels everything it writes for a Service with `<namespace>/<name>`; search for that.',
         `iptables: the rule in \`KUBE-SERVICES\` with the comment \`"${NS}/web cluster IP"\` ends in \`-j KUBE-SVC-…\`. nftables: the element of \`service-ips\` for web's ClusterIP ends in \`goto service-…-${NS}/web/tcp/\`.`,
-        `Record just the chain name, e.g. \`kubectl -n ${NS} create configmap web-chain --from-literal=chain=KUBE-SVC-ABCDEFGHIJKLMNOP\`.`,
+        'Record just the chain name, e.g. `chain=KUBE-SVC-ABCDEFGHIJKLMNOP`, then write it down.',
       ],
       solution: {
         // The rules follow the pods with a delay: wait for them first (see waitForWebRules).
         commands: [
           waitForWebRules(NS, 'iptables'),
           `${NAT} | grep '${NS}/web cluster IP'`,
-          recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_IPT }),
+          ...recordSteps(NS, 'web-chain', { chain: SVC_CHAIN_IPT }),
         ],
         byMode: {
           nftables: [
             waitForWebRules(NS, 'nftables'),
             `docker exec ${NODE} nft list map ip kube-proxy service-ips | grep '${NS}/web'`,
-            recordCommand(NS, 'web-chain', { chain: SVC_CHAIN_NFT }),
+            ...recordSteps(NS, 'web-chain', { chain: SVC_CHAIN_NFT }),
           ],
         },
-        explanation: 'The first command shows the entry for web; the second cuts the chain name out of it and records it.',
+        explanation:
+          'After the wait, the first command shows the entry for web; the next cuts the chain name out of it into `chain`, and the last records it.',
       },
       check: findChainCheck,
     },
@@ -99,32 +100,34 @@ export default defineLab({
       instructions: labText(ID, 'steps/follow-to-endpoints.md'),
       concepts: ['I1', 'N1'],
       snippets: [
-        { label: 'The Service chain', command: `${NAT} | grep "^-A ${SVC_CHAIN_IPT} "`, modes: ['iptables'] },
+        { label: "Keep web's Service chain in `chain`", command: `chain=${SVC_CHAIN_IPT}`, modes: ['iptables'] },
+        { label: 'The Service chain', command: `${NAT} | grep "^-A $chain "`, modes: ['iptables'] },
         { label: 'The endpoint chains and their DNAT', command: `${NAT} | ${WEB_ENDPOINT_CHAINS}`, modes: ['iptables'] },
-        { label: 'The Service chain', command: `docker exec ${NODE} nft list chain ip kube-proxy ${SVC_CHAIN_NFT}`, modes: ['nftables'] },
+        { label: "Keep web's Service chain in `chain`", command: `chain=${SVC_CHAIN_NFT}`, modes: ['nftables'] },
+        { label: 'The Service chain', command: `docker exec ${NODE} nft list chain ip kube-proxy "$chain"`, modes: ['nftables'] },
         { label: 'The endpoint chains and their DNAT', command: `${NFT} | grep -A3 'chain endpoint-.*${NS}/web/'`, modes: ['nftables'] },
         {
           label: 'Compare with the EndpointSlices',
           command: `kubectl -n ${NS} get endpointslices -l kubernetes.io/service-name=web -o wide`,
         },
-        { label: 'Write down the targets', command: recordCommand(NS, 'web-endpoints', { endpoints: '<ip:port ip:port ip:port>' }) },
+        ...recordSnippets(NS, 'web-endpoints', { endpoints: '<ip:port ip:port ip:port>' }, 'Write down the targets'),
       ],
       hints: [
         'The chain you recorded has one entry per endpoint; each leads to a per-endpoint chain whose last rule rewrites the destination.',
         'iptables: `-j DNAT --to-destination <ip>:<port>` in the KUBE-SEP chains. nftables: `dnat to <ip>:<port>` in the endpoint-… chains.',
-        `Record the three \`ip:port\` pairs separated by spaces: \`kubectl -n ${NS} create configmap web-endpoints --from-literal=endpoints="10.x.y.z:8080 …"\`.`,
+        'Record the three `ip:port` pairs separated by spaces: `endpoints="10.x.y.z:8080 …"`, then write them down.',
       ],
       solution: {
         commands: [
           `${NAT} | ${WEB_ENDPOINT_CHAINS} | grep -o 'to-destination [0-9.:]*'`,
-          recordCommand(NS, 'web-endpoints', {
+          ...recordSteps(NS, 'web-endpoints', {
             endpoints: `$(${NAT} | ${WEB_ENDPOINT_CHAINS} | grep -o 'to-destination [0-9.:]*' | cut -d' ' -f2 | sort | xargs)`,
           }),
         ],
         byMode: {
           nftables: [
             `${NFT} | grep -A3 'chain endpoint-.*${NS}/web/'`,
-            recordCommand(NS, 'web-endpoints', {
+            ...recordSteps(NS, 'web-endpoints', {
               endpoints: `$(${NFT} | awk '/chain endpoint-.*${NS}\\/web\\// {inside=1} inside && /dnat to/ {print $NF; inside=0}' | sort | xargs)`,
             }),
           ],

@@ -8,6 +8,7 @@ import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { baselineCheck, cleanupCheck, growthCheck } from './checks.ts';
 import { AGNHOST, WEB_DEPLOYMENT } from '../_shared/workload.ts';
+import { recordCommand, recordSteps } from '../../scripts/labs/checks/answer.ts';
 
 const ID = 'scale-compare';
 const NS = 'lab-scale-compare';
@@ -46,18 +47,16 @@ export default defineLab({
         { label: 'Count now', command: COUNT },
         { label: 'kube-proxy sync time so far', command: SYNC, modes: KUBE_PROXY },
         { label: 'Count until it holds still', command: `${COUNT} --settled` },
-        { label: 'Record the baseline', command: `kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT} --settled)` },
+        { label: 'Keep the settled count', command: `baseline="$(${COUNT} --settled)"` },
+        { label: 'Record the baseline', command: recordCommand(NS, 'scale', ['baseline']) },
       ],
       hints: [
         "`count.sh` picks the right command for this cluster's mode from `$DPLAB_MODE` and prints one number.",
-        `Store it: \`kubectl -n ${NS} create configmap scale --from-literal=baseline=$(${COUNT} --settled)\` (\`--settled\` counts until the number holds still: just after the setup, kube-proxy may still be writing web's rules).`,
+        `Keep the count in a variable, \`baseline="$(${COUNT} --settled)"\`, then store it (\`--settled\` counts until the number holds still: just after the setup, kube-proxy may still be writing web's rules).`,
         'Measure before you create any Service; the next steps compare against this number.',
       ],
       solution: {
-        commands: [
-          COUNT,
-          `kubectl -n ${NS} create configmap scale --from-literal=baseline="$(${COUNT} --settled)" --dry-run=client -o yaml | kubectl apply -f -`,
-        ],
+        commands: [COUNT, ...recordSteps(NS, 'scale', { baseline: `$(${COUNT} --settled)` })],
         explanation: 'The baseline is what the system Services (kubernetes, kube-dns) and the setup already cost on this node.',
       },
       check: baselineCheck,

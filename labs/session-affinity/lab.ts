@@ -2,7 +2,7 @@
  * sessionAffinity: ClientIP on the iptables and IPVS clusters: set it, see one client stick to
  * one pod, and find how each dataplane remembers the client (`-m recent` / `persistent`).
  */
-import { recordCommand } from '../../scripts/labs/checks/answer.ts';
+import { recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
 import { affinityRulesCheck, CURL_LOOP, onePodCheck, setAffinityCheck } from './checks.ts';
@@ -66,7 +66,7 @@ export default defineLab({
       snippets: [
         { label: 'Ten requests from the client', command: LOOP },
         { label: 'Which pod is that, and where?', command: `kubectl -n ${NS} get pods -l app=web -o wide` },
-        { label: 'Write down the pod', command: recordCommand(NS, 'affinity-pod', { pod: '<pod name>' }) },
+        ...recordSnippets(NS, 'affinity-pod', { pod: '<pod name>' }, 'Write down the pod'),
       ],
       hints: [
         'Each curl is a new TCP connection; without affinity each one is balanced independently.',
@@ -75,7 +75,7 @@ export default defineLab({
       solution: {
         commands: [
           LOOP,
-          recordCommand(NS, 'affinity-pod', { pod: `$(kubectl -n ${NS} exec client -- curl -sS --max-time 2 http://web/hostname)` }),
+          ...recordSteps(NS, 'affinity-pod', { pod: `$(kubectl -n ${NS} exec client -- curl -sS --max-time 2 http://web/hostname)` }),
         ],
         explanation: 'The check runs the same loop from the client pod, counts the pod names, and compares the one you wrote down.',
       },
@@ -104,19 +104,19 @@ export default defineLab({
           command: `docker exec ${CLIENT_NODE} cat /proc/net/ip_vs_conn`,
           modes: ['ipvs'],
         },
-        { label: 'Write down the timeout', command: recordCommand(NS, 'affinity', { seconds: '<seconds>' }) },
+        ...recordSnippets(NS, 'affinity', { seconds: '<seconds>' }, 'Write down the timeout'),
       ],
       hints: [
         "iptables: look for `-m recent --rcheck --seconds …` in web's KUBE-SVC chain. IPVS: look for `persistent …` on web's virtual server.",
         "/proc/net/ip_vs counts persistence in kernel ticks (jiffies); divide by the kernel's HZ (often 250) or use `ipvsadm -Ln`, which prints seconds.",
-        `Record the number of seconds: \`kubectl -n ${NS} create configmap affinity --from-literal=seconds=<n>\`.`,
+        'Record the number of seconds, e.g. `seconds="10800"`, then write it down.',
       ],
       solution: {
-        commands: [IPT_RECENT, recordCommand(NS, 'affinity', { seconds: SECONDS_IPT })],
+        commands: [IPT_RECENT, ...recordSteps(NS, 'affinity', { seconds: SECONDS_IPT })],
         byMode: {
           ipvs: [
             IPVS_PROC,
-            recordCommand(NS, 'affinity', {
+            ...recordSteps(NS, 'affinity', {
               seconds: `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.sessionAffinityConfig.clientIP.timeoutSeconds}')`,
             }),
           ],

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadLabs } from '../labs/registry.ts';
 import { courseOrder, neighbours, readingMinutes, type CourseEntry } from './course-order.ts';
-import type { DocPage } from './lessons.ts';
+import { LESSONS_PREFIX, pageLabs, readDocPages, type DocPage } from './lessons.ts';
 
 const lesson = (slug: string, order: number | undefined, labs: string[]): DocPage => ({
   file: `lessons/${slug}.mdx`,
@@ -60,4 +60,21 @@ describe('neighbours', () => {
 it('reads about 180 words a minute, never less than a minute', () => {
   expect(readingMinutes({ words: 1800 })).toBe(10);
   expect(readingMinutes({ words: 20 })).toBe(1);
+});
+
+describe("a lesson's Labs section", () => {
+  const lessons = readDocPages().filter((p) => p.file.startsWith(LESSONS_PREFIX) && pageLabs(p).length > 0);
+
+  it('there are lessons that send the learner to labs', () => expect(lessons.length).toBeGreaterThan(5));
+
+  it.each(lessons.map((p) => [p.file, p] as const))('%s: drawn from the course order, no lab named by hand', (_file, page) => {
+    const section = /\n## Labs\n([\s\S]*?)(?=\n## |$)/.exec(page.body)?.[1];
+    expect(section, 'a "## Labs" section').toBeDefined();
+    // <LessonLabs> names each lab of the frontmatter by its title; a link of the lesson's own would drift.
+    expect(section).toMatch(/<LessonLabs\b/);
+    expect(section).not.toMatch(/\]\(\/labs\//);
+    // A note is for a lab the lesson names (the component also fails the build on this).
+    const noted = [...(section ?? '').matchAll(/^\s+'([a-z0-9-]+)':/gm)].map((m) => m[1]);
+    for (const id of noted) expect(pageLabs(page), `note for ${id}`).toContain(id);
+  });
 });

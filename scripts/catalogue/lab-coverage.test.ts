@@ -98,20 +98,24 @@ describe("a lesson's lab blurbs", () => {
     file: string;
     labs: string[];
     text: string;
+    kind: 'note' | 'list' | 'table' | 'prose';
   }
   const LIST_ITEM = /(?:^|\n)- \[[^\]]+\]\(\/labs\/([a-z0-9-]+)\/\):([\s\S]*?)(?=\n- |\n\n|\n?$(?![\s\S]))/g;
   const TABLE_ROW = /(?:^|\n)\| \[[^\]]+\]\(\/labs\/([a-z0-9-]+)\/\) \|([^\n]*)/g;
   const LAB_LINK = /\]\(\/labs\/([a-z0-9-]+)\/\)/g;
+  /** A note of <LessonLabs notes={{ 'lab-id': "…" }} />: what the lesson says to look for in that lab. */
+  const LESSON_LABS_NOTE = /^\s*'([a-z0-9-]+)':\s*(["'])((?:(?!\2).)*)\2,?\s*$/gm;
   function blurbsOf(file: string, body: string): Blurb[] {
     const found: Blurb[] = [];
-    for (const m of body.matchAll(LIST_ITEM)) found.push({ file, labs: [m[1]], text: m[2] });
-    for (const m of body.matchAll(TABLE_ROW)) found.push({ file, labs: [m[1]], text: m[2] });
+    for (const m of body.matchAll(LESSON_LABS_NOTE)) found.push({ file, labs: [m[1]], text: m[3], kind: 'note' });
+    for (const m of body.matchAll(LIST_ITEM)) found.push({ file, labs: [m[1]], text: m[2], kind: 'list' });
+    for (const m of body.matchAll(TABLE_ROW)) found.push({ file, labs: [m[1]], text: m[2], kind: 'table' });
     // Prose: the sentence (within its paragraph) around each inline link; one sentence may name several labs.
     const rest = body.replace(LIST_ITEM, '\n').replace(TABLE_ROW, '\n');
     for (const paragraph of rest.split(/\n\s*\n/))
       for (const sentence of paragraph.replace(/\s+/g, ' ').split(/(?<=[.!?])\s+(?=[A-Z[`*])/)) {
         const linked = [...sentence.matchAll(LAB_LINK)].map((m) => m[1]);
-        if (linked.length) found.push({ file, labs: linked, text: sentence.replace(/\[([^\]]+)\]\([^)]*\)/g, '$1') });
+        if (linked.length) found.push({ file, labs: linked, text: sentence.replace(/\[([^\]]+)\]\([^)]*\)/g, '$1'), kind: 'prose' });
       }
     return found;
   }
@@ -121,10 +125,11 @@ describe("a lesson's lab blurbs", () => {
     expect(blurbs.length).toBeGreaterThan(5);
   });
 
-  it('are found in lists, tables and prose', () => {
+  it("are found in lessons' lab notes and in prose", () => {
     const kinds = new Set(blurbs.map((b) => b.file));
     expect(kinds.size).toBeGreaterThan(3);
-    expect(blurbs.filter((b) => b.labs.length > 1).length, 'a sentence naming several labs').toBeGreaterThan(0);
+    expect(blurbs.filter((b) => b.kind === 'note').length, 'notes of <LessonLabs>').toBeGreaterThan(10);
+    expect(blurbs.filter((b) => b.kind === 'prose').length, 'sentences linking a lab').toBeGreaterThan(0);
   });
 
   it.each(blurbs.map((b) => [`${b.file} → ${b.labs.join(', ')}: ${b.text.replace(/\s+/g, ' ').trim().slice(0, 60)}`, b] as const))(

@@ -11,6 +11,9 @@ import { fixtureFile } from './fixture-catalog.ts';
 import { findService, parse, toMermaid, toText, type Format } from './index.ts';
 import type { Frontend } from './model.ts';
 
+/** `text` as the diagram may break it into lines (at its spaces). */
+const drawn = (text: string) => new RegExp(text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/ /g, '(?: |<br/>)'));
+
 const load = (format: Format, id: string) => parse(format, readFileSync(fixtureFile(format, id), 'utf8'));
 
 function nodePort(format: Format, fixture: string): Frontend & { portName: string | null } {
@@ -76,17 +79,24 @@ describe.each(CASES)('$format: the external chain of a NodePort', (c) => {
     expect(np).toMatchObject({ backends: [], dropsWithoutLocalEndpoints: true, noBackendVerdict: 'drop' });
   });
 
-  it('the diagram draws the side rules as dotted branches and labels who goes on', () => {
+  it('the diagram draws the side rules under the chain, dotted, in order, and labels who goes on', () => {
     const np = nodePort(c.format, 'etp-local-without-endpoints');
     const m = toMermaid({ service: 'default/web', frontends: [np] }, c.format);
-    expect(m).toContain(`-. "from a pod (${c.pods})" .->`);
-    expect(m).toContain(`-. "sent by this node (${c.node})" .->`);
-    expect(m).toContain(`${c.mark}: marked for SNAT on the way out`);
-    expect(m).toMatch(/ (n\d+)\["[^"]*\(filter\)"\]\n\s+n\d+ -- "every other source: clients outside the cluster" --> \1\n/);
-    expect(m).toContain('dropped: no local endpoint on this node');
+    expect(m).toMatch(/ -\. "its rules, in order" \.-> n\d+\n/);
+    expect(m).toMatch(drawn(`from a pod (${c.pods}):`));
+    expect(m).toMatch(drawn(`sent by this node (${c.node}):`));
+    expect(m).toMatch(drawn(`${c.mark}: marked for SNAT on the way out`));
+    // The rules one after the other, dotted; from the last, the rest goes on to the filter chain's drop.
+    expect(m.match(/ n\d+ -\.-> n\d+\n/g)).toHaveLength(2);
+    expect(m).toMatch(
+      new RegExp(
+        `(n\\d+)\\["[^"]*\\(filter\\)"\\]\\n\\s+n\\d+ -- "${drawn('every other source: clients outside the cluster').source}" --> \\1\\n`,
+      ),
+    );
+    expect(m).toMatch(drawn('dropped: no local endpoint on this node'));
     const cluster = toMermaid({ service: 'default/web', frontends: [nodePort(c.format, 'nodeport')] }, c.format);
-    expect(cluster).toContain('-. "every packet" .->');
-    expect(cluster).not.toContain('every other source');
+    expect(cluster).toMatch(drawn('every packet:'));
+    expect(cluster).not.toMatch(drawn('every other source'));
   });
 
   it('the text lists the rules before the last jump', () => {
@@ -105,7 +115,7 @@ describe('frontends without an external chain', () => {
     );
     const view = findService(load('cilium-json', 'etp-local-without-endpoints'), 'default/web')!;
     expect(view.frontends.every((f) => f.external === undefined)).toBe(true);
-    expect(toMermaid(view, 'cilium-json')).toContain("refused: no local backend on this node (Cilium's default reply)");
+    expect(toMermaid(view, 'cilium-json')).toMatch(drawn("refused: no local backend on this node (Cilium's default reply)"));
     const model = load('cilium-json', 'etp-local-without-endpoints');
     expect(toText(findService(model, 'default/web')!, model)).toContain('REFUSES here: no local backend');
   });

@@ -188,7 +188,7 @@ describe("an IPVS dump from a cluster whose Service range is not kubeadm's defau
 
   it('the mermaid path says "type unknown"', () => {
     const view = findFrontend(parse('ipvsadm', README), '10.0.0.1:443')!;
-    expect(toMermaid(view, 'ipvsadm')).toContain('packet to virtual server 10.0.0.1:443/TCP (type unknown)');
+    expect(toMermaid(view, 'ipvsadm')).toContain('packet to virtual server<br/>10.0.0.1:443/TCP<br/>(type unknown)');
   });
 });
 

@@ -2,6 +2,11 @@
 // (nftables), the virtual server (IPVS) or the socket-level choice (Cilium), ending at each pod.
 // A kube-proxy external chain (NodePort, external and load-balancer IPs) gets its other rules as
 // dotted branches: the masquerade mark, and under Local the pod and node short-circuits.
+//
+// Drawn narrow on purpose, so a path fits a phone's column, or one of the explorer's two, with
+// its labels at 12 px: every label is broken into short lines (chain names at their dashes and
+// slashes), a frontend's backends are stacked in one box under the choice that picks them rather
+// than fanned out side by side, and a Service's frontends are stacked one under the other.
 import type { ExternalRule, Format, ServiceView } from './model.ts';
 import { hostPort } from './addr.ts';
 import { externalRuleTraffic } from './text.ts';
@@ -23,6 +28,8 @@ const FINAL_STEP: Record<Format, string> = {
   'cilium-json': 'socket connected to backend',
 };
 const PERCENT_DIGITS = 1;
+/** The longest line of a label, in characters: at mermaid's 16 px about 190 px wide. */
+export const LABEL_LINE_CHARS = 24;
 /** Formats where a frontend without a local backend refuses the connection (Cilium's serviceNoBackendResponse default, reject) instead of dropping it. */
 const REFUSES_WITHOUT_LOCAL: ReadonlySet<Format> = new Set(['cilium', 'cilium-json']);
 
@@ -41,42 +48,88 @@ export function escapeLabel(text: string): string {
     .replace(/[\r\n]+/g, ' ');
 }
 
+/**
+ * `text` as lines of at most `max` characters: broken at spaces, and a word longer than a line
+ * (a chain name such as KUBE-SEP-PXJ2U7QYT2QW5545, an nftables chain with a Service's name in it)
+ * after its dashes, slashes, underscores and colons, or, with none left, at `max` itself.
+ */
+export function wrapLabel(text: string, max = LABEL_LINE_CHARS): string[] {
+  const pieces = text
+    .split(/\s+/)
+    .filter(Boolean)
+    .flatMap((word, i) => {
+      const parts = word.length <= max ? [word] : (word.match(/[^-/_:]*[-/_:]*/g) ?? [word]).filter(Boolean);
+      const cut = parts.flatMap((p) => p.match(new RegExp(`.{1,${max}}`, 'g')) ?? []);
+      // A space before each word but the first; none between the parts of one word.
+      return cut.map((p, j) => ({ text: p, space: i > 0 && j === 0 }));
+    });
+  const lines: string[] = [];
+  for (const p of pieces) {
+    const last = lines.length ? lines[lines.length - 1] : undefined;
+    const joined = last === undefined ? undefined : `${last}${p.space ? ' ' : ''}${p.text}`;
+    if (joined !== undefined && joined.length <= max) lines[lines.length - 1] = joined;
+    else lines.push(p.text);
+  }
+  return lines;
+}
+
+/** A quoted mermaid label: each part on its own line(s), wrapped. */
+function label(parts: string | readonly string[]): string {
+  const lines = (typeof parts === 'string' ? [parts] : parts).flatMap((p) => wrapLabel(p));
+  return `"${lines.map(escapeLabel).join('<br/>')}"`;
+}
+
 export function toMermaid(view: ServiceView, format: Format): string {
-  // Top to bottom: a chain of hops stays one column wide, so two paths fit side by side (the explorer).
   const lines = ['flowchart TB'];
   let next = 0;
-  const node = (label: string, shape: 'box' | 'round' = 'box') => {
+  let boxes = 0;
+  const node = (text: string | readonly string[], shape: 'box' | 'round' = 'box') => {
     const id = `n${next++}`;
-    const text = `"${escapeLabel(label)}"`;
-    lines.push(`  ${id}${shape === 'round' ? `(${text})` : `[${text}]`}`);
+    lines.push(`  ${id}${shape === 'round' ? `(${label(text)})` : `[${label(text)}]`}`);
     return id;
   };
-  const edge = (from: string, to: string, label?: string) =>
-    lines.push(label ? `  ${from} -- "${escapeLabel(label)}" --> ${to}` : `  ${from} --> ${to}`);
+  const edge = (from: string, to: string, text?: string | readonly string[]) =>
+    lines.push(text ? `  ${from} -- ${label(text)} --> ${to}` : `  ${from} --> ${to}`);
+  /** Puts `below` under `above` without a drawn line: the stacking of backends and of frontends. */
+  const under = (above: string, below: string) => lines.push(`  ${above} ~~~ ${below}`);
   /**
-   * The external chain's rules beside the path, as dotted edges: the masquerade mark and the
-   * short-circuits of pod and node traffic to the Cluster chain. Returns the label for the path's
-   * next edge when some traffic left it here ("everyone else").
+   * The external chain's rules before its last jump, under it in the path, in the chain's order,
+   * joined by dotted edges (the masquerade mark, and the short-circuits of pod and node traffic
+   * to the Cluster chain): what falls through them goes on. Returns the last rule's box, and the
+   * label for the path's next edge when some traffic left it here ("everyone else").
    */
-  const drawExternal = (chain: string, rules: ExternalRule[]): string | undefined => {
-    const boxes = new Map<string, string>();
-    for (const r of rules) {
-      const label = sideTarget(r);
-      let box = boxes.get(label);
-      if (!box) {
-        box = node(label);
-        boxes.set(label, box);
-      }
-      lines.push(`  ${chain} -. "${escapeLabel(externalRuleTraffic(r))}" .-> ${box}`);
-    }
+  const drawExternal = (chain: string, rules: ExternalRule[]): { last: string; onward?: string } => {
+    let last = chain;
+    rules.forEach((r, i) => {
+      const id = node([`${externalRuleTraffic(r)}:`, sideTarget(r)]);
+      lines.push(i === 0 ? `  ${last} -. ${label('its rules, in order')} .-> ${id}` : `  ${last} -.-> ${id}`);
+      last = id;
+    });
     const left = rules.filter((r) => r.action === 'jump').map((r) => r.traffic);
-    if (left.includes('all')) return undefined;
-    return left.length ? 'every other source: clients outside the cluster' : undefined;
+    if (left.includes('all')) return { last };
+    return { last, onward: left.length ? 'every other source: clients outside the cluster' : undefined };
   };
 
+  /** The previous frontend's box, so the next one is drawn under it. */
+  let previous: string | undefined;
   for (const fe of view.frontends) {
-    const title = `${ENTRY_LABEL[format]} ${hostPort(fe.ip, fe.port)}/${fe.protocol} (${fe.type === 'unknown' ? 'type unknown' : fe.type}${view.service ? ` ${view.service}` : ''})`;
-    let last = node(title, 'round');
+    // Each frontend in a box of its own, drawn without a frame: stacked as wholes, a path that
+    // takes a side branch does not push the next one sideways.
+    const frame = `f${boxes++}`;
+    lines.push(`  subgraph ${frame} [" "]`, '    direction TB');
+    const title = node(
+      [
+        `${ENTRY_LABEL[format]} ${hostPort(fe.ip, fe.port)}/${fe.protocol}`,
+        `(${fe.type === 'unknown' ? 'type unknown' : fe.type}${view.service ? ` ${view.service}` : ''})`,
+      ],
+      'round',
+    );
+    const endFrame = () => {
+      lines.push('  end', `  style ${frame} fill:none,stroke:none`);
+      if (previous) under(previous, frame);
+      previous = frame;
+    };
+    let last = title;
     /** The label of the edge out of the external chain along the path: who is left after its side rules. */
     let onward: string | undefined;
     for (const hop of fe.path) {
@@ -84,7 +137,7 @@ export function toMermaid(view: ServiceView, format: Format): string {
       edge(last, id, onward);
       onward = undefined;
       last = id;
-      if (fe.external?.chain === hop && fe.external.rules.length) onward = drawExternal(id, fe.external.rules);
+      if (fe.external?.chain === hop && fe.external.rules.length) ({ last, onward } = drawExternal(id, fe.external.rules));
     }
     if (fe.backends.length === 0) {
       const why = fe.dropsWithoutLocalEndpoints
@@ -95,20 +148,29 @@ export function toMermaid(view: ServiceView, format: Format): string {
           ? 'rejected: no endpoints'
           : 'no backend';
       edge(last, node(why, 'round'), onward);
+      endFrame();
       continue;
     }
+    // The backends one under the other in one box, which the edge naming the choice leads to;
+    // each with its share on its first line and how the rules give it that share on the next.
+    const box = `b${boxes++}`;
+    // (Untitled: mermaid draws a title of more than one line over the box's first node.)
+    lines.push(`  subgraph ${box} [" "]`, '    direction TB');
+    let above: string | undefined;
     for (const b of fe.backends) {
-      const share = `${onward ? `${onward}; ` : ''}${(b.share * 100).toFixed(PERCENT_DIGITS)}%${b.detail ? ` (${b.detail})` : ''}`;
-      const target = node(`${FINAL_STEP[format]} ${hostPort(b.ip, b.port)}`, 'round');
-      if (b.via && !fe.path.includes(b.via)) {
-        const via = node(b.via);
-        edge(last, via, `${fe.chooser}: ${share}`);
-        edge(via, target);
-      } else {
-        edge(last, target, `${fe.chooser}: ${share}`);
-      }
+      const share = [`${(b.share * 100).toFixed(PERCENT_DIGITS)}%`, ...(b.detail ? [b.detail] : [])];
+      const finalStep = `${FINAL_STEP[format]} ${hostPort(b.ip, b.port)}`;
+      const via = b.via && !fe.path.includes(b.via) ? node([...share, b.via]) : undefined;
+      const target = node(via ? finalStep : [...share, finalStep], 'round');
+      if (via) edge(via, target);
+      if (above) under(above, via ?? target);
+      above = target;
     }
+    lines.push('  end');
+    const choice = [`${fe.chooser}:`, `one of ${fe.backends.length} backends per new connection`];
+    edge(last, box, onward ? [onward, ...choice] : choice);
     if (fe.affinity) lines.push(`  %% session affinity: ${fe.affinity.timeoutSeconds}s`);
+    endFrame();
   }
   return `${lines.join('\n')}\n`;
 }

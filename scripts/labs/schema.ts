@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { MODES, type Mode } from '../catalogue/modes.ts';
 import { isConceptId, type ConceptId } from '../catalogue/concepts.ts';
 import type { Check } from './checks/types.ts';
+import { readableCommand } from './command-lines.ts';
 import type { ClusterHandle } from '../clusters/handle.ts';
 
 /** Lab and step ids: lowercase words joined by hyphens, safe in URLs and file names. */
@@ -34,6 +35,8 @@ const labFileSchema = () =>
     });
 
 const nonEmptyText = () => z.string().trim().min(1, 'must not be empty');
+/** A command a learner reads: broken into lines where it is too long to take in (command-lines.ts). */
+const commandText = () => nonEmptyText().transform((c) => readableCommand(c));
 
 function uniqueBy<T>(key: (item: T) => string, what: string) {
   return (items: T[], ctx: z.RefinementCtx) => {
@@ -51,8 +54,8 @@ export const snippetSchema = () =>
     .object({
       /** A few words shown above the command ("List the EndpointSlices"). */
       label: z.string().optional(),
-      /** Shell text typed into the learner's terminal when clicked. */
-      command: nonEmptyText(),
+      /** Shell text typed into the learner's terminal when clicked (shown and typed broken into readable lines). */
+      command: commandText(),
       /** Only show the snippet on these modes (default: every mode of the lab). */
       modes: z.array(modeSchema()).min(1).optional(),
     })
@@ -65,9 +68,9 @@ export const solutionSchema = () =>
        * What a learner would type, one shell command per entry, run in order by `bash` with
        * `set -e` in the lab workspace (KUBECONFIG, DPLAB_MODE and DPLAB_CLUSTER set as in the terminal).
        */
-      commands: z.array(nonEmptyText()).min(1, 'must have at least 1 item'),
+      commands: z.array(commandText()).min(1, 'must have at least 1 item'),
       /** Replaces `commands` on the modes named here, where the machinery differs (Cilium has no kube-proxy). */
-      byMode: z.record(modeSchema(), z.array(nonEmptyText()).min(1, 'must have at least 1 item')).optional(),
+      byMode: z.record(modeSchema(), z.array(commandText()).min(1, 'must have at least 1 item')).optional(),
       /** Markdown shown under "Show solution": why these commands work. */
       explanation: z.string().optional(),
     })

@@ -8,6 +8,7 @@ import { configMapValue, gatherConfigMap, type ConfigMapObservation } from './co
 import { fact, fail, pass } from './facts.ts';
 import { firstItem } from './kube.ts';
 import type { EvalContext, Fact, Verdict } from './types.ts';
+import type { Snippet } from '../schema.ts';
 
 export { gatherConfigMap as gatherAnswer, type ConfigMapObservation as AnswerObservation };
 
@@ -23,12 +24,61 @@ export interface AnswerExpectation {
   same?: (answer: string, truth: string) => boolean;
 }
 
-/** The command that records `value` under `key`, safe to run twice. */
-export function recordCommand(namespace: string, configMap: string, pairs: Record<string, string>): string {
-  const literals = Object.entries(pairs)
-    .map(([k, v]) => `--from-literal=${k}="${v}"`)
-    .join(' ');
-  return `kubectl -n ${namespace} create configmap ${configMap} ${literals} --dry-run=client -o yaml | kubectl apply -f -`;
+/**
+ * The shell variable a recorded value is named by: the key in lower case, words joined by `_`
+ * (`mode`, `with_pod`, `kube_proxy_replacement`). Lower case keeps clear of bash's own
+ * variables (`SECONDS` counts up by itself).
+ */
+export function answerVariable(key: string): string {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_');
+}
+
+/** `mode="<mode>"`: one value named on a line of its own, typed by the learner or computed by a solution. */
+export function nameAnswer(key: string, value: string): string {
+  return `${answerVariable(key)}="${value}"`;
+}
+
+/**
+ * The command that stores the values named before it (`mode="…"`) under `keys` in `configMap`,
+ * safe to run twice (built on the client, then applied): one option a line, so a learner can read it.
+ */
+export function recordCommand(namespace: string, configMap: string, keys: readonly string[]): string {
+  return [
+    `kubectl -n ${namespace} create configmap ${configMap} \\`,
+    ...keys.map((k) => `  --from-literal=${k}="$${answerVariable(k)}" \\`),
+    '  --dry-run=client -o yaml | kubectl apply -f -',
+  ].join('\n');
+}
+
+/** A solution's recording, in named steps: each value computed into its variable, then the command that stores them. */
+export function recordSteps(namespace: string, configMap: string, pairs: Record<string, string>): string[] {
+  return [...Object.entries(pairs).map(([k, v]) => nameAnswer(k, v)), recordCommand(namespace, configMap, Object.keys(pairs))];
+}
+
+/**
+ * The snippets that record an answer, in named steps: one per value, holding its placeholder
+ * (`mode="<mode>"`, which the page types without Enter for the learner to finish), then the
+ * command that stores them, labelled `label`.
+ */
+export function recordSnippets(
+  namespace: string,
+  configMap: string,
+  placeholders: Record<string, string>,
+  label: string,
+  modes?: Snippet['modes'],
+): Snippet[] {
+  const only = modes ? { modes } : {};
+  return [
+    ...Object.entries(placeholders).map(([k, v]) => ({
+      label: `Your answer for ${k}`,
+      command: nameAnswer(k, v),
+      ...only,
+    })),
+    { label, command: recordCommand(namespace, configMap, Object.keys(placeholders)), ...only },
+  ];
 }
 
 /** Words split on commas and whitespace, sorted: for answers that are sets ("10.0.0.1:80, 10.0.0.2:80"). */

@@ -41,10 +41,18 @@ describe("the labs' snippets", () => {
     lab.steps.flatMap((step) => step.snippets.map((s) => ({ where: `${lab.id}/${step.id}`, ...s }))),
   );
 
-  it('every snippet that records an answer is typed for the learner to finish, never run', () => {
-    const answers = snippets.filter((s) => /create configmap/.test(s.command) && s.where !== 'scale-compare/baseline');
-    expect(answers.length).toBeGreaterThan(10);
-    for (const s of answers) expect(keysFor(s.command).execute, `${s.where}: "${s.label}"`).toBe(false);
+  it('every answer is named in a snippet typed for the learner to finish; the command that stores it runs as it is', () => {
+    const records = snippets.filter((s) => /create configmap/.test(s.command) && s.where !== 'scale-compare/baseline');
+    expect(records.length).toBeGreaterThan(10);
+    for (const r of records) {
+      expect(keysFor(r.command).execute, `${r.where}: "${r.label}" refers to named values only`).toBe(true);
+      const names = [...r.command.matchAll(/="\$(\w+)"/g)].map((m) => m[1]);
+      expect(names.length, `${r.where}: "${r.label}"`).toBeGreaterThan(0);
+      for (const name of names) {
+        const named = snippets.find((s) => s.where === r.where && s.command.startsWith(`${name}=`));
+        expect(named && keysFor(named.command).execute, `${r.where}: ${name} is typed, never run`).toBe(false);
+      }
+    }
   });
 
   it('every snippet with a <placeholder> is typed, across the labs', () => {
