@@ -5,6 +5,9 @@
  * of 12 px or more (e2e/visibility-audit.ts says what each finding means). Details (solutions,
  * error details) are opened first, so what they hold is audited too. One Chromium, a few tabs
  * in parallel; a screenshot per page, size and theme in test-results/screenshots/visibility/.
+ * The same loads also watch the security contract's page side: every page answers with its
+ * Content-Security-Policy and framing headers, and runs under them without a single violation
+ * (e2e/security.test.ts shows that this watch sees an injected one).
  */
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -89,6 +92,8 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
   const pages = builtPages();
   const jobs: Job[] = pages.flatMap((path) => VIEWPORTS.flatMap((viewport) => SCHEMES.map((scheme) => ({ path, viewport, scheme }))));
   const results = new Map<Job, Finding[]>();
+  /** CSP violations, script errors and missing headers, per page as `path: what`. */
+  const policy: string[] = [];
 
   beforeAll(async () => {
     mkdirSync(OUT, { recursive: true });
@@ -100,11 +105,30 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
     const queue = [...jobs];
     await Promise.all(
       tabs.map(async (page) => {
+        const where = () => new URL(page.url()).pathname;
+        page.on('console', (m) => {
+          if (/Content Security Policy|Refused to/i.test(m.text())) policy.push(`${where()}: ${m.text()}`);
+        });
+        page.on('pageerror', (e) => policy.push(`${where()}: ${e.message}`));
+        // CSP violations also arrive as events in the page, whatever the console shows.
+        await page.addInitScript(() => {
+          document.addEventListener('securitypolicyviolation', (e) =>
+            console.error(`Refused to load (CSP ${e.violatedDirective}): ${e.blockedURI}`),
+          );
+        });
         for (let job = queue.shift(); job; job = queue.shift()) {
           await page.setViewportSize(job.viewport);
           // Starlight's theme follows the system's when the learner picked none: per tab, no shared storage.
           await page.emulateMedia({ colorScheme: job.scheme });
-          await page.goto(`${course.origin}${job.path}`, { waitUntil: 'load' });
+          const res = await page.goto(`${course.origin}${job.path}`, { waitUntil: 'load' });
+          // The read-only viewer (/watch/) may be framed (a learner's Follow tab); every other page may not.
+          const headers = res?.headers() ?? {};
+          const framing =
+            job.path === '/watch/'
+              ? headers['content-security-policy']?.includes('frame-ancestors *') && headers['x-frame-options'] === undefined
+              : headers['content-security-policy']?.includes("frame-ancestors 'none'") && headers['x-frame-options'] === 'DENY';
+          if (!framing)
+            policy.push(`${job.path}: CSP ${headers['content-security-policy']}, X-Frame-Options ${headers['x-frame-options']}`);
           await settle(page, job.path);
           // Starlight's pages say their theme; the presenter's mirror (/watch/) has one look.
           const scheme = await page.evaluate(() => document.documentElement.dataset.theme ?? null);
@@ -130,6 +154,10 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
     for (const p of ['/', '/lessons/iptables/', '/labs/first-service/', '/explorer/', '/clusters/', '/terminal/'])
       expect(pages).toContain(p);
     expect(results.size).toBe(jobs.length);
+  });
+
+  it('every page runs under its CSP with no violation or script error, and says who may frame it', () => {
+    expect([...new Set(policy)]).toEqual([]);
   });
 
   it('the audit sees what it is for: a pre spilling out of a pane that scrolls, a button cut off by its box, a page wider than the window', async () => {

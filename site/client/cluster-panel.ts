@@ -298,9 +298,10 @@ export class ClusterPanel extends HTMLElement {
     parts.push(live);
 
     if (s.error) {
+      // Panels whose errors share a fix show one problem (errors-once.ts): each names its own mode.
       const box = el(
         'div',
-        { class: 'dplab-cp-error', role: 'alert' },
+        { class: 'dplab-cp-error', role: 'alert', 'data-problem': s.error.fix ?? s.error.message },
         el('p', {}, el('strong', {}, 'Error: '), richText(s.error.message)),
       );
       if (s.error.fix) box.append(el('p', {}, el('strong', {}, 'Fix: '), richText(s.error.fix)));

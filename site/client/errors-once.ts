@@ -1,8 +1,9 @@
 /**
  * On a page with several cluster panels (/clusters/), one problem that stops every cluster (no
- * Docker) is said once: the first panel shows the error with its fix, each later panel with the
- * very same error shows one line that points to it. Panels redraw themselves, so this runs
- * again after each redraw.
+ * Docker) is said once: the first panel shows the error with its fix, each later panel whose
+ * error has the same fix (its `data-problem`; the messages differ, each naming its own mode, as
+ * "Cannot start the ipvs cluster: …") shows one line that points to it. Panels redraw
+ * themselves, so this runs again after each redraw.
  */
 const ERROR = '.dplab-cp-error';
 const SAME = 'dplab-cp-same';
@@ -12,7 +13,7 @@ export function sayErrorsOnce(root: HTMLElement): void {
     root.querySelectorAll(`.${SAME}`).forEach((n) => n.remove());
     const first = new Map<string, HTMLElement>();
     for (const error of root.querySelectorAll<HTMLElement>(ERROR)) {
-      const text = error.textContent ?? '';
+      const text = error.dataset.problem ?? error.textContent ?? '';
       const shown = first.get(text);
       error.hidden = shown !== undefined;
       if (!shown) {
