@@ -74,6 +74,8 @@ interface LocalSeat {
   leftover?: { pid?: number; port?: number };
   /** The seat's own Unix user, when the backend has seat users. */
   user?: ShellUser;
+  /** Why a leftover seat's user could not be taken back (another portal holds it now). */
+  userProblem?: string;
 }
 
 /** What `seat.json` in a seat's folder says once its runner has started. */
@@ -153,18 +155,21 @@ export class LocalSeatBackend implements SeatBackend {
         exited: Promise.resolve(),
         log: '',
         leftover: { pid: record?.pid, port: record?.port },
-        user: this.#adopt(dir),
+        ...this.#adopt(dir),
       });
     }
   }
 
   /** A leftover seat's user (its folder's group), kept from new seats until the seat is deleted. */
-  #adopt(dir: string): ShellUser | undefined {
+  #adopt(dir: string): { user?: ShellUser; userProblem?: string } {
     const users = this.opts.seatUsers;
-    const user = users ? seatFolderUser(dir, users) : null;
-    if (!user) return undefined;
-    users!.adopt(user.uid, dir);
-    return user;
+    if (!users) return {};
+    const user = seatFolderUser(dir, users);
+    if (!user) return { userProblem: 'its folder no longer names its seat user' };
+    const adopted = users!.adopt(user.uid, dir);
+    if (!adopted.ok)
+      return { userProblem: `its seat user (uid ${user.uid}) is held by another portal on this host now (pid ${adopted.holder})` };
+    return { user };
   }
 
   /** Ids of the seats an earlier run of the portal left and that are not deleted yet. */
@@ -263,7 +268,7 @@ export class LocalSeatBackend implements SeatBackend {
     if (!seat.leftover) return { ...seat.status };
     // Never a learner's shells as root: a seat whose user is not known again is not taken back.
     if (this.opts.seatUsers && !seat.user)
-      throw new DplabError(`Seat ${spec.id}'s folder no longer names its seat user; it is left as it is.`, { status: 409 });
+      throw new DplabError(`Seat ${spec.id} is left as it is: ${seat.userProblem ?? 'its seat user is not known'}.`, { status: 409 });
     const { pid } = seat.leftover;
     if (pid !== undefined && isSeatRunner(pid, seat.dir)) await stopProcess(pid);
     seat.leftover = undefined;

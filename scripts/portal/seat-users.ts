@@ -53,10 +53,17 @@ export class SeatUsers {
     throw new DplabError(`Every one of the ${SEAT_UID_RANGE} seat users is taken.`);
   }
 
-  /** A seat user found on disk (a seat an earlier portal left): ours from now on, not given out again until released. */
-  adopt(uid: number, folder = ''): void {
+  /**
+   * A seat user found on disk (a seat an earlier portal left): ours from now on, not given out again
+   * until released. Refused (the pid of the holder returned) while another live portal holds it:
+   * two workshops never share a uid, even one an older portal took while this seat's was dead.
+   */
+  adopt(uid: number, folder = ''): { ok: true } | { ok: false; holder: number } {
+    const holder = Number(readFirstLine(join(this.registry, String(uid))));
+    if (holder && holder !== process.pid && pidAlive(holder)) return { ok: false, holder };
     this.#write(uid, 'w', folder);
     this.#used.add(uid);
+    return { ok: true };
   }
 
   /** Ends every process of the user, then frees its number, here and in the host's register. */
@@ -96,6 +103,14 @@ export class SeatUsers {
     if (this.#watching) return;
     this.#watching = true;
     startSeatWatchdog(this.registry);
+  }
+}
+
+function readFirstLine(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return '';
   }
 }
 
