@@ -4,6 +4,7 @@
  * origin; pages and the learner banner; a seat that is not ready yet; a connection flood past the cap.
  */
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -287,5 +288,97 @@ describe('a portal started again on its state folder', () => {
     await running.workshop.removeSeat('s03');
     expect(backend.deleted).toEqual(['s04', 's03']);
     expect(existsSync(join(stateDir, 'workshop', 'seats', 's03.json'))).toBe(false);
+  });
+});
+
+/** A WebSocket upgrade as a page would send it; resolves with the status the server answered. */
+function upgrade(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path,
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        ...headers,
+      },
+    });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      resolve({ status: 101, body: '' });
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('a page on another name rebound to the portal (DNS rebinding)', () => {
+  it('reaches nothing but /api/health, which says {"ok":true} and no more, even with every token in hand', async () => {
+    const backend = new PendingBackend();
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, code: 'ROOM42' });
+    const port = running.port;
+    const ours = { host: `127.0.0.1:${port}`, origin: running.origin, 'content-type': 'application/json' };
+    const joined = await http(running.origin, '/portal/api/join', {
+      method: 'POST',
+      headers: ours,
+      body: JSON.stringify({ code: 'ROOM42', name: 'Ada' }),
+    });
+    const learner = (JSON.parse(joined.body) as { token: string }).token;
+    const secrets = [learner, running.instructorToken, backend.made[0]!.runnerToken, 'ROOM42'];
+    // The attacker's page: its own name, resolved to 127.0.0.1 after the page loaded.
+    const evil = { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, 'content-type': 'application/json' };
+    const as = (token: string) => ({ ...evil, authorization: `Bearer ${token}` });
+    const requests: [string, string, Record<string, string>, string?][] = [
+      ['GET', '/', evil],
+      ['GET', '/index.html', evil],
+      ['GET', '/portal/join', evil],
+      ['GET', '/portal/dashboard', evil],
+      ['GET', '/portal/assets/dashboard.js', evil],
+      ['POST', '/portal/api/join', evil, JSON.stringify({ code: 'ROOM42', name: 'Eve' })],
+      ['GET', '/portal/api/me', as(learner)],
+      ['GET', '/portal/api/state', as(running.instructorToken)],
+      ['GET', '/portal/api/events', as(running.instructorToken)],
+      ['POST', '/portal/api/broadcast', as(running.instructorToken), JSON.stringify({ message: 'pwned' })],
+      ['DELETE', '/portal/api/seats/s01', as(running.instructorToken)],
+      ['POST', '/portal/api/end', as(running.instructorToken)],
+      ['GET', '/api/labs', as(learner)],
+      ['GET', '/api/progress', as(learner)],
+      ['POST', '/api/labs/first-service/steps/a/solve', as(learner), '{}'],
+      ['GET', '/api/health/../../portal/api/state', as(running.instructorToken)],
+    ];
+    for (const [method, path, headers, body] of requests) {
+      const r = await http(running.origin, path, { method, headers, body, timeoutMs: 5_000 });
+      expect(r.status, `${method} ${path}: ${r.body}`).toBe(403);
+      for (const secret of secrets) expect(r.body, `${method} ${path}`).not.toContain(secret);
+    }
+    for (const path of ['/api/terminal', '/portal/api/seats/s01/watch']) {
+      for (const token of [learner, running.instructorToken]) {
+        const r = await upgrade(port, path, { ...evil, 'sec-websocket-protocol': `dplab.v1, dplab.token.${token}` });
+        expect(r.status, `${path}: ${r.body}`).toBe(403);
+      }
+    }
+    // Nothing happened: no broadcast, the seat still there, the workshop not ended.
+    const state = running.workshop.state();
+    expect([state.broadcast, state.ended, state.seats.map((s) => s.id)]).toEqual([undefined, false, ['s01']]);
+    expect(backend.deleted).toEqual([]);
+
+    // Health: to any other name (a probe by pod IP, the rebound page) the same two fixed bytes of news.
+    for (const host of [`evil.example:${port}`, `10.244.1.7:${port}`, '10.244.1.7']) {
+      const r = await http(running.origin, '/api/health?verbose=1', { headers: { ...as(running.instructorToken), host } });
+      expect([r.status, r.body], host).toEqual([200, '{"ok":true}']);
+      expect(r.headers['access-control-allow-origin']).toBeUndefined();
+    }
+    const act = await http(running.origin, '/api/health', { method: 'POST', headers: as(running.instructorToken), body: '{}' });
+    expect(act.status).toBe(405);
+    // Its own name gets the portal's name as before.
+    expect(JSON.parse((await http(running.origin, '/api/health')).body)).toEqual({ ok: true, name: 'dataplane-lab-portal' });
   });
 });

@@ -49,6 +49,8 @@ const PAGES: Record<string, { file: string; type: string }> = {
 export const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
 /** Seats one client may hold (a learner with a second browser). A room behind one NAT address looks like one client behind TLS: PortalOptions.seatsPerClient (no flag yet). */
 export const SEATS_PER_CLIENT = 2;
+/** What /api/health says to a Host that is not the portal's (a probe by pod IP). */
+export const PROBE_ANSWER = { ok: true } as const;
 /** Dashboard event streams keep alive with a comment line this often. */
 const SSE_HEARTBEAT_MS = 15_000;
 /** The runner paths a learner may reach: its API and its terminal socket. */
@@ -262,6 +264,17 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     });
   }
 
+  /**
+   * The one route that answers any Host: probes (the kubelet by pod IP, a load balancer) name none
+   * of ours. To those it says two fixed bytes of news, the same whatever the portal holds, and it
+   * does nothing: no token is read, nothing is counted, no other path is reached this way.
+   */
+  function health(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { message: 'Use GET.' } });
+    const ours = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, address).ok;
+    sendJson(res, 200, ours ? { ok: true, name: 'dataplane-lab-portal' } : PROBE_ANSWER);
+  }
+
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     let url: URL;
     try {
@@ -270,7 +283,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       return sendJson(res, 400, { error: { message: 'Malformed request URL.' } });
     }
     const path = url.pathname;
-    if (path === '/api/health') return sendJson(res, 200, { ok: true, name: 'dataplane-lab-portal' });
+    if (path === '/api/health') return health(req, res);
     if (path.startsWith('/portal/api/')) {
       portalApi(req, res, url).catch((err) => sendError(res, err));
       return;
