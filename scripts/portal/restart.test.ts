@@ -3,7 +3,7 @@
 // user and clusters, its runner started again. Seats of which nothing was kept (a portal without
 // a state folder) nobody can reach again: the next portal removes them, clusters first. Over the
 // cluster test doubles.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -229,6 +229,20 @@ describe('a portal killed with SIGKILL and started again on its folder (issue 36
     expect(statSync(kept).mode & 0o777).toBe(0o700);
     for (const id of SEATS) expect(statSync(join(kept, 'seats', `${id}.json`)).mode & 0o777).toBe(0o600);
     if (asRoot) {
+      // A learner of one seat reaching for what the portal kept: their neighbour's learner and runner tokens.
+      const [ada, bob] = learners;
+      for (const path of [join(kept, 'seats', `${bob!.seat}.json`), join(kept, 'workshop.json'), kept]) {
+        const r = spawnSync(
+          'setpriv',
+          [`--reuid=${ada!.uid}`, `--regid=${ada!.uid}`, '--clear-groups', 'sh', '-c', `cat "$1" || ls "$1"`, 'sh', path],
+          {
+            encoding: 'utf8',
+          },
+        );
+        expect(r.status, path).not.toBe(0);
+        expect(`${r.stdout}${r.stderr}`, path).toMatch(/Permission denied/);
+        expect(`${r.stdout}${r.stderr}`).not.toContain(bob!.token);
+      }
       // Meanwhile another workshop on the host asks for a seat user: it never gets one of these seats' uids.
       const other = new SeatUsers();
       const taken = other.take(join(stateDir, 'elsewhere'));
