@@ -249,9 +249,11 @@ describe('a portal started again on its state folder', () => {
       return backend.status(spec.id);
     };
     const notes: string[] = [];
-    running = await startPortal({ backend, lab, siteDir: site, port: 0, stateDir, note: (l) => notes.push(l) });
+    // Started again as it was first started, with three seats made ahead: the seats taken back count.
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, stateDir, seats: 3, note: (l) => notes.push(l) });
 
     expect(running.code).toBe('ROOM77');
+    expect(running.workshop.state().seats.map((s) => s.id)).toEqual(['s01', 's02', 's03']);
     expect(running.instructorToken).toBe(T('i'));
     expect(resumed).toEqual([
       { id: 's01', runnerToken: T('r'), warm: [] },

@@ -191,9 +191,13 @@ export class Workshop {
     this.opts.store?.writeSeat({ id: seat.id, runnerToken: seat.runnerToken, ...(learner ? { learner } : {}) });
   }
 
-  /** Make `count` seats ahead of the learners (a hot start); returns once each was accepted by the backend. */
+  /**
+   * Have `count` seats before the learners arrive (a hot start), counting the seats a restart took
+   * back (a portal started again with `--seats 12` does not make 12 more); returns once each new
+   * one was accepted by the backend.
+   */
   async prepare(count: number): Promise<void> {
-    const room = Math.max(0, Math.min(count, this.opts.maxSeats - this.#seats.size));
+    const room = Math.max(0, Math.min(count, this.opts.maxSeats) - this.#seats.size);
     await Promise.all(Array.from({ length: room }, () => this.#newSeat()));
   }
 
