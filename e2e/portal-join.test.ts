@@ -22,6 +22,9 @@ class GatedBackend implements SeatBackend {
     this.outcome.set(spec.id, 'pending');
     return this.status(spec.id);
   }
+  async resume(spec: SeatSpec): Promise<SeatStatus> {
+    return this.status(spec.id);
+  }
   async status(id: string): Promise<SeatStatus> {
     const o = this.outcome.get(id);
     if (o === 'ready') return { id, phase: 'ready', endpoint: { url: 'http://127.0.0.1:9', host: '127.0.0.1:9' } };

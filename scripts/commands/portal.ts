@@ -78,10 +78,11 @@ export const portal: Command = {
           ? "Note: every seat's shells run as you (--shared-user): learners can read each other's seat folders.\n"
           : "Note: every seat's shells run as you, so learners can read each other's seat folders; run the portal as root (Linux) to give each seat a Unix user of its own.\n",
       );
+    const portalState = join(stateDir(), 'portal');
     const backend =
       backendKind === 'kubernetes'
         ? kubernetesSeatBackendFromEnv(process.env, (line) => ctx.stderr.write(`${line}\n`))
-        : new LocalSeatBackend({ stateDir: join(stateDir(), 'portal'), ...(seatUsers ? { seatUsers: new SeatUsers() } : {}) });
+        : new LocalSeatBackend({ stateDir: portalState, ...(seatUsers ? { seatUsers: new SeatUsers() } : {}) });
     const running = await startPortal({
       backend,
       lab: labOutline(lab),
@@ -97,6 +98,7 @@ export const portal: Command = {
       maxSeats,
       idleMs: idleMinutes * 60_000,
       note: (line) => ctx.stderr.write(`${line}\n`),
+      stateDir: portalState,
     });
     ctx.stdout.write(
       [

@@ -4,8 +4,9 @@
  * one process, serialised. Ids are matched against the registry; unknown ones are dropped, so a
  * renamed lab in an old browser's localStorage cannot poison the file.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../base/atomic-file.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { DplabError } from '../base/errors.ts';
 import { stateDir } from '../base/paths.ts';
@@ -64,11 +65,7 @@ export function sanitise(p: Progress, labs: readonly Lab[]): Progress {
 }
 
 function writeAtomic(p: Progress): void {
-  const file = progressFile();
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(p, null, 2)}\n`);
-  renameSync(tmp, file);
+  writeFileAtomic(progressFile(), `${JSON.stringify(p, null, 2)}\n`);
 }
 
 let queue: Promise<unknown> = Promise.resolve();

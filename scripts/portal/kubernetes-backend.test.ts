@@ -157,6 +157,19 @@ describe('KubernetesSeatBackend with a recording API', () => {
     expect(api.writes().length).toBe(before);
   });
 
+  it('takes back after a restart only the seat whose Secret holds the token the portal kept, touching nothing', async () => {
+    const { api, backend } = setup();
+    const t = token();
+    await backend.create({ id: 'a1', runnerToken: t, warm: [] });
+    const before = api.writes().length;
+    // A portal started again: its own backend, the seat pod left running.
+    const again = new KubernetesSeatBackend({ config, api });
+    expect(await again.resume({ id: 'a1', runnerToken: t, warm: [] })).toMatchObject({ id: 'a1', phase: 'pending' });
+    await expect(again.resume({ id: 'a1', runnerToken: token(), warm: [] })).rejects.toThrow(/not the one the portal kept/);
+    await expect(again.resume({ id: 'b2', runnerToken: t, warm: [] })).rejects.toThrow(/not the one the portal kept/);
+    expect(api.writes().length).toBe(before);
+  });
+
   it('refuses a name taken by an object the portal did not make, and touches nothing', async () => {
     const { api, backend } = setup();
     api.put('Pod', { metadata: { name: 'dplab-seat-a1', labels: { [`dplab.io/seat`]: 'a1' } }, spec: { containers: [] } });

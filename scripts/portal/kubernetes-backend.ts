@@ -7,7 +7,7 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { DplabError } from '../base/errors.ts';
 import { isMode, type Mode } from '../wire/modes.ts';
-import { weakTokenReason } from '../server/security.ts';
+import { tokensEqual, weakTokenReason } from '../server/security.ts';
 import { SEAT_ID_PATTERN, type SeatBackend, type SeatEndpoint, type SeatSpec, type SeatStatus } from './seat-backend.ts';
 import { kubernetesSeatConfigFromEnv } from './kubernetes-config.ts';
 import { clientNodeSeatApi, KubeApiError, loadKubeConfig, type SeatKind, type SeatKubeApi, type SeatObject } from './seat-kube-api.ts';
@@ -75,6 +75,16 @@ export class KubernetesSeatBackend implements SeatBackend {
     const verdict = podVerdict(pod);
     this.log(`seat ${spec.id}: pod ${pod.metadata!.name} in ${ns}`);
     return verdict.phase === 'pod-ready' ? this.status(spec.id) : { id: spec.id, ...verdict };
+  }
+
+  /** A seat pod outlives the portal: taken back as it runs, once its Secret holds the token the portal kept. */
+  async resume(spec: SeatSpec): Promise<SeatStatus> {
+    const token = SEAT_ID_PATTERN.test(spec.id) ? await this.tokenOf(spec.id) : null;
+    if (token === null || !tokensEqual(token, spec.runnerToken))
+      throw new DplabError(`Seat ${spec.id.slice(0, 40)}'s runner token is not the one the portal kept; it is left as it is.`, {
+        status: 409,
+      });
+    return this.status(spec.id);
   }
 
   async status(id: string): Promise<SeatStatus> {

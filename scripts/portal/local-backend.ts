@@ -6,8 +6,10 @@
  *
  * Each seat's folder holds `seat.json` (its runner's pid, port and token; mode 0600), so that a
  * portal started again after a crash finds the seats an earlier run left: they are listed as
- * failed ("left by an earlier run") until deleted, and delete() removes their clusters through
- * their runner if it still answers, or with `dplab down --all` in the seat's folder if not.
+ * failed ("left by an earlier run") until the portal takes them back (resume(): a runner started
+ * again over the same folder, as the same seat user, with the token the portal kept) or deletes
+ * them (their clusters through their runner if it still answers, or with `dplab down --all` in
+ * the seat's folder if not).
  *
  * With `seatUsers` (the portal run as root on Linux, `dplab portal`'s default there) each seat's
  * shells run as a Unix user of the seat's own, and one seat's shell cannot read another seat's
@@ -72,6 +74,8 @@ interface LocalSeat {
   leftover?: { pid?: number; port?: number };
   /** The seat's own Unix user, when the backend has seat users. */
   user?: ShellUser;
+  /** Why a leftover seat's user could not be taken back (another portal holds it now). */
+  userProblem?: string;
 }
 
 /** What `seat.json` in a seat's folder says once its runner has started. */
@@ -151,18 +155,21 @@ export class LocalSeatBackend implements SeatBackend {
         exited: Promise.resolve(),
         log: '',
         leftover: { pid: record?.pid, port: record?.port },
-        user: this.#adopt(dir),
+        ...this.#adopt(dir),
       });
     }
   }
 
   /** A leftover seat's user (its folder's group), kept from new seats until the seat is deleted. */
-  #adopt(dir: string): ShellUser | undefined {
+  #adopt(dir: string): { user?: ShellUser; userProblem?: string } {
     const users = this.opts.seatUsers;
-    const user = users ? seatFolderUser(dir, users) : null;
-    if (!user) return undefined;
-    users!.adopt(user.uid);
-    return user;
+    if (!users) return {};
+    const user = seatFolderUser(dir, users);
+    if (!user) return { userProblem: 'its folder no longer names its seat user' };
+    const adopted = users!.adopt(user.uid, dir);
+    if (!adopted.ok)
+      return { userProblem: `its seat user (uid ${user.uid}) is held by another portal on this host now (pid ${adopted.holder})` };
+    return { user };
   }
 
   /** Ids of the seats an earlier run of the portal left and that are not deleted yet. */
@@ -192,7 +199,7 @@ export class LocalSeatBackend implements SeatBackend {
       status: { id: spec.id, phase: 'pending', message: 'Waiting for a turn to start…' },
       exited: Promise.resolve(),
       log: '',
-      user: this.opts.seatUsers?.take(),
+      user: this.opts.seatUsers?.take(this.seatDir(spec.id)),
     };
     this.#seats.set(spec.id, seat);
     void this.#inTurn(() => this.#bringUp(seat));
@@ -247,6 +254,28 @@ export class LocalSeatBackend implements SeatBackend {
         this.#fail(seat, `The seat's runner stopped (exit ${child.exitCode ?? child.signalCode}). ${lastLine(seat.log)}`);
     });
     return child;
+  }
+
+  /**
+   * A seat an earlier portal left, served again: whatever is left of its runner stopped, a new one
+   * started over the same folder (workspace, progress, kubeconfigs) as the same seat user, with
+   * the token the portal kept; its port is a new one, behind the same portal route.
+   */
+  async resume(spec: SeatSpec): Promise<SeatStatus> {
+    const seat = this.#seats.get(spec.id);
+    if (!seat || seat.status.phase === 'deleted')
+      throw new DplabError(`There is no seat ${spec.id.slice(0, 40)} to take back.`, { status: 404 });
+    if (!seat.leftover) return { ...seat.status };
+    // Never a learner's shells as root: a seat whose user is not known again is not taken back.
+    if (this.opts.seatUsers && !seat.user)
+      throw new DplabError(`Seat ${spec.id} is left as it is: ${seat.userProblem ?? 'its seat user is not known'}.`, { status: 409 });
+    const { pid } = seat.leftover;
+    if (pid !== undefined && isSeatRunner(pid, seat.dir)) await stopProcess(pid);
+    seat.leftover = undefined;
+    seat.spec = spec;
+    seat.status = { id: spec.id, phase: 'pending', message: 'Waiting for a turn to start again…' };
+    void this.#inTurn(() => this.#bringUp(seat));
+    return { ...seat.status };
   }
 
   async #bringUp(seat: LocalSeat): Promise<void> {

@@ -1,7 +1,9 @@
-// A portal killed without "End workshop" leaves its seats' runners and clusters behind; the next
-// portal on the same folder must find them and remove them (clusters first) before it makes seats
-// of its own, whose ids would otherwise collide with theirs. Over the cluster test doubles.
-import { spawn, type ChildProcess } from 'node:child_process';
+// A portal killed without "End workshop" leaves its seats behind. Started again on the same
+// folder it takes every seat back (issue 36, item 6): workspace, progress, learner token, seat
+// user and clusters, its runner started again. Seats of which nothing was kept (a portal without
+// a state folder) nobody can reach again: the next portal removes them, clusters first. Over the
+// cluster test doubles.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,15 +13,24 @@ import { requireLab } from '../labs/registry.ts';
 import { healthyRules } from '../../test/fixtures/cluster-scenarios.ts';
 import { seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
 import { processAlive } from '../../test/fixtures/process-alive.ts';
+import { firstServiceScenario } from '../../test/fixtures/first-service-scenario.ts';
+import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { LocalSeatBackend } from './local-backend.ts';
-import { processesOf, SEAT_UID_REGISTRY } from './seat-users.ts';
+import { processesOf, SEAT_UID_REGISTRY, SeatUsers } from './seat-users.ts';
 import { startPortal, type RunningPortal } from './server.ts';
 import { labOutline } from './dashboard.ts';
 
 const SEATS = ['s01', 's02'];
+const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
 
 /** A portal in a process of its own (test/fixtures/portal-child.ts), once it says every seat is ready: its seats' runner pids. */
-async function portalChild(config: string): Promise<{ child: ChildProcess; exited: Promise<unknown>; pids: number[] }> {
+interface Ready {
+  pids: number[];
+  port: number;
+  code: string;
+}
+
+async function portalChild(config: string): Promise<{ child: ChildProcess; exited: Promise<unknown> } & Ready> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(projectRoot, 'test/fixtures/portal-child.ts'), config], {
     cwd: projectRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,7 +43,7 @@ async function portalChild(config: string): Promise<{ child: ChildProcess; exite
   while (!/^READY /m.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
   const ready = /^READY (.*)$/m.exec(out);
   expect(ready, out.slice(-2000)).not.toBeNull();
-  return { child, exited, pids: (JSON.parse(ready![1]) as { pids: number[] }).pids };
+  return { child, exited, ...(JSON.parse(ready![1]) as Ready) };
 }
 
 describe('a portal killed without ending its workshop', { timeout: 180_000 }, () => {
@@ -46,14 +57,14 @@ describe('a portal killed without ending its workshop', { timeout: 180_000 }, ()
     doubles?.cleanup();
   });
 
-  it('leaves seats whose runners died with it, which the next portal finds and removes through the CLI', async () => {
+  it('without a state folder: leaves seats whose runners died with it, which the next portal finds and removes through the CLI', async () => {
     doubles = useDoubles({ rules: SEATS.flatMap((s) => healthyRules('iptables', s)) });
     const stateFiles = seatStateFiles(doubles, SEATS);
     const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
     const seatEnv = Object.fromEntries(SEATS.map((id) => [id, { ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id)! }]));
     const stateDir = mkdtempSync(join(tmpdir(), 'dplab-portal-restart-'));
     const config = join(stateDir, 'child.json');
-    writeFileSync(config, JSON.stringify({ stateDir, seats: SEATS.length, seatEnv }));
+    writeFileSync(config, JSON.stringify({ stateDir, seats: SEATS.length, seatEnv, keep: false }));
 
     const { child, exited, pids } = await portalChild(config);
     expect(pids).toHaveLength(2);
@@ -92,8 +103,6 @@ describe('a portal killed without ending its workshop', { timeout: 180_000 }, ()
   });
 });
 
-const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
-
 describe.runIf(asRoot)('a portal with seat users killed with SIGKILL (issue 36)', { timeout: 180_000 }, () => {
   it("takes its runners and every process of its seat users with it, a learner's setsid one included", async () => {
     const doubles = useDoubles({ rules: [] });
@@ -107,7 +116,7 @@ describe.runIf(asRoot)('a portal with seat users killed with SIGKILL (issue 36)'
     const { child, exited, pids } = await portalChild(config);
     try {
       const uid = statSync(join(stateDir, 'seats', 's01')).gid;
-      expect(readFileSync(join(registry, String(uid)), 'utf8')).toBe(String(child.pid));
+      expect(readFileSync(join(registry, String(uid)), 'utf8').split('\n')[0]).toBe(String(child.pid));
       // What a learner leaves behind: a process of the seat's user in a session of its own.
       const left = spawn('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', 'setsid', 'sleep', '600'], {
         detached: true,
@@ -127,6 +136,146 @@ describe.runIf(asRoot)('a portal with seat users killed with SIGKILL (issue 36)'
       child.kill('SIGKILL');
       doubles.cleanup();
       rmSync(stateDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a portal killed with SIGKILL and started again on its folder (issue 36, item 6)', { timeout: 300_000 }, () => {
+  let child: ChildProcess | undefined;
+  let doubles: Doubles | undefined;
+  let stateDir = '';
+  const shells: Shell[] = [];
+  afterAll(async () => {
+    shells.forEach((s) => s.close());
+    child?.kill('SIGKILL');
+    // The watchdog ends the seat users' processes; the folders and the register's claims go with the seats.
+    if (stateDir) {
+      const users = asRoot ? new SeatUsers() : undefined;
+      for (const id of SEATS) {
+        const dir = join(stateDir, 'seats', id);
+        const uid = existsSync(dir) ? statSync(dir).gid : -1;
+        if (users?.owns(uid)) await users.release({ uid, gid: uid });
+      }
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+    doubles?.cleanup();
+  });
+
+  it("takes every seat back: its learner's token, workspace, progress, seat user and cluster, its shell answering again", async () => {
+    doubles = useDoubles({ rules: [...SEATS.flatMap((s) => healthyRules('iptables', s)), ...firstServiceScenario('iptables').rules] });
+    const stateFiles = seatStateFiles(doubles, SEATS);
+    // Step 1 is done on each seat's (double) cluster, so its check passes and progress is written.
+    for (const s of SEATS) writeFileSync(stateFiles.get(s)!, JSON.stringify({ seat: s, s1: '1' }));
+    const { DPLAB_STATE_DIR: _own, ...toolEnv } = doubles.env;
+    const seatEnv = Object.fromEntries(SEATS.map((id) => [id, { ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id)! }]));
+    stateDir = mkdtempSync(join(tmpdir(), 'dplab-portal-readopt-'));
+    chmodSync(stateDir, 0o711);
+    const config = join(stateDir, 'child.json');
+    const write = (port?: number) =>
+      writeFileSync(
+        config,
+        JSON.stringify({ stateDir, seats: SEATS.length, seatEnv, ...(asRoot ? { seatUsersRegistry: SEAT_UID_REGISTRY } : {}), port }),
+      );
+    write();
+    const first = await portalChild(config);
+    child = first.child;
+    const origin = `http://127.0.0.1:${first.port}`;
+    const headers = (token: string) => ({
+      authorization: `Bearer ${token}`,
+      origin,
+      host: `127.0.0.1:${first.port}`,
+      'content-type': 'application/json',
+    });
+
+    // Two learners join, pass step 1 through the portal, and leave a file in their workspace.
+    const learners: { name: string; token: string; seat: string; uid: string; marker: string }[] = [];
+    for (const name of ['Ada', 'Bob']) {
+      const joined = await http(origin, '/portal/api/join', {
+        method: 'POST',
+        headers: headers(''),
+        body: JSON.stringify({ code: first.code, name }),
+      });
+      expect(joined.status, joined.body).toBe(200);
+      const { token, seat } = JSON.parse(joined.body) as { token: string; seat: string };
+      const check = await http(origin, '/api/labs/first-service/steps/deploy-web/check', {
+        method: 'POST',
+        headers: headers(token),
+        body: JSON.stringify({ mode: 'iptables' }),
+        timeoutMs: 60_000,
+      });
+      expect(check.status, check.body).toBe(200);
+      expect((JSON.parse(check.body) as { status: string }).status).toBe('pass');
+      const shell = mustOpen(await openShell(first.port, headers(token), 'cols=200&rows=50&mode=iptables'));
+      shells.push(shell);
+      const marker = `work-of-${name}-${process.pid}`;
+      expect(await sh(shell, `echo ${marker} > notes.txt && cat notes.txt`)).toMatchObject({
+        out: expect.stringContaining(marker),
+        status: 0,
+      });
+      learners.push({ name, token, seat, uid: (await sh(shell, 'id -u')).out.trim(), marker });
+    }
+    expect(learners.map((l) => l.seat).sort()).toEqual([...SEATS]);
+    if (asRoot) expect(new Set(learners.map((l) => l.uid)).size).toBe(2);
+
+    // The crash.
+    child.kill('SIGKILL');
+    await first.exited;
+    const gone = Date.now() + 15_000;
+    while (first.pids.some((p) => processAlive(p)) && Date.now() < gone) await new Promise((r) => setTimeout(r, 50));
+    expect(first.pids.filter((p) => processAlive(p))).toEqual([]);
+    shells.splice(0).forEach((s) => s.close());
+    // What the portal keeps holds tokens: its user's alone.
+    const kept = join(stateDir, 'workshop');
+    expect(statSync(kept).mode & 0o777).toBe(0o700);
+    for (const id of SEATS) expect(statSync(join(kept, 'seats', `${id}.json`)).mode & 0o777).toBe(0o600);
+    if (asRoot) {
+      // A learner of one seat reaching for what the portal kept: their neighbour's learner and runner tokens.
+      const [ada, bob] = learners;
+      for (const path of [join(kept, 'seats', `${bob!.seat}.json`), join(kept, 'workshop.json'), kept]) {
+        const r = spawnSync(
+          'setpriv',
+          [`--reuid=${ada!.uid}`, `--regid=${ada!.uid}`, '--clear-groups', 'sh', '-c', `cat "$1" || ls "$1"`, 'sh', path],
+          {
+            encoding: 'utf8',
+          },
+        );
+        expect(r.status, path).not.toBe(0);
+        expect(`${r.stdout}${r.stderr}`, path).toMatch(/Permission denied/);
+        expect(`${r.stdout}${r.stderr}`).not.toContain(bob!.token);
+      }
+      // Meanwhile another workshop on the host asks for a seat user: it never gets one of these seats' uids.
+      const other = new SeatUsers();
+      const taken = other.take(join(stateDir, 'elsewhere'));
+      try {
+        expect(learners.map((l) => l.uid)).not.toContain(String(taken.uid));
+      } finally {
+        await other.release(taken);
+      }
+    }
+
+    write(first.port);
+    const again = await portalChild(config);
+    child = again.child;
+    expect(again.code).toBe(first.code);
+    expect(again.pids).toHaveLength(SEATS.length);
+    for (const l of learners) {
+      // The learner's page, unchanged, with the token it kept.
+      const me = await http(origin, '/portal/api/me', { headers: headers(l.token) });
+      expect(me.status, me.body).toBe(200);
+      expect(JSON.parse(me.body)).toMatchObject({ seat: l.seat, name: l.name, phase: 'ready' });
+      const progress = await http(origin, '/api/progress', { headers: headers(l.token) });
+      expect(progress.status, progress.body).toBe(200);
+      expect(JSON.parse(progress.body).labs['first-service'].passed.iptables).toContain('deploy-web');
+      const clusters = await http(origin, '/api/clusters', { headers: headers(l.token) });
+      expect(clusters.status, clusters.body).toBe(200);
+      expect(JSON.parse(clusters.body).clusters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ mode: 'iptables', state: 'ready' })]),
+      );
+      const shell = mustOpen(await openShell(again.port, headers(l.token), 'cols=200&rows=50&mode=iptables'));
+      shells.push(shell);
+      expect((await sh(shell, 'cat notes.txt')).out).toContain(l.marker);
+      expect((await sh(shell, 'id -u')).out.trim()).toBe(l.uid);
+      if (asRoot) expect(readFileSync(join(SEAT_UID_REGISTRY, l.uid), 'utf8').split('\n')[0]).toBe(String(child.pid));
     }
   });
 });

@@ -47,6 +47,12 @@ export interface SeatBackend {
   readonly kind: 'local' | 'kubernetes';
   /** Start making the seat; resolves once the request is accepted (phase 'pending'). Idempotent per id. */
   create(spec: SeatSpec): Promise<SeatStatus>;
+  /**
+   * Serve again a seat an earlier portal made (one `list()` gives, left by a crash or a kill),
+   * with the token its runner had: its workspace, progress and clusters as they were, its runner
+   * started again if it did not outlive that portal. Resolves like create (phase 'pending' or 'ready').
+   */
+  resume(spec: SeatSpec): Promise<SeatStatus>;
   /** The seat as it is now; phase 'deleted' for an id the backend does not know. */
   status(id: string): Promise<SeatStatus>;
   /** Every seat this backend made (and only those). */

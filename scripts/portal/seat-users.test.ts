@@ -5,7 +5,7 @@
 // signals) and must be refused by the kernel, while seat 1's own kubeconfig and workspace work.
 // Deleting seat 2 must leave no process of its user behind, even one its shell started with setsid.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -44,6 +44,26 @@ describe('seat users', () => {
     expect(first.take().uid).toBe(5_100_002);
     await first.release(a);
     expect(second.take().uid).toBe(5_100_000);
+  });
+
+  it("stay claimed after their portal dies while the seat's folder is theirs, and are never taken back from another live portal", async () => {
+    const registry = join(dir, 'registry-restart');
+    mkdirSync(registry, { recursive: true });
+    const seat = join(dir, 'seat-left');
+    mkdirSync(seat);
+    // A portal (long dead: pid 2^22+1 is past pid_max's default) left seat-left with uid 5_200_000.
+    const dead = 4_194_305;
+    chownSync(seat, process.getuid?.() ?? 0, asRoot ? 5_200_000 : (process.getgid?.() ?? 0));
+    writeFileSync(join(registry, '5200000'), `${dead}\n${seat}`);
+    const other = new SeatUsers(5_200_000, registry);
+    if (asRoot) expect(other.take().uid).toBe(5_200_001);
+    // Its folder gone, the claim is stale.
+    rmSync(seat, { recursive: true });
+    expect(new SeatUsers(5_200_000, registry).take().uid).toBe(5_200_000);
+    // Held by a live portal (here: our parent), a seat's uid is not adopted.
+    writeFileSync(join(registry, '5200009'), `${process.ppid}\n${seat}`);
+    expect(new SeatUsers(5_200_000, registry).adopt(5_200_009, seat)).toEqual({ ok: false, holder: process.ppid });
+    expect(readFileSync(join(registry, '5200009'), 'utf8')).toBe(`${process.ppid}\n${seat}`);
   });
 
   it('must be able to cross every folder above theirs, and the refusal names the closed one', () => {

@@ -22,8 +22,10 @@ const SEAT_UID_RANGE = 10_000;
 
 /**
  * The host-wide register of seat uids in use: one file per uid holding the pid of the portal that
- * has it, so a second portal on the host (another workshop) never gives out a uid the first one
- * uses (issue 36: its first learner got the other workshop's first uid and read that workspace).
+ * has it (first line) and the seat's folder (second), so a second portal on the host (another
+ * workshop) never gives out a uid the first one uses (issue 36: its first learner got the other
+ * workshop's first uid and read that workspace). A claim outlives its portal while the seat's
+ * folder is still that uid's: a portal killed and started again takes the seat back with its uid.
  */
 export const SEAT_UID_REGISTRY = '/run/dplab/seat-uids';
 
@@ -41,20 +43,27 @@ export class SeatUsers {
     return uid >= this.base && uid < this.base + SEAT_UID_RANGE;
   }
 
-  /** The lowest seat user free on this host (no portal's claim on it, no process of it running). */
-  take(): ShellUser {
+  /** The lowest seat user free on this host (no portal's claim on it, no process of it running) for the seat in `folder`. */
+  take(folder = ''): ShellUser {
     for (let uid = this.base; uid < this.base + SEAT_UID_RANGE; uid++)
-      if (!this.#used.has(uid) && this.#claim(uid)) {
+      if (!this.#used.has(uid) && this.#claim(uid, folder)) {
         this.#used.add(uid);
         return { uid, gid: uid };
       }
     throw new DplabError(`Every one of the ${SEAT_UID_RANGE} seat users is taken.`);
   }
 
-  /** A seat user found on disk (a seat an earlier portal left): ours from now on, not given out again until released. */
-  adopt(uid: number): void {
-    this.#write(uid, 'w');
+  /**
+   * A seat user found on disk (a seat an earlier portal left): ours from now on, not given out again
+   * until released. Refused (the pid of the holder returned) while another live portal holds it:
+   * two workshops never share a uid, even one an older portal took while this seat's was dead.
+   */
+  adopt(uid: number, folder = ''): { ok: true } | { ok: false; holder: number } {
+    const holder = Number(readFirstLine(join(this.registry, String(uid))));
+    if (holder && holder !== process.pid && pidAlive(holder)) return { ok: false, holder };
+    this.#write(uid, 'w', folder);
     this.#used.add(uid);
+    return { ok: true };
   }
 
   /** Ends every process of the user, then frees its number, here and in the host's register. */
@@ -64,24 +73,28 @@ export class SeatUsers {
     rmSync(join(this.registry, String(user.uid)), { force: true });
   }
 
-  #write(uid: number, flag: 'w' | 'wx'): void {
+  #write(uid: number, flag: 'w' | 'wx', folder: string): void {
     mkdirSync(this.registry, { recursive: true, mode: 0o700 });
-    writeFileSync(join(this.registry, String(uid)), String(process.pid), { flag, mode: 0o600 });
+    writeFileSync(join(this.registry, String(uid)), `${process.pid}\n${folder}`, { flag, mode: 0o600 });
     this.#watch();
   }
 
-  /** Claims `uid` in the host's register; false when another live portal has it, or a process of it still runs. */
-  #claim(uid: number): boolean {
+  /**
+   * Claims `uid` in the host's register; false when another live portal has it, a process of it
+   * still runs, or its seat's folder is still there for a portal to take back.
+   */
+  #claim(uid: number, folder: string): boolean {
     try {
-      this.#write(uid, 'wx');
+      this.#write(uid, 'wx', folder);
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const holder = Number(readFileSync(join(this.registry, String(uid)), 'utf8'));
-    // A claim whose portal is gone is stale only once nothing of that user runs any more.
-    if (holder === process.pid || pidAlive(holder) || processesOf(uid).length) return false;
-    this.#write(uid, 'w');
+    const [holderText = '', heldFolder = ''] = readFileSync(join(this.registry, String(uid)), 'utf8').split('\n');
+    const holder = Number(holderText);
+    // A claim whose portal is gone is stale only once nothing of that user runs any more and its seat is gone.
+    if (holder === process.pid || pidAlive(holder) || processesOf(uid).length || folderOf(heldFolder, uid)) return false;
+    this.#write(uid, 'w', folder);
     return true;
   }
 
@@ -90,6 +103,24 @@ export class SeatUsers {
     if (this.#watching) return;
     this.#watching = true;
     startSeatWatchdog(this.registry);
+  }
+}
+
+function readFirstLine(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n')[0] ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** Is `folder` (absolute) a seat folder of `uid` still (prepareSeatFolder gave it that group)? */
+function folderOf(folder: string, uid: number): boolean {
+  if (!folder.startsWith('/')) return false;
+  try {
+    return statSync(folder).gid === uid;
+  } catch {
+    return false;
   }
 }
 

@@ -16,7 +16,7 @@ const PKILL = ['/usr/bin/pkill', '/bin/pkill'];
 /** `$1` the register folder, `$2` the portal's pid; its stdin is the pipe. */
 const SCRIPT = `cat >/dev/null
 for f in "$1"/*; do
-  [ "$(cat "$f" 2>/dev/null)" = "$2" ] || continue
+  [ "$(head -n 1 "$f" 2>/dev/null)" = "$2" ] || continue
   uid=\${f##*/}
   i=0
   while ${'"$3"'} -KILL -U "$uid" && [ $i -lt 200 ]; do i=$((i+1)); sleep 0.05; done

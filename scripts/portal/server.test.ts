@@ -3,7 +3,8 @@
  * only on loopback unless TLS is terminated in front, then the public name with its https
  * origin; pages and the learner banner; a seat that is not ready yet; a connection flood past the cap.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { http } from '../../test/fixtures/terminal-client.ts';
 import { HTTP_LIMITS, interfaceAddresses } from '../server/http.ts';
 import type { SeatBackend, SeatSpec, SeatStatus } from './seat-backend.ts';
 import { startPortal, type RunningPortal } from './server.ts';
+import { WorkshopStore } from './workshop-store.ts';
 
 /** Seats that stay pending: enough to join, nothing to forward to. */
 class PendingBackend implements SeatBackend {
@@ -20,6 +22,9 @@ class PendingBackend implements SeatBackend {
   async create(spec: SeatSpec): Promise<SeatStatus> {
     this.made.push(spec);
     return { id: spec.id, phase: 'pending', message: 'Starting the runner…' };
+  }
+  async resume(spec: SeatSpec): Promise<SeatStatus> {
+    return this.status(spec.id);
   }
   async status(id: string): Promise<SeatStatus> {
     return this.made.some((s) => s.id === id) ? { id, phase: 'pending', message: 'Starting the runner…' } : { id, phase: 'deleted' };
@@ -223,5 +228,159 @@ describe('seats an earlier portal left', () => {
       'Could not remove seat s02, left by an earlier portal: its runner does not answer',
     ]);
     expect(backend.made.map((s) => s.id)).toEqual(['s02', 's01', 's03']);
+  });
+});
+
+describe('a portal started again on its state folder', () => {
+  const T = (c: string) => c.repeat(32);
+  it('takes back each seat it kept, with its learner and token; one whose record does not read is set aside, not deleted', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'dplab-portal-store-'));
+    const store = new WorkshopStore(join(stateDir, 'workshop'));
+    store.writeWorkshop({ code: 'ROOM77', instructorToken: T('i') });
+    store.writeSeat({ id: 's01', runnerToken: T('r'), learner: { name: 'Ada', joinedAt: 1, token: T('a') } });
+    store.writeSeat({ id: 's02', runnerToken: T('q') });
+    // s03's record was cut short (a disk full, a hand edit); s04 has none at all (made before records were kept).
+    writeFileSync(join(stateDir, 'workshop', 'seats', 's03.json'), '{"v":1,"id":"s03","runnerTok');
+    const backend = new PendingBackend();
+    backend.made.push(...['s01', 's02', 's03', 's04'].map((id) => ({ id, runnerToken: 'earlier', warm: [] })));
+    const resumed: SeatSpec[] = [];
+    backend.resume = async (spec) => {
+      resumed.push(spec);
+      return backend.status(spec.id);
+    };
+    const notes: string[] = [];
+    // Started again as it was first started, with three seats made ahead: the seats taken back count.
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, stateDir, seats: 3, note: (l) => notes.push(l) });
+
+    expect(running.code).toBe('ROOM77');
+    expect(running.workshop.state().seats.map((s) => s.id)).toEqual(['s01', 's02', 's03']);
+    expect(running.instructorToken).toBe(T('i'));
+    expect(resumed).toEqual([
+      { id: 's01', runnerToken: T('r'), warm: [] },
+      { id: 's02', runnerToken: T('q'), warm: [] },
+    ]);
+    expect(backend.deleted).toEqual(['s04']);
+    expect(notes[0]).toBe('Took back 2 seat(s) an earlier portal left: s01, s02.');
+    expect(notes[1]).toMatch(/^Seat s03: Set aside after a restart: its saved state does not read \(not JSON/);
+    expect(notes[2]).toBe('Removed 1 seat(s) an earlier portal left: s04.');
+    // The set-aside seat: on the dashboard, never handed out, its record untouched.
+    const row = running.workshop.state().seats.find((s) => s.id === 's03');
+    expect(row).toMatchObject({ phase: 'failed', message: expect.stringMatching(/^Set aside/) });
+    expect(readFileSync(join(stateDir, 'workshop', 'seats', 's03.json'), 'utf8')).toBe('{"v":1,"id":"s03","runnerTok');
+    // Ada's page, with the token it kept, names her seat again.
+    const origin = `http://127.0.0.1:${running.port}`;
+    const me = await http(origin, '/portal/api/me', { headers: { authorization: `Bearer ${T('a')}`, host: `127.0.0.1:${running.port}` } });
+    expect(me.status, me.body).toBe(200);
+    expect(JSON.parse(me.body)).toMatchObject({ seat: 's01', name: 'Ada' });
+    // A newcomer gets the free seat taken back (s02), never the set-aside one; the join is kept at once.
+    const joined = await http(origin, '/portal/api/join', {
+      method: 'POST',
+      headers: { origin, host: `127.0.0.1:${running.port}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ code: 'room77', name: 'Bob' }),
+    });
+    expect(joined.status, joined.body).toBe(200);
+    const bob = JSON.parse(joined.body) as { seat: string; token: string };
+    expect(bob.seat).toBe('s02');
+    expect(store.readSeat('s02')).toMatchObject({ ok: true, record: { learner: { name: 'Bob', token: bob.token } } });
+    // Tokens at rest: the portal's user's alone.
+    expect(statSync(join(stateDir, 'workshop')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(stateDir, 'workshop', 'seats', 's02.json')).mode & 0o777).toBe(0o600);
+    expect(statSync(join(stateDir, 'workshop', 'workshop.json')).mode & 0o777).toBe(0o600);
+    // The instructor removes the set-aside seat: then, and only then, it goes with its record.
+    await running.workshop.removeSeat('s03');
+    expect(backend.deleted).toEqual(['s04', 's03']);
+    expect(existsSync(join(stateDir, 'workshop', 'seats', 's03.json'))).toBe(false);
+  });
+});
+
+/** A WebSocket upgrade as a page would send it; resolves with the status the server answered. */
+function upgrade(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path,
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        ...headers,
+      },
+    });
+    req.on('upgrade', (_res, socket) => {
+      socket.destroy();
+      resolve({ status: 101, body: '' });
+    });
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('a page on another name rebound to the portal (DNS rebinding)', () => {
+  it('reaches nothing but /api/health, which says {"ok":true} and no more, even with every token in hand', async () => {
+    const backend = new PendingBackend();
+    running = await startPortal({ backend, lab, siteDir: site, port: 0, code: 'ROOM42' });
+    const port = running.port;
+    const ours = { host: `127.0.0.1:${port}`, origin: running.origin, 'content-type': 'application/json' };
+    const joined = await http(running.origin, '/portal/api/join', {
+      method: 'POST',
+      headers: ours,
+      body: JSON.stringify({ code: 'ROOM42', name: 'Ada' }),
+    });
+    const learner = (JSON.parse(joined.body) as { token: string }).token;
+    const secrets = [learner, running.instructorToken, backend.made[0]!.runnerToken, 'ROOM42'];
+    // The attacker's page: its own name, resolved to 127.0.0.1 after the page loaded.
+    const evil = { host: `evil.example:${port}`, origin: `http://evil.example:${port}`, 'content-type': 'application/json' };
+    const as = (token: string) => ({ ...evil, authorization: `Bearer ${token}` });
+    const requests: [string, string, Record<string, string>, string?][] = [
+      ['GET', '/', evil],
+      ['GET', '/index.html', evil],
+      ['GET', '/portal/join', evil],
+      ['GET', '/portal/dashboard', evil],
+      ['GET', '/portal/assets/dashboard.js', evil],
+      ['POST', '/portal/api/join', evil, JSON.stringify({ code: 'ROOM42', name: 'Eve' })],
+      ['GET', '/portal/api/me', as(learner)],
+      ['GET', '/portal/api/state', as(running.instructorToken)],
+      ['GET', '/portal/api/events', as(running.instructorToken)],
+      ['POST', '/portal/api/broadcast', as(running.instructorToken), JSON.stringify({ message: 'pwned' })],
+      ['DELETE', '/portal/api/seats/s01', as(running.instructorToken)],
+      ['POST', '/portal/api/end', as(running.instructorToken)],
+      ['GET', '/api/labs', as(learner)],
+      ['GET', '/api/progress', as(learner)],
+      ['POST', '/api/labs/first-service/steps/a/solve', as(learner), '{}'],
+      ['GET', '/api/health/../../portal/api/state', as(running.instructorToken)],
+    ];
+    for (const [method, path, headers, body] of requests) {
+      const r = await http(running.origin, path, { method, headers, body, timeoutMs: 5_000 });
+      expect(r.status, `${method} ${path}: ${r.body}`).toBe(403);
+      for (const secret of secrets) expect(r.body, `${method} ${path}`).not.toContain(secret);
+    }
+    for (const path of ['/api/terminal', '/portal/api/seats/s01/watch']) {
+      for (const token of [learner, running.instructorToken]) {
+        const r = await upgrade(port, path, { ...evil, 'sec-websocket-protocol': `dplab.v1, dplab.token.${token}` });
+        expect(r.status, `${path}: ${r.body}`).toBe(403);
+      }
+    }
+    // Nothing happened: no broadcast, the seat still there, the workshop not ended.
+    const state = running.workshop.state();
+    expect([state.broadcast, state.ended, state.seats.map((s) => s.id)]).toEqual([undefined, false, ['s01']]);
+    expect(backend.deleted).toEqual([]);
+
+    // Health: to any other name (a probe by pod IP, the rebound page) the same two fixed bytes of news.
+    for (const host of [`evil.example:${port}`, `10.244.1.7:${port}`, '10.244.1.7']) {
+      const r = await http(running.origin, '/api/health?verbose=1', { headers: { ...as(running.instructorToken), host } });
+      expect([r.status, r.body], host).toEqual([200, '{"ok":true}']);
+      expect(r.headers['access-control-allow-origin']).toBeUndefined();
+    }
+    const act = await http(running.origin, '/api/health', { method: 'POST', headers: as(running.instructorToken), body: '{}' });
+    expect(act.status).toBe(405);
+    // Its own name gets the portal's name as before.
+    expect(JSON.parse((await http(running.origin, '/api/health')).body)).toEqual({ ok: true, name: 'dataplane-lab-portal' });
   });
 });

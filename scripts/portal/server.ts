@@ -27,7 +27,8 @@ import type { LabOutline } from './dashboard.ts';
 import { forwardHttp, forwardUpgrade } from './forward.ts';
 import { checkAddress, portalAddress, TokenBook, type Principal, type PortalVerdict } from './gate.ts';
 import type { SeatBackend } from './seat-backend.ts';
-import { Workshop, type WorkshopOptions } from './workshop.ts';
+import { Workshop, type Restored, type WorkshopOptions } from './workshop.ts';
+import { WorkshopStore } from './workshop-store.ts';
 import { answerClientError } from '../server/client-error.ts';
 
 // From the project root, not from this module: compiled, this code is a chunk under dist-cli/.
@@ -48,6 +49,8 @@ const PAGES: Record<string, { file: string; type: string }> = {
 export const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
 /** Seats one client may hold (a learner with a second browser). A room behind one NAT address looks like one client behind TLS: PortalOptions.seatsPerClient (no flag yet). */
 export const SEATS_PER_CLIENT = 2;
+/** What /api/health says to a Host that is not the portal's (a probe by pod IP). */
+export const PROBE_ANSWER = { ok: true } as const;
 /** Dashboard event streams keep alive with a comment line this often. */
 const SSE_HEARTBEAT_MS = 15_000;
 /** The runner paths a learner may reach: its API and its terminal socket. */
@@ -73,8 +76,14 @@ export interface PortalOptions {
   /** Seats one client may hold (SEATS_PER_CLIENT); the operator's own user on this host is not counted. */
   seatsPerClient?: number;
   timing?: WorkshopOptions['timing'];
-  /** A line for the operator (seats an earlier portal left, removed before any new one is made). */
+  /** A line for the operator (seats an earlier portal left: taken back, set aside or removed). */
   note?: (line: string) => void;
+  /**
+   * The portal's state folder: the workshop's code and each seat's tokens and learner are kept in
+   * `<stateDir>/workshop/`, so a portal started again on it takes every seat back. Absent: nothing
+   * is kept, and seats an earlier portal left are removed.
+   */
+  stateDir?: string;
 }
 
 export interface RunningPortal {
@@ -100,6 +109,13 @@ export function workshopCode(): string {
   return out;
 }
 
+function noteRestored(r: Restored, note: PortalOptions['note']): void {
+  if (r.resumed.length) note?.(`Took back ${r.resumed.length} seat(s) an earlier portal left: ${r.resumed.join(', ')}.`);
+  for (const s of r.setAside) note?.(`Seat ${s.id}: ${s.message}`);
+  if (r.removed.length) note?.(`Removed ${r.removed.length} seat(s) an earlier portal left: ${r.removed.join(', ')}.`);
+  for (const f of r.failed) note?.(`Could not remove seat ${f.id}, left by an earlier portal: ${f.message}`);
+}
+
 function refuse(res: ServerResponse, verdict: Extract<PortalVerdict, { ok: false }>): void {
   if (verdict.retryAfterSeconds) res.setHeader('retry-after', String(verdict.retryAfterSeconds));
   sendJson(res, verdict.status, { error: { message: verdict.message } });
@@ -117,8 +133,12 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     );
   if (opts.behindTls && !opts.publicHosts?.length)
     throw new DplabError('--behind-tls needs the name learners use: --public-host workshop.example.org.', { status: 400 });
-  const instructorToken = opts.instructorToken ?? generateToken();
-  const code = (opts.code ?? workshopCode()).toUpperCase();
+  const store = opts.stateDir ? new WorkshopStore(join(opts.stateDir, 'workshop')) : undefined;
+  // A restarted portal keeps the code on the whiteboard and the instructor's link.
+  const saved = store?.readWorkshop();
+  const instructorToken = opts.instructorToken ?? saved?.instructorToken ?? generateToken();
+  const code = (opts.code ?? saved?.code ?? workshopCode()).toUpperCase();
+  store?.writeWorkshop({ code, ...(opts.instructorToken ? {} : { instructorToken }) });
   const tokens = new TokenBook(instructorToken);
   const joins = new GuessLimiters(JOIN_LIMIT.burst, JOIN_LIMIT.leakMs);
   const wrongCodes = new GuessLimiters();
@@ -244,6 +264,17 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     });
   }
 
+  /**
+   * The one route that answers any Host: probes (the kubelet by pod IP, a load balancer) name none
+   * of ours. To those it says two fixed bytes of news, the same whatever the portal holds, and it
+   * does nothing: no token is read, nothing is counted, no other path is reached this way.
+   */
+  function health(req: IncomingMessage, res: ServerResponse): void {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { message: 'Use GET.' } });
+    const ours = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, address).ok;
+    sendJson(res, 200, ours ? { ok: true, name: 'dataplane-lab-portal' } : PROBE_ANSWER);
+  }
+
   function onRequest(req: IncomingMessage, res: ServerResponse): void {
     let url: URL;
     try {
@@ -252,7 +283,7 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       return sendJson(res, 400, { error: { message: 'Malformed request URL.' } });
     }
     const path = url.pathname;
-    if (path === '/api/health') return sendJson(res, 200, { ok: true, name: 'dataplane-lab-portal' });
+    if (path === '/api/health') return health(req, res);
     if (path.startsWith('/portal/api/')) {
       portalApi(req, res, url).catch((err) => sendError(res, err));
       return;
@@ -350,10 +381,9 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     idleMs: opts.idleMs ?? 10 * 60_000,
     joinUrl,
     timing: opts.timing,
+    store,
   });
-  const left = await workshop.removeLeftovers();
-  if (left.removed.length) opts.note?.(`Removed ${left.removed.length} seat(s) an earlier portal left: ${left.removed.join(', ')}.`);
-  for (const f of left.failed) opts.note?.(`Could not remove seat ${f.id}, left by an earlier portal: ${f.message}`);
+  noteRestored(await workshop.restore(), opts.note);
   await workshop.prepare(opts.seats ?? 0);
   return {
     server,

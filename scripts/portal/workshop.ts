@@ -15,6 +15,7 @@ import { stepCells, stuckReason, type LabOutline } from './dashboard.ts';
 import type { TokenBook } from './gate.ts';
 import type { SeatBackend, SeatEndpoint, SeatStatus } from './seat-backend.ts';
 import { SeatClient } from './seat-client.ts';
+import type { SeatRecord, WorkshopStore } from './workshop-store.ts';
 
 export const WORKSHOP_TIMING = {
   /** The watcher wakes this often. */
@@ -48,13 +49,15 @@ export interface WorkshopOptions {
   joinUrl: string;
   now?: () => number;
   timing?: Partial<WorkshopTiming>;
+  /** Where each seat's runner token and learner are kept, so a portal started again takes them back (restore()); absent: nothing is kept. */
+  store?: WorkshopStore;
 }
 
 interface Seat {
   id: string;
   runnerToken: string;
   status: SeatStatus;
-  learner?: { name: string; joinedAt: number; client?: string };
+  learner?: { name: string; joinedAt: number; client?: string; token?: string };
   lastActiveAt?: number;
   activity?: Activity;
   clusters: { mode: Mode; state: ClusterState }[];
@@ -67,6 +70,20 @@ interface Seat {
   stream?: { controller: AbortController; live: boolean };
   /** When a stream may be opened (again). */
   nextStream: number;
+  /** Why a seat an earlier portal left was set aside (its saved state does not read): kept as it is, never handed out, removable. */
+  setAside?: string;
+}
+
+/** What restore() did with the seats an earlier portal left. */
+export interface Restored {
+  /** Taken back: their learners' links work again, their runners as they were or started again. */
+  resumed: string[];
+  /** Their saved state does not read: kept on disk untouched, shown on the dashboard, for the instructor to remove. */
+  setAside: { id: string; message: string }[];
+  /** Seats of which nothing was saved (nobody could reach them again): deleted, clusters first. */
+  removed: string[];
+  /** Of those, the ones that would not go (their ids stay out of this workshop's numbering). */
+  failed: { id: string; message: string }[];
 }
 
 export class Workshop {
@@ -95,34 +112,92 @@ export class Workshop {
   }
 
   /**
-   * Seats the backend had before this workshop made any: an earlier portal's, left by a crash or
-   * a kill. Their learners' tokens died with that portal, so nobody can reach them again, and
-   * their ids would collide with this workshop's: delete them (clusters first). Any that will not
-   * go keep their ids out of this workshop's numbering.
+   * Seats the backend had before this workshop made any: an earlier portal's, left by a crash,
+   * a kill or a second Ctrl-C. Each one whose record the store kept is taken back with its runner
+   * token, learner and learner token (their page reconnects by itself); one whose record does
+   * not read is set aside, untouched; one with no record at all nobody could reach again, so it
+   * is deleted (clusters first), and any that will not go keep their ids out of the numbering.
    */
-  async removeLeftovers(): Promise<{ removed: string[]; failed: { id: string; message: string }[] }> {
-    const left = (await this.opts.backend.list()).map((s) => s.id).filter((id) => !this.#seats.has(id));
-    const removed: string[] = [];
-    const failed: { id: string; message: string }[] = [];
-    const queue = [...left];
+  async restore(): Promise<Restored> {
+    const listed = (await this.opts.backend.list()).map((s) => s.id).filter((id) => !this.#seats.has(id));
+    const store = this.opts.store;
+    // A record whose seat is gone (its folder removed by hand) has nothing left to take back.
+    for (const id of store?.seatIds() ?? []) if (!listed.includes(id) && store!.readSeat(id).ok) store!.removeSeat(id);
+    const out: Restored = { resumed: [], setAside: [], removed: [], failed: [] };
+    const orphans: string[] = [];
+    const resumes: Promise<void>[] = [];
+    for (const id of listed) {
+      const stored = store ? store.readSeat(id) : ({ ok: false, missing: true } as const);
+      if (stored.ok) {
+        resumes.push(this.#resume(stored.record));
+        out.resumed.push(id);
+      } else if (!stored.missing) {
+        const message = `Set aside after a restart: its saved state does not read (${stored.problem.slice(0, 300)}); its folder is kept as it was. Remove deletes it.`;
+        this.#seats.set(id, { ...this.#blankSeat(id, ''), status: { id, phase: 'failed', message }, setAside: message });
+        out.setAside.push({ id, message });
+      } else orphans.push(id);
+    }
+    await Promise.all(resumes);
     const worker = async () => {
-      for (let id = queue.shift(); id; id = queue.shift()) {
+      for (let id = orphans.shift(); id; id = orphans.shift()) {
         try {
           await this.opts.backend.delete(id);
-          removed.push(id);
+          out.removed.push(id);
         } catch (err) {
           this.#reserved.add(id);
-          failed.push({ id, message: err instanceof Error ? err.message : String(err) });
+          out.failed.push({ id, message: err instanceof Error ? err.message : String(err) });
         }
       }
     };
     await Promise.all(Array.from({ length: this.#timing.endConcurrency }, worker));
-    return { removed: removed.sort(), failed };
+    out.removed.sort();
+    this.#changed();
+    return out;
   }
 
-  /** Make `count` seats ahead of the learners (a hot start); returns once each was accepted by the backend. */
+  async #resume(record: SeatRecord): Promise<void> {
+    const { id, runnerToken, learner } = record;
+    const seat = this.#blankSeat(id, runnerToken);
+    seat.status = { id, phase: 'pending', message: 'Taking the seat back after a restart…' };
+    if (learner) {
+      seat.learner = learner;
+      seat.lastActiveAt = this.#now();
+      this.opts.tokens.addLearner(learner.token, id);
+    }
+    this.#seats.set(id, seat);
+    try {
+      seat.status = await this.opts.backend.resume({ id, runnerToken, warm: [] });
+    } catch (err) {
+      seat.status = { id, phase: 'failed', message: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  #blankSeat(id: string, runnerToken: string): Seat {
+    return {
+      id,
+      runnerToken,
+      status: { id, phase: 'pending' },
+      clusters: [],
+      nextActivity: 0,
+      nextClusters: 0,
+      busy: false,
+      nextStream: 0,
+    };
+  }
+
+  /** Keep what a restarted portal needs of this seat (its runner token, its learner). */
+  #save(seat: Seat): void {
+    const learner = seat.learner?.token ? { ...seat.learner, token: seat.learner.token } : undefined;
+    this.opts.store?.writeSeat({ id: seat.id, runnerToken: seat.runnerToken, ...(learner ? { learner } : {}) });
+  }
+
+  /**
+   * Have `count` seats before the learners arrive (a hot start), counting the seats a restart took
+   * back (a portal started again with `--seats 12` does not make 12 more); returns once each new
+   * one was accepted by the backend.
+   */
   async prepare(count: number): Promise<void> {
-    const room = Math.max(0, Math.min(count, this.opts.maxSeats - this.#seats.size));
+    const room = Math.max(0, Math.min(count, this.opts.maxSeats) - this.#seats.size);
     await Promise.all(Array.from({ length: room }, () => this.#newSeat()));
   }
 
@@ -131,17 +206,10 @@ export class Workshop {
     let id: string;
     do id = `s${String(++this.#serial).padStart(2, '0')}`;
     while (this.#seats.has(id) || this.#reserved.has(id));
-    const seat: Seat = {
-      id,
-      runnerToken: generateToken(),
-      status: { id, phase: 'pending', message: 'Asking for a seat…' },
-      clusters: [],
-      nextActivity: 0,
-      nextClusters: 0,
-      busy: false,
-      nextStream: 0,
-    };
+    const seat: Seat = { ...this.#blankSeat(id, generateToken()), status: { id, phase: 'pending', message: 'Asking for a seat…' } };
     this.#seats.set(id, seat);
+    // Saved before the backend hears of it: a seat that exists is a seat a restart can take back.
+    this.#save(seat);
     this.#changed();
     try {
       seat.status = await this.opts.backend.create({ id, runnerToken: seat.runnerToken, warm: this.opts.warm });
@@ -176,9 +244,10 @@ export class Workshop {
         throw new DplabError(`The workshop is full (${this.opts.maxSeats} seats). Ask your instructor.`, { status: 503 });
       seat = await this.#newSeat();
     }
-    seat.learner = { name, joinedAt: this.#now(), ...(limit ? { client: limit.client } : {}) };
-    seat.lastActiveAt = this.#now();
     const token = generateToken();
+    seat.learner = { name, joinedAt: this.#now(), ...(limit ? { client: limit.client } : {}), token };
+    seat.lastActiveAt = this.#now();
+    this.#save(seat);
     this.opts.tokens.addLearner(token, seat.id);
     this.#changed();
     return { token, seat: seat.id, start: `/labs/${this.opts.lab.id}/` };
@@ -238,7 +307,7 @@ export class Workshop {
         id: s.id,
         learner: s.learner?.name,
         phase: s.status.phase,
-        message: s.error ?? s.status.message,
+        message: s.setAside ?? s.error ?? s.status.message,
         clusters: s.clusters,
         steps,
         stuck: s.learner ? stuckReason(this.opts.lab, steps, { lastActiveAt: s.lastActiveAt, now, idleMs: this.opts.idleMs }) : undefined,
@@ -271,6 +340,7 @@ export class Workshop {
         this.#changed();
         try {
           await this.opts.backend.delete(seat.id);
+          this.opts.store?.removeSeat(seat.id);
           this.opts.tokens.removeSeat(seat.id);
           this.#seats.delete(seat.id);
         } catch (err) {
@@ -296,6 +366,7 @@ export class Workshop {
     if (!seat) throw new DplabError(`There is no seat ${id.slice(0, 40)}.`, { status: 404 });
     this.opts.tokens.removeSeat(id);
     seat.learner = undefined;
+    if (!seat.setAside) this.#save(seat);
     seat.stream?.controller.abort();
     seat.status = { ...seat.status, message: 'Deleting clusters…' };
     this.#changed();
@@ -306,6 +377,7 @@ export class Workshop {
       this.#changed();
       throw err;
     }
+    this.opts.store?.removeSeat(id);
     this.#seats.delete(id);
     this.#reserved.add(id);
     this.#changed();
@@ -379,7 +451,7 @@ export class Workshop {
   #tick(): void {
     const now = this.#now();
     for (const seat of this.#seats.values()) {
-      if (seat.busy || this.#ending) continue;
+      if (seat.busy || this.#ending || seat.setAside) continue;
       if (seat.status.phase === 'pending' || (seat.status.phase === 'failed' && !seat.status.endpoint)) {
         seat.busy = true;
         void this.opts.backend

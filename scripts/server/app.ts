@@ -24,6 +24,7 @@ import { pageHeaders } from './page-policy.ts';
 import { matchRoute, readJsonBody, sendError, sendJson } from './router.ts';
 import { apiRoutes } from './routes/index.ts';
 import { terminalNotice } from './terminal-notice.ts';
+import { sharedRead } from './shared-read.ts';
 import { runnerServices, type RunnerServices } from '../services/runner-services.ts';
 import { attachTerminal, refuseTerminal } from './terminal-socket.ts';
 import { attachWatcher } from './watch-socket.ts';
@@ -60,6 +61,8 @@ export interface RunnerOptions {
 
 /** A classroom laptop runs a few tabs with a terminal or two each; 100 shells is an attack. */
 export const DEFAULT_MAX_TERMINALS = 16;
+/** Terminals opened within this long of one cluster status read share its notice (shared-read.ts). */
+export const NOTICE_FRESH_MS = 1_000;
 
 export interface Runner {
   readonly token: string;
@@ -117,7 +120,7 @@ export function createRunner(opts: RunnerOptions): Runner {
     typeof opts.terminalNotice === 'function'
       ? opts.terminalNotice
       : opts.terminalNotice
-        ? (mode: Mode, signal: AbortSignal) => terminalNotice(mode, services.clusters, signal)
+        ? sharedRead((mode: Mode, signal: AbortSignal) => terminalNotice(mode, services.clusters, signal), NOTICE_FRESH_MS)
         : undefined;
   // Answer with our protocol only: the client's second subprotocol is the token, never echoed.
   const wss = new WebSocketServer({

@@ -3,7 +3,8 @@
  * ~/.kube/config), `dplab` on PATH (messages in the page tell learners to run it), and a short
  * prompt with the mode and the folder, layered over the user's own shell setup.
  */
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileIfChanged } from '../base/atomic-file.ts';
 import { basename, delimiter, join } from 'node:path';
 import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
 import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
@@ -45,9 +46,15 @@ function promptTag(mode: Mode | null): string {
 export function shimDir(): string {
   const dir = join(stateDir(), 'bin');
   mkdirSync(dir, { recursive: true });
-  const shim = join(dir, 'dplab');
-  writeFileSync(shim, `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(join(projectRoot, 'scripts', 'dplab.mjs'))} "$@"\n`);
-  chmodSync(shim, 0o755);
+  // Written once, not per shell: a shell running it while it is rewritten read it truncated, and
+  // under churn these writes were a good part of the runner's busy time (issue 36, item 8).
+  writeFileIfChanged(
+    join(dir, 'dplab'),
+    `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(join(projectRoot, 'scripts', 'dplab.mjs'))} "$@"\n`,
+    {
+      mode: 0o755,
+    },
+  );
   return dir;
 }
 
@@ -106,13 +113,12 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
   const bashMark = `PROMPT_COMMAND="\${PROMPT_COMMAND:+$PROMPT_COMMAND\n}${mark}"\n`;
   const zshMark = `__dplab_prompt_mark() { ${mark}; }\nprecmd_functions+=(__dplab_prompt_mark)\n`;
   const bashrc = join(dir, 'bashrc');
-  writeFileSync(
+  writeFileIfChanged(
     bashrc,
     `${own ? '[ -f ~/.bashrc ] && . ~/.bashrc\n' : ''}${path}${guard}PS1='\\[\\e[36m\\]${tag}\\[\\e[0m\\] \\W \\$ '\n${bashMark}${ready}`,
   );
   const zdotdir = join(dir, 'zsh');
-  mkdirSync(zdotdir, { recursive: true });
-  writeFileSync(
+  writeFileIfChanged(
     join(zdotdir, '.zshrc'),
     `${own ? '[ -f ~/.zshrc ] && ZDOTDIR=~ . ~/.zshrc\n' : ''}${path}${guard}PROMPT='%F{cyan}${tag}%f %1~ %# '\n${zshMark}${ready}`,
   );

@@ -431,7 +431,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     expect(logs).not.toContain('may outlive it');
   });
 
-  it('a portal killed mid-workshop comes back, finds the seat pod it left and removes it', async () => {
+  it('a portal killed mid-workshop comes back and takes the seat pod it left back: the learner’s token names it again', async () => {
     // A new workshop (the last one ended): the Deployment's next pod, with its own code.
     await kubectl(['-n', NS, 'rollout', 'restart', 'deploy/dplab-portal']);
     await kubectl(['-n', NS, 'rollout', 'status', 'deploy/dplab-portal', '--timeout=300s'], 320_000);
@@ -441,7 +441,7 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     const join = `fetch('${origin}/portal/api/join', { method: 'POST', headers: { origin: '${origin}', 'content-type': 'application/json' }, body: JSON.stringify({ code: '${newCode}', name: 'Brian' }) }).then(async (r) => console.log(r.status, await r.text()))`;
     const joined = await kubectl(['-n', NS, 'exec', 'deploy/dplab-portal', '--', 'node', '-e', join]);
     expect(joined).toMatch(/^200 /);
-    const left = (JSON.parse(joined.slice(4)) as { seat: string }).seat;
+    const { seat: left, token: learnerToken } = JSON.parse(joined.slice(4)) as { seat: string; token: string };
     await expect
       .poll(() => kubectl(['-n', NS, 'get', 'pod', seatObjectName(left), '-o', 'jsonpath={.status.phase}']).catch(() => ''), {
         timeout: 3 * 60_000,
@@ -463,13 +463,16 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
         { timeout: 2 * 60_000, interval: 1_000 },
       )
       .toBe('1');
+    // The container started again in the same pod: its state folder (an emptyDir) kept the workshop.
+    const me = `fetch('${origin}/portal/api/me', { headers: { authorization: 'Bearer ${learnerToken}' } }).then(async (r) => console.log(r.status, await r.text()))`;
     await expect
-      .poll(() => kubectl(['-n', NS, 'get', 'pods,services,secrets', '-l', MANAGED_SELECTOR, '-o', 'name']), {
+      .poll(() => kubectl(['-n', NS, 'exec', 'deploy/dplab-portal', '--', 'node', '-e', me]).catch((err: Error) => err.message), {
         timeout: 3 * 60_000,
         interval: 2_000,
       })
-      .toBe('');
-    say(`portal SIGKILLed → restarted → its leftover seat removed: ${Math.round((Date.now() - t) / 1000)} s`);
-    expect(await kubectl(['-n', NS, 'logs', portalPod.metadata.name])).toContain(`Removed 1 seat(s) an earlier portal left: ${left}.`);
+      .toMatch(new RegExp(`^200 .*"seat":"${left}"`));
+    say(`portal SIGKILLed → restarted → its seat taken back, the learner's token working: ${Math.round((Date.now() - t) / 1000)} s`);
+    expect(await kubectl(['-n', NS, 'get', 'pod', seatObjectName(left), '-o', 'jsonpath={.status.phase}'])).toBe('Running');
+    expect(await kubectl(['-n', NS, 'logs', portalPod.metadata.name])).toContain(`Took back 1 seat(s) an earlier portal left: ${left}.`);
   });
 });
