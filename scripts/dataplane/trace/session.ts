@@ -72,7 +72,8 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
       monitor.catch(() => undefined);
       await Promise.race([listening, monitor.then(() => Promise.reject(monitorEnded(s.method, raw)))]);
       await delay(SUBSCRIBE_MS, signal);
-      const sent = await s.send(signal);
+      // A sender that does not heed the signal must not hold the trace (and its rules) open after Ctrl-C.
+      const sent = await untilAborted(s.send(signal), signal);
       const deadline = Date.now() + s.windowMs;
       await delay(GRACE_MS, signal);
       while (Date.now() < deadline && seen(s, raw).length < Math.min(s.expected, sent)) {
@@ -125,6 +126,14 @@ function alreadyTracing(node: string, found: readonly string[] = []): DplabError
     details: found.length ? `Found on the node: ${found.join('; ')}` : undefined,
     status: 409,
   });
+}
+
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => (onAbort = () => reject(signal.reason)));
+  signal.addEventListener('abort', onAbort, { once: true });
+  return Promise.race([work, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {
