@@ -80,3 +80,20 @@ export const traceResultSchema = z.object({
   notes: z.array(z.string()),
 });
 export type TraceResult = z.infer<typeof traceResultSchema>;
+
+/** POST /api/dataplane/:mode/trace: what to trace. */
+export const traceRequestSchema = z.object({
+  /** `namespace/name` of the Service. */
+  service: z.string().check(z.maxLength(253)),
+  /** Which of its ports (number); default its first. */
+  port: z.optional(z.number()),
+  /** Trace the Service's NodePort on the node's own address instead of its ClusterIP. */
+  nodePort: z.optional(z.boolean()),
+  /** `namespace/name` of the client pod; absent: the request comes from the node itself. */
+  from: z.optional(z.string().check(z.maxLength(253))),
+  /** The node to trace on; default the client pod's node, else the first worker. */
+  node: z.optional(z.string().check(z.maxLength(253))),
+  /** How many requests to send (1–20). */
+  count: z.optional(z.number().check(z.int(), z.minimum(1), z.maximum(20))),
+});
+export type TraceRequest = z.infer<typeof traceRequestSchema>;
