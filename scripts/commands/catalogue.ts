@@ -95,7 +95,7 @@ const ENTRIES = {
     ].join('\n'),
   },
   trace: {
-    summary: 'Trace requests to a Service through a node\'s real rules: the path each took and where it went',
+    summary: "Trace requests to a Service through a node's real rules: the path each took and where it went",
     usage: [
       'dplab trace <mode> <ns/name> [--from <ns/pod>] [--node <node>] [--port <port>] [--node-port] [--count N] [--json]',
       '  iptables (xtables-monitor) and nftables (nft monitor) modes; requests come from the pod (curl in it) or the node itself',

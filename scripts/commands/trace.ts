@@ -30,12 +30,14 @@ export const trace: Command = {
       if (values.sweep) {
         if (positionals.length > 1) throw usageError(trace, '--sweep takes only the mode (and --node).');
         const swept = await sweepLive(mode, { node: values.node, signal: controller.signal });
-        for (const s of swept) ctx.stdout.write(`${s.node}: ${s.removed.length ? `removed ${s.removed.join('; ')}` : 'nothing to remove'}\n`);
+        for (const s of swept)
+          ctx.stdout.write(`${s.node}: ${s.removed.length ? `removed ${s.removed.join('; ')}` : 'nothing to remove'}\n`);
         return 0;
       }
       if (positionals.length !== 2) throw usageError(trace, 'give <mode> <ns/name> of the Service.');
       const count = values.count === undefined ? undefined : Number(values.count);
-      if (count !== undefined && !(Number.isInteger(count) && count >= 1 && count <= 20)) throw usageError(trace, '--count must be 1 to 20.');
+      if (count !== undefined && !(Number.isInteger(count) && count >= 1 && count <= 20))
+        throw usageError(trace, '--count must be 1 to 20.');
       const port = values.port === undefined ? undefined : Number(values.port);
       if (port !== undefined && !Number.isInteger(port)) throw usageError(trace, '--port must be a number.');
       const result = await traceLive(

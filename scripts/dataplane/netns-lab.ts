@@ -256,10 +256,17 @@ export class NetnsLab {
   }
 
   /** request() without blocking the event loop (a trace monitor reads meanwhile); `signal` ends the client. */
-  requestAsync(host: string, port: number, n: number, opts: { timeoutMs?: number; from?: string; signal?: AbortSignal } = {}): Promise<Outcome[]> {
+  requestAsync(
+    host: string,
+    port: number,
+    n: number,
+    opts: { timeoutMs?: number; from?: string; signal?: AbortSignal } = {},
+  ): Promise<Outcome[]> {
     const argv = ['netns', 'exec', this.node, ...this.clientArgv(host, port, n, opts)];
     return new Promise((resolve, reject) =>
-      execFile('ip', argv, { encoding: 'utf8', timeout: 30_000, signal: opts.signal }, (err, stdout) => (err ? reject(err) : resolve(outcomes(stdout)))),
+      execFile('ip', argv, { encoding: 'utf8', timeout: 30_000, signal: opts.signal }, (err, stdout) =>
+        err ? reject(err) : resolve(outcomes(stdout)),
+      ),
     );
   }
 

@@ -13,6 +13,16 @@ export interface SeenPacket {
 
 export type TraceEvent = { kind: 'packet'; id: string; packet: SeenPacket } | { kind: 'step'; id: string; step: TraceStep };
 
+/** Each non-empty line (trailing blanks cut) read by `read` with its 1-based number; what it returns, in order. */
+export function eventsOf(text: string, read: (line: string, lineNo: number) => TraceEvent): TraceEvent[] {
+  const events: TraceEvent[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/\s+$/, '');
+    if (line !== '') events.push(read(line, i + 1));
+  });
+  return events;
+}
+
 /** A verdict that ends the packet's walk through the rules. */
 const FINAL = new Set(['accept', 'drop']);
 

@@ -18,7 +18,10 @@ export interface TraceFlow {
 export function traceFlow(input: { protocol?: string; ip: string; port: number | string; client?: string | null }): TraceFlow {
   const protocol = (input.protocol ?? 'tcp').toLowerCase();
   if (!(TRACE_PROTOCOLS as readonly string[]).includes(protocol))
-    throw new DplabError(`"${protocol.slice(0, 20)}" is not a protocol a Service uses (tcp, udp or sctp).`, { fix: 'Use tcp, udp or sctp.', status: 400 });
+    throw new DplabError(`"${protocol.slice(0, 20)}" is not a protocol a Service uses (tcp, udp or sctp).`, {
+      fix: 'Use tcp, udp or sctp.',
+      status: 400,
+    });
   if (!isIpv4(input.ip))
     throw new DplabError(`"${input.ip.slice(0, 60)}" is not an IPv4 address.`, {
       fix: 'Give the Service ClusterIP, or a node address with a NodePort (traces follow IPv4 flows).',
@@ -27,8 +30,7 @@ export function traceFlow(input: { protocol?: string; ip: string; port: number |
   const port = parsePort(String(input.port));
   if (port === null || port === 0) throw new DplabError(`"${String(input.port).slice(0, 20)}" is not a port.`, { status: 400 });
   const client = input.client ?? null;
-  if (client !== null && !isIpv4(client))
-    throw new DplabError(`"${client.slice(0, 60)}" is not an IPv4 client address.`, { status: 400 });
+  if (client !== null && !isIpv4(client)) throw new DplabError(`"${client.slice(0, 60)}" is not an IPv4 client address.`, { status: 400 });
   return { protocol: protocol as TraceProtocol, ip: input.ip, port, client };
 }
 

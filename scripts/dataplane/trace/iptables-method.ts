@@ -31,7 +31,22 @@ export const iptablesTrace: TraceMethod = {
   tool: 'xtables-monitor',
   enable: (flow, tag) =>
     HOOKS.map((hook) => ({
-      argv: ['iptables', ...WAIT, '-t', 'raw', '-I', hook, '1', ...match(flow), '-m', 'comment', '--comment', `${TRACE_MARK}:${tag}`, '-j', 'TRACE'],
+      argv: [
+        'iptables',
+        ...WAIT,
+        '-t',
+        'raw',
+        '-I',
+        hook,
+        '1',
+        ...match(flow),
+        '-m',
+        'comment',
+        '--comment',
+        `${TRACE_MARK}:${tag}`,
+        '-j',
+        'TRACE',
+      ],
     })),
   monitor: ['xtables-monitor', '--trace', '-4'],
   list: { argv: ['iptables', ...WAIT, '-t', 'raw', '-S'] },

@@ -25,7 +25,11 @@ function setup(mode: Mode, opts: TraceScenario = {}) {
 
 async function runCli(argv: string[], signal?: AbortSignal): Promise<{ out: string; err: unknown }> {
   let out = '';
-  const ctx = commandContext({ stdout: { write: (s: string) => void (out += s) }, stderr: { write: () => {} }, ...(signal ? { signal } : {}) });
+  const ctx = commandContext({
+    stdout: { write: (s: string) => void (out += s) },
+    stderr: { write: () => {} },
+    ...(signal ? { signal } : {}),
+  });
   try {
     await trace.run(argv, ctx);
     return { out, err: null };
@@ -35,8 +39,20 @@ async function runCli(argv: string[], signal?: AbortSignal): Promise<{ out: stri
 }
 
 const MODES = [
-  { mode: 'iptables', path: /KUBE-SERVICES → KUBE-SVC-LOLE4ISW44XBNF3G → KUBE-SEP-\w+ → DNAT to 10\.244\.\d\.\d:8080/, enable: 'iptables -w 5 -t raw -I', remove: 'iptables -w 5 -t raw -D OUTPUT', list: 'iptables -w 5 -t raw -S' },
-  { mode: 'nftables', path: /services → service-PFISGYVC-default\/web\/tcp\/ → endpoint-\w+-default\/web\/tcp\/__10\.244\.\d\.\d\/8080 → DNAT to/, enable: 'nft -f -', remove: 'nft delete table ip dplab-trace', list: 'nft list tables' },
+  {
+    mode: 'iptables',
+    path: /KUBE-SERVICES → KUBE-SVC-LOLE4ISW44XBNF3G → KUBE-SEP-\w+ → DNAT to 10\.244\.\d\.\d:8080/,
+    enable: 'iptables -w 5 -t raw -I',
+    remove: 'iptables -w 5 -t raw -D OUTPUT',
+    list: 'iptables -w 5 -t raw -S',
+  },
+  {
+    mode: 'nftables',
+    path: /services → service-PFISGYVC-default\/web\/tcp\/ → endpoint-\w+-default\/web\/tcp\/__10\.244\.\d\.\d\/8080 → DNAT to/,
+    enable: 'nft -f -',
+    remove: 'nft delete table ip dplab-trace',
+    list: 'nft list tables',
+  },
 ] as const;
 
 describe.each(MODES)('dplab trace $mode (test doubles, captured monitor output)', { timeout: 60_000 }, (m) => {
@@ -95,7 +111,11 @@ describe.each(MODES)('dplab trace $mode (test doubles, captured monitor output)'
     const d = setup(m.mode);
     d.setState({ traced: 'on' });
     const { err } = await runCli([m.mode, 'default/web']);
-    expect(err).toMatchObject({ status: 409, message: expect.stringMatching(/already running on dplab-\w+-worker/), fix: expect.stringContaining('--sweep') });
+    expect(err).toMatchObject({
+      status: 409,
+      message: expect.stringMatching(/already running on dplab-\w+-worker/),
+      fix: expect.stringContaining('--sweep'),
+    });
     expect(d.commandLines().some((l) => l.includes(m.enable) || l.includes(m.remove))).toBe(false);
     // The sweep removes it.
     const swept = await runCli([m.mode, '--sweep', '--node', `dplab-${m.mode}-worker`]);

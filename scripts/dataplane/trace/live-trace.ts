@@ -35,10 +35,11 @@ export async function traceLive(mode: Mode, req: TraceRequest, opts: TraceOption
   const method = TRACE_METHOD[mode];
   if (!method)
     throw new DplabError(`Tracing a request is not built for ${mode} mode yet.`, {
-      fix: 'Trace in the iptables or nftables cluster; `dplab explain` shows this mode\'s rules.',
+      fix: "Trace in the iptables or nftables cluster; `dplab explain` shows this mode's rules.",
       status: 501,
     });
-  if (!isServiceRef(req.service)) throw new DplabError(`"${req.service.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`, { status: 400 });
+  if (!isServiceRef(req.service))
+    throw new DplabError(`"${req.service.slice(0, 80)}" is not a Service: give namespace/name, e.g. default/web.`, { status: 400 });
   if (req.from !== undefined && !isServiceRef(req.from))
     throw new DplabError(`"${req.from.slice(0, 80)}" is not a pod: give namespace/name, e.g. default/client.`, { status: 400 });
   const cluster = opts.cluster ?? clusterHandle(mode);
@@ -68,7 +69,10 @@ export async function traceLive(mode: Mode, req: TraceRequest, opts: TraceOption
 }
 
 /** Removes every trace rule or table a runner left on a node (or on every node). */
-export async function sweepLive(mode: Mode, opts: TraceOptions & { node?: string } = {}): Promise<Array<{ node: string; removed: string[] }>> {
+export async function sweepLive(
+  mode: Mode,
+  opts: TraceOptions & { node?: string } = {},
+): Promise<Array<{ node: string; removed: string[] }>> {
   const method = TRACE_METHOD[mode];
   if (!method) return [];
   const cluster = opts.cluster ?? clusterHandle(mode);
@@ -82,7 +86,11 @@ export async function sweepLive(mode: Mode, opts: TraceOptions & { node?: string
 
 const podSchema = kubeObjectSchema;
 
-async function clientPod(cluster: ClusterHandle, ref: string, ro: RunOptions): Promise<{ ns: string; name: string; ip: string; node: string }> {
+async function clientPod(
+  cluster: ClusterHandle,
+  ref: string,
+  ro: RunOptions,
+): Promise<{ ns: string; name: string; ip: string; node: string }> {
   const [ns, name] = ref.split('/');
   let pod: z.infer<typeof podSchema>;
   try {
@@ -98,7 +106,10 @@ async function clientPod(cluster: ClusterHandle, ref: string, ro: RunOptions): P
   const ip = pod.status?.podIP;
   const node = pod.spec?.nodeName;
   if (!ip || !node)
-    throw new DplabError(`Pod ${ref} is not running yet (no address or node).`, { fix: `Wait for \`kubectl -n ${ns} get pod ${name}\` to say Running.`, status: 409 });
+    throw new DplabError(`Pod ${ref} is not running yet (no address or node).`, {
+      fix: `Wait for \`kubectl -n ${ns} get pod ${name}\` to say Running.`,
+      status: 409,
+    });
   return { ns, name, ip, node };
 }
 
@@ -119,15 +130,21 @@ async function target(cluster: ClusterHandle, node: string, services: readonly K
       status: 404,
     });
   const protocol = (port.protocol ?? 'TCP').toLowerCase();
-  if (protocol !== 'tcp') throw new DplabError(`Only TCP requests can be sent for a trace yet (port ${port.port} is ${protocol}).`, { status: 400 });
+  if (protocol !== 'tcp')
+    throw new DplabError(`Only TCP requests can be sent for a trace yet (port ${port.port} is ${protocol}).`, { status: 400 });
   if (req.nodePort) {
     if (!port.nodePort)
-      throw new DplabError(`Service ${req.service} has no NodePort on port ${port.port}.`, { fix: 'Trace its ClusterIP (leave --node-port out).', status: 400 });
+      throw new DplabError(`Service ${req.service} has no NodePort on port ${port.port}.`, {
+        fix: 'Trace its ClusterIP (leave --node-port out).',
+        status: 400,
+      });
     return { protocol, ip: await cluster.nodeIp(node, ro), port: port.nodePort };
   }
   const ip = svc.spec?.clusterIP;
   if (!ip || ip === 'None')
-    throw new DplabError(`Service ${req.service} is headless (clusterIP: None): no rule translates it, so there is nothing to trace.`, { status: 400 });
+    throw new DplabError(`Service ${req.service} is headless (clusterIP: None): no rule translates it, so there is nothing to trace.`, {
+      status: 400,
+    });
   return { protocol, ip, port: port.port };
 }
 

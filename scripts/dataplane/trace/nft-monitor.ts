@@ -5,7 +5,7 @@
 // (fixtures/nft-monitor/ holds real captures; README there says how they were made).
 import { ParseError } from '../parse-error.ts';
 import { parsePort } from '../addr.ts';
-import { assemble, type SeenPacket, type TraceEvent } from './events.ts';
+import { assemble, eventsOf, type SeenPacket, type TraceEvent } from './events.ts';
 import type { PacketTrace } from '../../wire/trace.ts';
 
 const LINE = /^trace id ([0-9a-f]{8}) (ip|ip6|inet|bridge|netdev|arp) (\S+) (\S+) (.*)$/;
@@ -16,38 +16,30 @@ export function parseNftMonitor(text: string): PacketTrace[] {
 }
 
 export function nftEvents(text: string): TraceEvent[] {
-  const events: TraceEvent[] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/\s+$/, '');
-    if (line === '') return;
+  return eventsOf(text, (line, n): TraceEvent => {
     const m = LINE.exec(line);
-    if (!m) throw new ParseError('not an nft monitor trace line', i + 1, line);
+    if (!m) throw new ParseError('not an nft monitor trace line', n, line);
     const [, id, , table, chain, rest] = m;
     if (rest.startsWith('packet: ')) {
       const packet = packetOf(rest.slice('packet: '.length));
-      if (!packet) throw new ParseError('nft trace packet without addresses and ports', i + 1, line);
-      events.push({ kind: 'packet', id, packet });
-      return;
+      if (!packet) throw new ParseError('nft trace packet without addresses and ports', n, line);
+      return { kind: 'packet', id, packet };
     }
     const r = RULE.exec(rest);
-    if (r) {
-      events.push({ kind: 'step', id, step: { table, chain, kind: 'rule', rule: r[1], handle: r[2] ?? null, verdict: r[3], target: r[4] ?? null } });
-      return;
-    }
+    if (r)
+      return {
+        kind: 'step',
+        id,
+        step: { table, chain, kind: 'rule', rule: r[1], handle: r[2] ?? null, verdict: r[3], target: r[4] ?? null },
+      };
     const policy = /^policy (\w+)/.exec(rest);
-    if (policy) {
-      events.push({ kind: 'step', id, step: { table, chain, kind: 'policy', rule: null, handle: null, verdict: policy[1], target: null } });
-      return;
-    }
+    if (policy)
+      return { kind: 'step', id, step: { table, chain, kind: 'policy', rule: null, handle: null, verdict: policy[1], target: null } };
     // A regular chain the packet fell off the end of: "(verdict return)" or "verdict continue".
     const ret = /^\(?verdict (\w+)\)?$/.exec(rest);
-    if (ret) {
-      events.push({ kind: 'step', id, step: { table, chain, kind: 'return', rule: null, handle: null, verdict: ret[1], target: null } });
-      return;
-    }
-    throw new ParseError('nft trace event of an unknown shape', i + 1, line);
+    if (ret) return { kind: 'step', id, step: { table, chain, kind: 'return', rule: null, handle: null, verdict: ret[1], target: null } };
+    throw new ParseError('nft trace event of an unknown shape', n, line);
   });
-  return events;
 }
 
 function packetOf(fields: string): SeenPacket | null {

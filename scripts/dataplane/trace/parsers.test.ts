@@ -93,7 +93,14 @@ describe.each(KINDS)('$name trace of real kernel output', (k) => {
     const model = k.rules('clusterip');
     const got = packets('clusterip');
     const web = findService(model, 'default/web')!.frontends.find((f) => f.type === 'ClusterIP')!;
-    const result = traceResult({ node: 'worker', method: k.method, flow: traceFlow({ ip: web.ip, port: web.port }), model, packets: got, sent: 7 });
+    const result = traceResult({
+      node: 'worker',
+      method: k.method,
+      flow: traceFlow({ ip: web.ip, port: web.port }),
+      model,
+      packets: got,
+      sent: 7,
+    });
     expect(result.tally.map((t) => `${t.ip}:${t.port}`)).toEqual(web.backends.map((b) => `${b.ip}:${b.port}`));
     expect(result.tally.reduce((a, t) => a + t.count, 0)).toBe(6);
     for (const t of result.tally) expect(t.share).toBeCloseTo(1 / 3, 6);
@@ -135,8 +142,30 @@ describe('trace commands', () => {
     const found = iptablesTrace.leftovers(listing);
     expect(found).toHaveLength(1);
     expect(iptablesTrace.remove(found)[0].argv).toEqual([
-      'iptables', '-w', '5', '-t', 'raw', '-D', 'PREROUTING', '-d', '10.96.45.112/32', '-p', 'tcp', '-m', 'tcp', '--dport', '80',
-      '--tcp-flags', 'FIN,SYN,RST,ACK', 'SYN', '-m', 'comment', '--comment', 'dplab-trace:abc12345', '-j', 'TRACE',
+      'iptables',
+      '-w',
+      '5',
+      '-t',
+      'raw',
+      '-D',
+      'PREROUTING',
+      '-d',
+      '10.96.45.112/32',
+      '-p',
+      'tcp',
+      '-m',
+      'tcp',
+      '--dport',
+      '80',
+      '--tcp-flags',
+      'FIN,SYN,RST,ACK',
+      'SYN',
+      '-m',
+      'comment',
+      '--comment',
+      'dplab-trace:abc12345',
+      '-j',
+      'TRACE',
     ]);
   });
 

@@ -26,15 +26,8 @@ export function routeTo(steps: readonly TraceStep[], decider: TraceStep): string
 }
 
 export function resolveRequest(packet: PacketTrace, model: DataplaneModel): TracedRequest {
-  const decider =
-    packet.steps.find(isDnat) ?? packet.steps.find((s) => s.verdict === 'drop' && s.kind === 'rule') ?? null;
-  const outcome: TracedRequest['outcome'] = !decider
-    ? 'untranslated'
-    : isDnat(decider)
-      ? 'dnat'
-      : isReject(decider)
-        ? 'reject'
-        : 'drop';
+  const decider = packet.steps.find(isDnat) ?? packet.steps.find((s) => s.verdict === 'drop' && s.kind === 'rule') ?? null;
+  const outcome: TracedRequest['outcome'] = !decider ? 'untranslated' : isDnat(decider) ? 'dnat' : isReject(decider) ? 'reject' : 'drop';
   const path = decider ? routeTo(packet.steps, decider) : [];
   const view = findFrontend(model, `${packet.to.ip}:${packet.to.port}/${packet.protocol.toUpperCase()}`);
   const walked = new Set(path);

@@ -22,11 +22,14 @@ export interface TraceInput {
 export function traceResult(t: TraceInput): TraceResult {
   const requests = t.packets.map((p) => resolveRequest(p, t.model));
   const view = findFrontend(t.model, `${t.flow.ip}:${t.flow.port}/${t.flow.protocol.toUpperCase()}`);
-  const fe = view?.frontends.find((f) => requests.some((r) => r.frontend?.ip === f.ip && r.frontend.type === f.type)) ?? view?.frontends[0] ?? null;
+  const fe =
+    view?.frontends.find((f) => requests.some((r) => r.frontend?.ip === f.ip && r.frontend.type === f.type)) ?? view?.frontends[0] ?? null;
   const notes: string[] = [];
   if (!view) notes.push(`No Service on ${t.node} answers ${flowLabel(t.flow)}: the rules leave it untranslated.`);
   if (requests.length < t.sent)
-    notes.push(`${t.sent - requests.length} of ${t.sent} requests were not seen in the trace window (a connection the node already tracked is not walked again).`);
+    notes.push(
+      `${t.sent - requests.length} of ${t.sent} requests were not seen in the trace window (a connection the node already tracked is not walked again).`,
+    );
   return {
     ...(t.mode ? { mode: t.mode } : {}),
     node: t.node,

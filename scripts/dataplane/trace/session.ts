@@ -53,7 +53,8 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
     let ready: () => void = () => {};
     const listening = new Promise<void>((resolve) => (ready = resolve));
     try {
-      for (const cmd of s.method.enable(s.flow, traceTag())) await s.node.exec(cmd.argv, { input: cmd.input, timeoutMs: TIMEOUTS.quick, signal });
+      for (const cmd of s.method.enable(s.flow, traceTag()))
+        await s.node.exec(cmd.argv, { input: cmd.input, timeoutMs: TIMEOUTS.quick, signal });
       const cmd = monitorCommand(s.method, Math.ceil(s.windowMs / 1000));
       const monitor = s.node
         .exec(cmd.argv, {

@@ -4,7 +4,8 @@ import type { TracedRequest, TraceTally } from '../../wire/trace.ts';
 
 export function tally(requests: readonly TracedRequest[], frontend: Frontend | null): TraceTally {
   const rows = new Map<string, TraceTally[number]>();
-  for (const b of frontend?.backends ?? []) rows.set(`${b.ip}:${b.port}`, { ip: b.ip, port: b.port, share: b.share, count: 0, via: b.via ?? null });
+  for (const b of frontend?.backends ?? [])
+    rows.set(`${b.ip}:${b.port}`, { ip: b.ip, port: b.port, share: b.share, count: 0, via: b.via ?? null });
   for (const r of requests) {
     if (!r.backend) continue;
     const key = `${r.backend.ip}:${r.backend.port}`;

@@ -18,7 +18,10 @@ export function traceText(r: TraceResult): string {
   });
   if (r.tally.length) {
     lines.push('', `  where ${r.requests.length} request${r.requests.length === 1 ? '' : 's'} went, beside the share the rules give:`);
-    for (const t of r.tally) lines.push(`    ${`${t.ip}:${t.port}`.padEnd(21)} ${String(t.count).padStart(3)}   share ${pct(t.share)}${t.via ? `   ${t.via}` : ''}`);
+    for (const t of r.tally)
+      lines.push(
+        `    ${`${t.ip}:${t.port}`.padEnd(21)} ${String(t.count).padStart(3)}   share ${pct(t.share)}${t.via ? `   ${t.via}` : ''}`,
+      );
   }
   for (const n of r.notes) lines.push(`  note: ${n}`);
   return `${lines.join('\n')}\n`;

@@ -25,8 +25,26 @@ const NODE_IP = '172.18.0.3';
 const N = 6;
 
 const MODES = [
-  { mode: 'iptables', format: 'iptables-save', file: 'iptables-save', ext: 'txt', svc: /^KUBE-SVC-/, ep: /^KUBE-SEP-/, first: 'KUBE-SERVICES', list: ['iptables-save'] },
-  { mode: 'nftables', format: 'nft-json', file: 'nft-json', ext: 'json', svc: /^service-/, ep: /^endpoint-/, first: 'services', list: ['nft', 'list', 'ruleset'] },
+  {
+    mode: 'iptables',
+    format: 'iptables-save',
+    file: 'iptables-save',
+    ext: 'txt',
+    svc: /^KUBE-SVC-/,
+    ep: /^KUBE-SEP-/,
+    first: 'KUBE-SERVICES',
+    list: ['iptables-save'],
+  },
+  {
+    mode: 'nftables',
+    format: 'nft-json',
+    file: 'nft-json',
+    ext: 'json',
+    svc: /^service-/,
+    ep: /^endpoint-/,
+    first: 'services',
+    list: ['nft', 'list', 'ruleset'],
+  },
 ] as const;
 
 describe.skipIf(reason !== null)(`tracing a request through real rules${reason ? ` (skipped: ${reason})` : ''}`, () => {
@@ -45,6 +63,32 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
       expect(monitorsIn(lab.node)).toEqual([]);
     };
 
+    /** n requests from the node to the frontend, traced; what the client got and what the trace says. */
+    const traceRequests = async (fe: Frontend, n: number) => {
+      let outcomes: Outcome[] = [];
+      const flow = traceFlow({ ip: fe.ip, port: fe.port });
+      const session = await runTrace({
+        method,
+        node: node(),
+        flow,
+        send: async (signal) => (outcomes = await lab.requestAsync(fe.ip, fe.port, n, { signal })).length,
+        expected: n,
+        windowMs: 10_000,
+      });
+      return { outcomes, result: traceResult({ node: lab.node, method, flow, model, packets: session.packets, sent: session.sent }) };
+    };
+
+    /** A trace that wants nothing but to start: refused while another is on. */
+    const secondTrace = () =>
+      runTrace({
+        method,
+        node: node(),
+        flow: traceFlow({ ip: web.ip, port: web.port }),
+        send: async () => 0,
+        expected: 0,
+        windowMs: 1_000,
+      });
+
     beforeAll(async () => {
       const text = readFileSync(join(FIX, m.file, `no-endpoints.${m.ext}`), 'utf8');
       model = parse(m.format, text);
@@ -60,19 +104,9 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
     });
 
     it(`${N} ClusterIP requests: ${m.first} → the Service chain → an endpoint chain whose DNAT is the pod that answered`, async () => {
-      let outcomes: Outcome[] = [];
-      const flow = traceFlow({ ip: web.ip, port: web.port });
-      const session = await runTrace({
-        method,
-        node: node(),
-        flow,
-        send: async (signal) => (outcomes = await lab.requestAsync(web.ip, web.port, N, { signal })).length,
-        expected: N,
-        windowMs: 10_000,
-      });
+      const { outcomes, result } = await traceRequests(web, N);
       const answered = outcomes.map((o) => (o as Extract<Outcome, { ok: true }>).answer as Answer);
       expect(answered.every(Boolean), JSON.stringify(outcomes)).toBe(true);
-      const result = traceResult({ node: lab.node, method, flow, model, packets: session.packets, sent: session.sent });
       expect(result.requests).toHaveLength(N);
       // Requests went one after another, so the kernel reported them in that order.
       result.requests.forEach((r, i) => {
@@ -88,18 +122,8 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
     });
 
     it('a Service without endpoints: the trace ends at the rule that rejects, and the client is refused', async () => {
-      let outcomes: Outcome[] = [];
-      const flow = traceFlow({ ip: idle.ip, port: idle.port });
-      const session = await runTrace({
-        method,
-        node: node(),
-        flow,
-        send: async (signal) => (outcomes = await lab.requestAsync(idle.ip, idle.port, 2, { signal })).length,
-        expected: 2,
-        windowMs: 10_000,
-      });
+      const { outcomes, result } = await traceRequests(idle, 2);
       expect(outcomes.map((o) => (o.ok ? 'ok' : o.code))).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
-      const result = traceResult({ node: lab.node, method, flow, model, packets: session.packets, sent: session.sent });
       expect(result.requests).toHaveLength(2);
       for (const r of result.requests) {
         expect(r).toMatchObject({ outcome: 'reject', service: 'default/web-idle', backend: null });
@@ -144,19 +168,21 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
         windowMs: 10_000,
       });
       await started;
-      await expect(runTrace({ method, node: node(), flow: traceFlow({ ip: web.ip, port: web.port }), send: async () => 0, expected: 0, windowMs: 1_000 })).rejects.toThrow(
-        /already running on/,
-      );
+      await expect(secondTrace()).rejects.toThrow(/already running on/);
       release();
       await first;
       await expectClean();
     });
 
     it('a runner killed mid-trace leaves its rules; the sweep finds and removes them all', async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/trace-crash-child.ts', lab.node, m.mode, web.ip, String(web.port)], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'test/fixtures/trace-crash-child.ts', lab.node, m.mode, web.ip, String(web.port)],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('the child never started tracing')), 30_000);
         child.stdout!.on('data', (d) => String(d).includes('tracing') && (clearTimeout(timer), resolve()));
@@ -167,7 +193,7 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
       expect(left.length).toBeGreaterThan(0);
       expect(ruleset()).toContain('dplab-trace');
       // Another runner's trace (or this one, restarted) sees them and says how to clear them.
-      const again = runTrace({ method, node: node(), flow: traceFlow({ ip: web.ip, port: web.port }), send: async () => 0, expected: 0, windowMs: 1_000 });
+      const again = secondTrace();
       await expect(again).rejects.toThrow(/already running on/);
       await expect(again).rejects.toMatchObject({ status: 409, fix: expect.stringContaining('--sweep') });
       expect(await listLeftovers(node(), method)).toEqual(left);
@@ -175,8 +201,7 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
       expect(ruleset()).not.toContain('dplab-trace');
       // The orphaned monitor ends by itself (it runs under `timeout`).
       const until = Date.now() + 10_000;
-      while (monitorsIn(lab.node).length && Date.now() < until)
-        await new Promise((r) => setTimeout(r, 200));
+      while (monitorsIn(lab.node).length && Date.now() < until) await new Promise((r) => setTimeout(r, 200));
       await expectClean();
     });
   });

@@ -5,7 +5,7 @@
 // (fixtures/xtables-monitor/ holds real captures; README there says how they were made).
 import { ParseError } from '../parse-error.ts';
 import { parsePort } from '../addr.ts';
-import { assemble, type SeenPacket, type TraceEvent } from './events.ts';
+import { assemble, eventsOf, type SeenPacket, type TraceEvent } from './events.ts';
 import type { PacketTrace } from '../../wire/trace.ts';
 
 const PACKET = /^PACKET: \d+ ([0-9a-f]{8}) (.*)$/;
@@ -17,38 +17,33 @@ export function parseXtablesMonitor(text: string): PacketTrace[] {
 }
 
 export function xtablesEvents(text: string): TraceEvent[] {
-  const events: TraceEvent[] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/\s+$/, '');
-    if (line === '') return;
+  return eventsOf(text, (line, n): TraceEvent => {
     const p = PACKET.exec(line);
     if (p) {
       const packet = packetOf(p[2]);
-      if (!packet) throw new ParseError('xtables-monitor packet line without addresses and ports', i + 1, line);
-      events.push({ kind: 'packet', id: p[1], packet });
-      return;
+      if (!packet) throw new ParseError('xtables-monitor packet line without addresses and ports', n, line);
+      return { kind: 'packet', id: p[1], packet };
     }
     const t = TRACE.exec(line);
-    if (!t) throw new ParseError('not an xtables-monitor --trace line', i + 1, line);
+    if (!t) throw new ParseError('not an xtables-monitor --trace line', n, line);
     const [, id, table, chain, kind, rest] = t;
-    if (kind === 'rule') {
-      // 0x46:JUMP:KUBE-SVC-…  -4 -t nat -A …
-      const m = /^(0x[0-9a-f]+):([A-Z]+)(?::(\S+))?(?:\s+-4 -t \S+ (.*))?$/.exec(rest);
-      if (!m) throw new ParseError('xtables-monitor rule event of an unknown shape', i + 1, line);
-      events.push({
+    if (kind !== 'rule') {
+      const verdict = rest.trim().toLowerCase() || 'return';
+      return {
         kind: 'step',
         id,
-        step: { table, chain, kind: 'rule', handle: m[1], verdict: m[2].toLowerCase(), target: m[3] ?? null, rule: m[4] ?? null },
-      });
-      return;
+        step: { table, chain, kind: kind as 'policy' | 'return', handle: null, verdict, target: null, rule: null },
+      };
     }
-    events.push({
+    // 0x46:JUMP:KUBE-SVC-…  -4 -t nat -A …
+    const m = /^(0x[0-9a-f]+):([A-Z]+)(?::(\S+))?(?:\s+-4 -t \S+ (.*))?$/.exec(rest);
+    if (!m) throw new ParseError('xtables-monitor rule event of an unknown shape', n, line);
+    return {
       kind: 'step',
       id,
-      step: { table, chain, kind: kind as 'policy' | 'return', handle: null, verdict: rest.trim().toLowerCase() || 'return', target: null, rule: null },
-    });
+      step: { table, chain, kind: 'rule', handle: m[1], verdict: m[2].toLowerCase(), target: m[3] ?? null, rule: m[4] ?? null },
+    };
   });
-  return events;
 }
 
 function packetOf(fields: string): SeenPacket | null {
