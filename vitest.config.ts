@@ -14,7 +14,16 @@ import { AUDIT_FILES } from './test/tiers.ts';
 export default defineConfig({
   test: {
     include: ['scripts/**/*.test.ts', 'labs/**/*.test.ts', 'site/**/*.test.ts', 'test/**/*.test.ts', 'e2e/**/*.test.ts'],
-    exclude: ['test/live/**', 'test/sim/**', '**/*.sim.test.ts', '**/*.kind.test.ts', '**/*.ipvs.test.ts', 'node_modules/**', 'dist/**', ...AUDIT_FILES],
+    exclude: [
+      'test/live/**',
+      'test/sim/**',
+      '**/*.sim.test.ts',
+      '**/*.kind.test.ts',
+      '**/*.ipvs.test.ts',
+      'node_modules/**',
+      'dist/**',
+      ...AUDIT_FILES,
+    ],
     // Builds the site once when it is missing or stale, for the browser tier.
     globalSetup: ['e2e/global-setup.ts'],
     // Each file's temporary folders live in one folder, removed when the file ends.
