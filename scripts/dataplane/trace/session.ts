@@ -52,9 +52,21 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
     let raw = '';
     let ready: () => void = () => {};
     const listening = new Promise<void>((resolve) => (ready = resolve));
+    // When the node refuses the first enable (nft: another runner's table appeared since the
+    // listing), nothing here is ours to remove, and the sweep would take the other trace's.
+    let ours = false;
     try {
-      for (const cmd of s.method.enable(s.flow, traceTag()))
-        await s.node.exec(cmd.argv, { input: cmd.input, timeoutMs: TIMEOUTS.quick, signal });
+      for (const [i, cmd] of s.method.enable(s.flow, traceTag()).entries()) {
+        try {
+          await s.node.exec(cmd.argv, { input: cmd.input, timeoutMs: TIMEOUTS.quick, signal });
+        } catch (err) {
+          // The first command failing added nothing; any later one leaves the earlier ones to remove.
+          ours = i > 0;
+          if (i === 0 && err instanceof CommandError && /exists/i.test(err.stderr)) throw alreadyTracing(s.node.name, [err.stderr.trim()]);
+          throw err;
+        }
+        ours = true;
+      }
       const cmd = monitorCommand(s.method, Math.ceil(s.windowMs / 1000));
       const monitor = s.node
         .exec(cmd.argv, {
@@ -86,13 +98,14 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
       return { packets: seen(s, raw), sent, raw: withoutReady(raw) };
     } finally {
       stop.abort();
-      await sweepNode(s.node, s.method).catch((err: unknown) => {
-        throw new DplabError(`The trace rules on ${s.node.name} could not be removed.`, {
-          fix: `Run \`dplab trace --sweep\` for this node; if it fails too, recreate the cluster.`,
-          details: err instanceof Error ? err.message : String(err),
-          status: 500,
+      if (ours)
+        await sweepNode(s.node, s.method).catch((err: unknown) => {
+          throw new DplabError(`The trace rules on ${s.node.name} could not be removed.`, {
+            fix: `Run \`dplab trace <mode> --sweep --node ${s.node.name}\`; if that fails too, recreate the cluster.`,
+            details: err instanceof Error ? err.message : String(err),
+            status: 500,
+          });
         });
-      });
     }
   } finally {
     busy.delete(s.node.name);

@@ -174,6 +174,33 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
       await expectClean();
     });
 
+    // nftables only: its `create table` is atomic; iptables has no such guard, the listing is the only one.
+    it.runIf(m.mode === 'nftables')(
+      'a trace that starts while another is half-way in (the listing was clear a moment ago) leaves the other one alone',
+      async () => {
+        lab.exec(lab.node, ['nft', 'create', 'table', 'ip', 'dplab-trace']);
+        // Its first listing comes back clear, as if the other trace's table came just after it.
+        let listings = 0;
+        const blind = {
+          ...node(),
+          exec: (argv: readonly string[], opts?: Parameters<ReturnType<typeof node>['exec']>[1]) =>
+            argv.join(' ') === method.list.argv.join(' ') && listings++ === 0 ? node().exec(['true'], opts) : node().exec(argv, opts),
+        };
+        const err = await runTrace({
+          method,
+          node: blind,
+          flow: traceFlow({ ip: web.ip, port: web.port }),
+          send: async () => 0,
+          expected: 0,
+          windowMs: 1_000,
+        }).catch((e: unknown) => e);
+        expect(err).toMatchObject({ status: 409, message: expect.stringMatching(/already running/) });
+        expect(ruleset()).toContain('table ip dplab-trace');
+        await sweepNode(node(), method);
+        await expectClean();
+      },
+    );
+
     it('a runner killed mid-trace leaves its rules; the sweep finds and removes them all', async () => {
       const child = spawn(
         process.execPath,
