@@ -255,14 +255,14 @@ export class NetnsLab {
     return outcomes(this.exec(this.node, this.clientArgv(host, port, n, opts)));
   }
 
-  /** request() without blocking the event loop (a trace monitor reads meanwhile); `signal` ends the client. */
+  /** request() without blocking the event loop (a trace monitor reads meanwhile), from the node or from `ns` (a pod); `signal` ends the client. */
   requestAsync(
     host: string,
     port: number,
     n: number,
-    opts: { timeoutMs?: number; from?: string; signal?: AbortSignal } = {},
+    opts: { timeoutMs?: number; from?: string; signal?: AbortSignal; ns?: string } = {},
   ): Promise<Outcome[]> {
-    const argv = ['netns', 'exec', this.node, ...this.clientArgv(host, port, n, opts)];
+    const argv = ['netns', 'exec', opts.ns ?? this.node, ...this.clientArgv(host, port, n, opts)];
     return new Promise((resolve, reject) =>
       execFile('ip', argv, { encoding: 'utf8', timeout: 30_000, signal: opts.signal }, (err, stdout) =>
         err ? reject(err) : resolve(outcomes(stdout)),

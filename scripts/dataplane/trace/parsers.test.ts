@@ -89,6 +89,23 @@ describe.each(KINDS)('$name trace of real kernel output', (k) => {
     }
   });
 
+  it('from a client pod: enters at prerouting, reaches an endpoint, and the RETURN out of the masquerade chain is read as return', () => {
+    const model = k.rules('clusterip');
+    const got = packets('clusterip-from-pod');
+    expect(got).toHaveLength(3);
+    for (const p of got) {
+      const r = resolveRequest(p, model);
+      expect(p.from.ip).toBe('10.244.3.5');
+      expect(p.steps[0].chain.toLowerCase()).toBe('prerouting');
+      expect(r).toMatchObject({ outcome: 'dnat', service: 'default/web' });
+      expect(r.path.slice(0, -1)).toEqual(k.clusterIp);
+      expect(r.backend?.via).toBe(r.path.at(-1));
+      // xtables-monitor prints NFT_RETURN as 0xfffffffb; nft says "return".
+      expect(p.steps.some((s) => s.verdict === 'return' && s.kind === 'rule')).toBe(true);
+      expect(p.steps.every((s) => !s.verdict.startsWith('0x'))).toBe(true);
+    }
+  });
+
   it('the result counts each backend beside its share, and fits the wire schema', () => {
     const model = k.rules('clusterip');
     const got = packets('clusterip');

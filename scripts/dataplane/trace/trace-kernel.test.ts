@@ -23,6 +23,8 @@ const FIX = join(import.meta.dirname, '..', 'fixtures');
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const NODE_IP = '172.18.0.3';
 const N = 6;
+/** A client pod on the node, inside the cluster CIDR (no backend there). */
+const CLIENT_IP = '10.244.3.5';
 
 const MODES = [
   {
@@ -118,6 +120,46 @@ describe.skipIf(reason !== null)(`tracing a request through real rules${reason ?
         expect(r.backend).toMatchObject({ ip: answered[i].ip, port: answered[i].port, via: r.path[2] });
       });
       expect(result.tally.reduce((a, t) => a + t.count, 0)).toBe(N);
+      await expectClean();
+    });
+
+    it("from a client pod (the PREROUTING hook), scoped to it: the node's own requests meanwhile are not traced", async () => {
+      const client = lab.addPod(CLIENT_IP).ns;
+      // A node forwards between its pods' veths.
+      lab.exec(lab.node, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+      let fromPod: Outcome[] = [];
+      let fromNode: Outcome[] = [];
+      const flow = traceFlow({ ip: web.ip, port: web.port, client: CLIENT_IP });
+      const session = await runTrace({
+        method,
+        node: node(),
+        flow,
+        send: async (signal) => {
+          [fromPod, fromNode] = await Promise.all([
+            lab.requestAsync(web.ip, web.port, 3, { signal, ns: client }),
+            lab.requestAsync(web.ip, web.port, 3, { signal }),
+          ]);
+          return fromPod.length;
+        },
+        expected: 3,
+        windowMs: 10_000,
+      });
+      expect(
+        [...fromPod, ...fromNode].every((o) => o.ok),
+        JSON.stringify([...fromPod, ...fromNode]),
+      ).toBe(true);
+      const result = traceResult({ node: lab.node, method, flow, model, packets: session.packets, sent: session.sent });
+      expect(result.requests.map((r) => r.packet.from.ip)).toEqual([CLIENT_IP, CLIENT_IP, CLIENT_IP]);
+      result.requests.forEach((r, i) => {
+        const answer = (fromPod[i] as Extract<Outcome, { ok: true }>).answer;
+        expect(r.path.slice(0, 2)).toEqual([m.first, r.path[1]]);
+        expect(r.path[1]).toMatch(m.svc);
+        expect(r.backend).toMatchObject({ ip: answer.ip, port: answer.port, via: r.path[2] });
+        // It came in from the pod's veth: the first hook the kernel reports is prerouting.
+        expect(r.packet.steps[0].chain).toMatch(/^PREROUTING$|^prerouting$/);
+        // A pod inside the cluster CIDR is not masqueraded: the backend saw the pod itself.
+        expect(answer.peer).toBe(CLIENT_IP);
+      });
       await expectClean();
     });
 

@@ -36,15 +36,25 @@ export function xtablesEvents(text: string): TraceEvent[] {
       };
     }
     // 0x46:JUMP:KUBE-SVC-…  -4 -t nat -A …
-    const m = /^(0x[0-9a-f]+):([A-Z]+)(?::(\S+))?(?:\s+-4 -t \S+ (.*))?$/.exec(rest);
+    const m = /^(0x[0-9a-f]+):([A-Z]+|0x[0-9a-f]+)(?::(\S+))?(?:\s+-4 -t \S+ (.*))?$/.exec(rest);
     if (!m) throw new ParseError('xtables-monitor rule event of an unknown shape', n, line);
     return {
       kind: 'step',
       id,
-      step: { table, chain, kind: 'rule', handle: m[1], verdict: m[2].toLowerCase(), target: m[3] ?? null, rule: m[4] ?? null },
+      step: { table, chain, kind: 'rule', handle: m[1], verdict: verdictOf(m[2]), target: m[3] ?? null, rule: m[4] ?? null },
     };
   });
 }
+
+/** The tool names most verdicts; nftables' own codes it prints as numbers (`-j RETURN` is NFT_RETURN, -5). */
+const NFT_CODES: Record<string, string> = {
+  '0xffffffff': 'continue',
+  '0xfffffffe': 'break',
+  '0xfffffffd': 'jump',
+  '0xfffffffc': 'goto',
+  '0xfffffffb': 'return',
+};
+const verdictOf = (word: string): string => NFT_CODES[word] ?? word.toLowerCase();
 
 function packetOf(fields: string): SeenPacket | null {
   const kv = new Map<string, string>();
