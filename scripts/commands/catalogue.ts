@@ -94,6 +94,14 @@ const ENTRIES = {
       'dplab explain <mode> <ns/name> [--node <node>] [--json | --mermaid]   (live: reads the node of a running lab cluster, default the first worker)',
     ].join('\n'),
   },
+  trace: {
+    summary: "Trace requests to a Service through a node's real rules: the path each took and where it went",
+    usage: [
+      'dplab trace <mode> <ns/name> [--from <ns/pod>] [--node <node>] [--port <port>] [--node-port] [--count N] [--json]',
+      '  iptables (xtables-monitor) and nftables (nft monitor) modes; requests come from the pod (curl in it) or the node itself',
+      'dplab trace <mode> --sweep [--node <node>]   (remove trace rules a stopped runner left on the nodes)',
+    ].join('\n'),
+  },
   bench: {
     summary: 'Run the benchmarks (all, or the one named); they print figures beside a peer and a limit',
     usage: 'dplab bench [<name> [args…]]   (names: the files in test/bench/; they run the runner on the test doubles, from a checkout)',

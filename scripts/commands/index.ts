@@ -23,6 +23,7 @@ const LOADERS: { readonly [N in CommandName]: () => Promise<Command> } = {
   goto: async () => (await import('./goto.ts')).goto,
   'verify-labs': async () => (await import('./verify-labs.ts')).verifyLabsCommand,
   explain: async () => (await import('./explain.ts')).explain,
+  trace: async () => (await import('./trace.ts')).trace,
   bench: async () => (await import('./bench.ts')).bench,
   'sim-build': async () => (await import('./sim-build.ts')).simBuild,
 };

@@ -17,7 +17,7 @@
 // and a /32 route to the pod. up0/up1 is a veth whose far end leads nowhere: it only gives the
 // node a default route, so connect() to a ClusterIP (which no route names, on a real node either)
 // gets as far as the nat OUTPUT hook. A packet the rules fail to DNAT ends there, unanswered.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +116,13 @@ function once() {
 }
 (async () => { for (let i = 0; i < +n; i++) console.log(JSON.stringify(await once())); })();
 `;
+
+const outcomes = (out: string): Outcome[] =>
+  out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Outcome);
 
 let labCounter = 0;
 // Last resort if a test run dies before afterAll: servers exit on their own when their stdin
@@ -245,13 +252,26 @@ export class NetnsLab {
   /** n sequential HTTP GETs from the node namespace, each a new TCP connection (a new conntrack
    *  entry, so a new backend choice), each given timeoutMs. */
   request(host: string, port: number, n: number, opts: { timeoutMs?: number; from?: string } = {}): Outcome[] {
-    const timeoutMs = opts.timeoutMs ?? 1_000;
-    const out = this.exec(this.node, [process.execPath, '-e', CLIENT, host, String(port), String(n), String(timeoutMs), opts.from ?? '']);
-    return out
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Outcome);
+    return outcomes(this.exec(this.node, this.clientArgv(host, port, n, opts)));
+  }
+
+  /** request() without blocking the event loop (a trace monitor reads meanwhile), from the node or from `ns` (a pod); `signal` ends the client. */
+  requestAsync(
+    host: string,
+    port: number,
+    n: number,
+    opts: { timeoutMs?: number; from?: string; signal?: AbortSignal; ns?: string } = {},
+  ): Promise<Outcome[]> {
+    const argv = ['netns', 'exec', opts.ns ?? this.node, ...this.clientArgv(host, port, n, opts)];
+    return new Promise((resolve, reject) =>
+      execFile('ip', argv, { encoding: 'utf8', timeout: 30_000, signal: opts.signal }, (err, stdout) =>
+        err ? reject(err) : resolve(outcomes(stdout)),
+      ),
+    );
+  }
+
+  private clientArgv(host: string, port: number, n: number, opts: { timeoutMs?: number; from?: string }): string[] {
+    return [process.execPath, '-e', CLIENT, host, String(port), String(n), String(opts.timeoutMs ?? 1_000), opts.from ?? ''];
   }
 
   /** Kills the servers, deletes every namespace (their veths go with them) and the scratch folder.

@@ -10,6 +10,8 @@ import { explainLive, type LiveOptions } from '../dataplane/live.ts';
 import { labImages } from '../labs/images.ts';
 import { runPreflight } from '../preflight/index.ts';
 import type { ExplainResponse } from '../wire/explain.ts';
+import { traceLive, type TraceOptions } from '../dataplane/trace/live-trace.ts';
+import type { TraceRequest, TraceResult } from '../wire/trace.ts';
 
 /** What the API and the terminals need of the cluster manager. */
 export type ClusterService = Pick<ClusterManager, 'events' | 'status' | 'statusAll' | 'ensure' | 'delete'>;
@@ -17,9 +19,13 @@ export type ClusterService = Pick<ClusterManager, 'events' | 'status' | 'statusA
 /** A live read of one Service's dataplane on a running cluster. */
 export type ExplainLive = (mode: Mode, service: string, opts: LiveOptions) => Promise<ExplainResponse>;
 
+/** A trace of requests to one Service through a running cluster's node (issue 40). */
+export type TraceLive = (mode: Mode, req: TraceRequest, opts: TraceOptions) => Promise<TraceResult>;
+
 export interface RunnerServices {
   clusters: ClusterService;
   explainLive: ExplainLive;
+  traceLive: TraceLive;
   /** `dplab doctor`'s checks, for GET /api/doctor. */
   preflight: typeof runPreflight;
 }
@@ -37,6 +43,7 @@ export function runnerServices(overrides: Partial<RunnerServices> = {}): RunnerS
   return {
     clusters: overrides.clusters ?? sharedClusterManager(),
     explainLive: overrides.explainLive ?? explainLive,
+    traceLive: overrides.traceLive ?? traceLive,
     preflight: overrides.preflight ?? runPreflight,
   };
 }

@@ -7,10 +7,12 @@ import { isMode, MODES } from '../../catalogue/modes.ts';
 import { DplabError, unknownId } from '../../base/errors.ts';
 import { explainView, isServiceRef, servicesIn } from '../../dataplane/explain-view.ts';
 import { listFixtures, loadFixture } from '../../dataplane/fixture-catalog.ts';
-import type { ExplainLive } from '../../services/runner-services.ts';
+import type { ExplainLive, TraceLive } from '../../services/runner-services.ts';
+import { traceRequestSchema } from '../../wire/trace.ts';
+import { describeIssues } from '../../wire/validate.ts';
 import { sendJson, type Route } from '../router.ts';
 
-export type { ExplainLive };
+export type { ExplainLive, TraceLive };
 
 function required(url: URL, name: string): string {
   const v = url.searchParams.get(name);
@@ -25,8 +27,8 @@ function serviceParam(url: URL): string {
   return s;
 }
 
-/** The routes, over a live reader (tests pass their own). */
-export function dataplaneRoutes(live: ExplainLive): Route[] {
+/** The routes, over a live reader and tracer (tests pass their own). */
+export function dataplaneRoutes(live: ExplainLive, trace: TraceLive): Route[] {
   return [
     {
       method: 'GET',
@@ -60,6 +62,18 @@ export function dataplaneRoutes(live: ExplainLive): Route[] {
         const service = serviceParam(ctx.url);
         const node = ctx.url.searchParams.get('node') || undefined;
         sendJson(res, 200, await live(mode, service, { node, signal: ctx.signal }));
+      },
+    },
+    {
+      // Changes the node for a few seconds (a trace rule or table, removed before the answer), so POST.
+      method: 'POST',
+      path: '/api/dataplane/:mode/trace',
+      async handler(_req, res, ctx) {
+        const mode = ctx.params.mode;
+        if (!isMode(mode)) throw unknownId('mode', mode ?? '', MODES);
+        const body = traceRequestSchema.safeParse(ctx.body ?? {});
+        if (!body.success) throw new DplabError(`Bad trace request: ${describeIssues(body.error)}.`, { status: 400 });
+        sendJson(res, 200, await trace(mode, body.data, { signal: ctx.signal }));
       },
     },
   ];

@@ -29,7 +29,7 @@ export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): re
     ...labRoutes,
     ...replayRoutes(),
     ...activityRoutes(services.clusters, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
-    ...dataplaneRoutes(services.explainLive),
+    ...dataplaneRoutes(services.explainLive, services.traceLive),
     ...broadcastRoutes(opts.broadcast ?? new TerminalBroadcast(), opts.viewerToken),
   ];
 }
