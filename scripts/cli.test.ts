@@ -1,10 +1,10 @@
 // The CLI hands each command its context: `--verbose` reaches `dplab check`, which then shows
 // the command output under an error, and leaves it out without the flag.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyEnv, useDoubles, type Doubles } from '../test/fixtures/doubles.ts';
+import { applyEnv, useDoubles, writeKubeconfig, type Doubles } from '../test/fixtures/doubles.ts';
 import { main } from './cli.ts';
 import { kubeconfigPath } from './catalogue/modes.ts';
 
@@ -23,9 +23,7 @@ beforeEach(() => {
     ],
   });
   restore = applyEnv(doubles.env);
-  const kc = kubeconfigPath('iptables');
-  mkdirSync(dirname(kc), { recursive: true });
-  writeFileSync(kc, 'apiVersion: v1\nkind: Config\n');
+  writeKubeconfig('iptables');
 });
 afterEach(() => {
   restore();

@@ -7,14 +7,15 @@
  * up in the registry; nothing the client sends becomes part of the script or its environment.
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { run, TIMEOUT_FACTOR } from '../base/exec.ts';
+import { basename, delimiter, join } from 'node:path';
+import { run, TIMEOUT_FACTOR, type CommandResult } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { workspaceDir } from '../base/paths.ts';
-import { ownFolder, runAsUser, shellUser, writeAsUser } from '../terminals/shell-user.ts';
+import { ownFolder, runAsUser, shellUser, writeAsUser, type ShellUser } from '../terminals/shell-user.ts';
+import { openDockerRelay } from './docker-relay.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { solutionFor, type Lab, type Step } from './schema.ts';
 import { labFilePath } from './registry.ts';
@@ -64,6 +65,25 @@ export async function prepareWorkspace(lab: Lab): Promise<string> {
   return dir;
 }
 
+/**
+ * The solution as the seat's user, whose `docker` is the runner's relay (docker-relay.ts): its
+ * `docker exec <node> …` reach this seat's nodes through the runner, and nothing else of Docker.
+ */
+async function solveAsUser(
+  user: ShellUser,
+  cluster: ClusterHandle,
+  script: string[],
+  opts: { cwd: string; timeoutMs: number; signal?: AbortSignal; extra: Record<string, string> },
+): Promise<CommandResult> {
+  const relay = await openDockerRelay(cluster, user, opts.signal);
+  try {
+    const path = [relay.bin, process.env.PATH ?? ''].filter(Boolean).join(delimiter);
+    return await runAsUser(user, 'bash', script, { ...opts, extra: { ...opts.extra, PATH: path } });
+  } finally {
+    await relay.close();
+  }
+}
+
 /** The script bash runs: stop at the first failing command, including inside pipes. */
 export function solutionScript(step: Step, mode: Mode): string {
   return ['set -eo pipefail', ...solutionFor(step, mode)].join('\n');
@@ -85,7 +105,7 @@ export async function applySolution(
     const how = { cwd: workspaceDir(), timeoutMs: SOLVE_TIMEOUT_MS, signal: opts.signal };
     const script = ['-c', solutionScript(step, mode)];
     const r = user
-      ? await runAsUser(user, 'bash', script, { ...how, extra: labEnv(cluster, lab) })
+      ? await solveAsUser(user, cluster, script, { ...how, extra: labEnv(cluster, lab) })
       : await run('bash', script, { ...how, env: labEnv(cluster, lab) });
     return {
       lab: lab.id,

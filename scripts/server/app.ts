@@ -7,6 +7,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { isMode, kubeconfigPath, type Mode } from '../catalogue/modes.ts';
 import { dropTo, handOver, shellUser } from '../terminals/shell-user.ts';
+import { sweepDockerRelays } from '../labs/docker-relay.ts';
 import {
   allowedHosts,
   gate,
@@ -134,6 +135,8 @@ export function createRunner(opts: RunnerOptions): Runner {
   const user = shellUser();
   // Not root, or no setpriv: say so at start, not at the learner's first terminal.
   if (user) dropTo(user);
+  // Relays a runner killed mid-solve left behind are nobody's now (docker-relay.ts).
+  if (user) sweepDockerRelays();
   const handingOver = user
     ? services.clusters.events.on((e) => {
         if (e.type !== 'status' || e.status.state !== 'ready') return;
