@@ -3,12 +3,14 @@
 // (small limits, so the test is quick), and processes started exactly as a seat's shells and
 // solutions are (dropTo: into the cgroup as root, rlimits, then the seat's user).
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { detectCgroups, SeatCgroups } from '../terminals/seat-cgroup.ts';
 import { dropTo, type ShellUser } from '../terminals/shell-user.ts';
-import { SeatUsers } from './seat-users.ts';
+import { LocalSeatBackend } from './local-backend.ts';
+import { prepareSeatFolder, SeatUsers } from './seat-users.ts';
 
 const host = process.platform === 'linux' && process.getuid?.() === 0 ? detectCgroups() : null;
 const why = !host ? 'not root on Linux' : host.kind === 'none' ? host.reason : '';
@@ -126,5 +128,27 @@ except OSError as e:
     await cgroups.remove(b!.user.uid);
     for (const p of b!.procs) expect(existsSync(dirname(p))).toBe(false);
     users.adopt(b!.user.uid);
+  });
+
+  it('keeps a seat’s cgroup for a restarted portal to take back, and sweeps one whose seat is gone', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'dplab-seat-sweep-'));
+    chmodSync(state, 0o711);
+    const kept = users.take();
+    const gone = users.take();
+    try {
+      // A seat an earlier portal left (its folder, its user, its cgroup), and a cgroup whose seat was deleted while no portal ran.
+      prepareSeatFolder(join(state, 'seats', 's09'), kept);
+      const keptDirs = cgroups.create(kept.uid).map((p) => dirname(p));
+      await users.release(gone);
+      const goneDirs = cgroups.create(gone.uid).map((p) => dirname(p));
+      new LocalSeatBackend({ stateDir: state, seatUsers: new SeatUsers(), seatCgroups: cgroups });
+      for (const d of keptDirs) expect(existsSync(d), d).toBe(true);
+      for (const d of goneDirs) expect(existsSync(d), d).toBe(false);
+    } finally {
+      await users.release(kept);
+      await cgroups.remove(kept.uid);
+      await cgroups.remove(gone.uid);
+      rmSync(state, { recursive: true, force: true });
+    }
   });
 });
