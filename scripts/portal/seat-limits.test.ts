@@ -106,9 +106,17 @@ except OSError as e:
   it('cannot raise its limits or leave its cgroup for the root cgroup', async () => {
     const [a] = seats;
     const dirs = a!.procs.map((p) => dirname(p));
-    const files = [...dirs.map((d) => `${d}/cgroup.procs`), `${dirs[0]}/pids.max`, `${dirs.at(-1)}/${host!.kind === 'v2' ? 'memory.max' : 'memory.limit_in_bytes'}`];
-    const roots = host!.kind === 'v2' ? ['/sys/fs/cgroup/cgroup.procs'] : ['/sys/fs/cgroup/pids/cgroup.procs', '/sys/fs/cgroup/memory/cgroup.procs'];
-    const script = [...files.map((f) => `echo max > ${f}`), ...[...roots, ...dirs.map((d) => `${dirname(d)}/cgroup.procs`)].map((f) => `echo $$ > ${f}`)]
+    const files = [
+      ...dirs.map((d) => `${d}/cgroup.procs`),
+      `${dirs[0]}/pids.max`,
+      `${dirs.at(-1)}/${host!.kind === 'v2' ? 'memory.max' : 'memory.limit_in_bytes'}`,
+    ];
+    const roots =
+      host!.kind === 'v2' ? ['/sys/fs/cgroup/cgroup.procs'] : ['/sys/fs/cgroup/pids/cgroup.procs', '/sys/fs/cgroup/memory/cgroup.procs'];
+    const script = [
+      ...files.map((f) => `echo max > ${f}`),
+      ...[...roots, ...dirs.map((d) => `${dirname(d)}/cgroup.procs`)].map((f) => `echo $$ > ${f}`),
+    ]
       .map((c) => `if ${c}; then echo "WROTE ${c}"; fi`)
       .join('\n');
     const r = await asSeat(a!, `${script}\ncat /proc/self/cgroup`);
@@ -119,7 +127,16 @@ except OSError as e:
 
   it('removes the seat’s cgroup once its processes are gone, even with a process left running', async () => {
     const [, b] = seats;
-    const left = spawn('/bin/sh', ['-c', `${dropTo(b!.user, b!.procs).map((a) => `'${a}'`).join(' ')} /bin/sleep 300`], { stdio: 'ignore', detached: true });
+    const left = spawn(
+      '/bin/sh',
+      [
+        '-c',
+        `${dropTo(b!.user, b!.procs)
+          .map((a) => `'${a}'`)
+          .join(' ')} /bin/sleep 300`,
+      ],
+      { stdio: 'ignore', detached: true },
+    );
     left.unref();
     const deadline = Date.now() + 10_000;
     while (pidsIn(b!.procs[0]!).length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

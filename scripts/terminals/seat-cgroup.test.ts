@@ -50,7 +50,9 @@ describe('what the host offers for seat limits', () => {
     const root = folder('nocontrollers', { 'sys/fs/cgroup/system.slice/cgroup.controllers': 'cpu io' });
     const v2 = detectCgroups({ mountinfo: UNIFIED, selfCgroup: UNIFIED_SELF, isRoot: true }, root);
     expect(v2).toEqual({ kind: 'none', reason: expect.stringMatching(/without the pids and memory controllers/) });
-    const noMemory = HYBRID.split('\n').filter((l) => !l.includes('memory')).join('\n');
+    const noMemory = HYBRID.split('\n')
+      .filter((l) => !l.includes('memory'))
+      .join('\n');
     expect(detectCgroups({ mountinfo: noMemory, selfCgroup: HYBRID_SELF, isRoot: true }, fake)).toEqual({
       kind: 'none',
       reason: expect.stringMatching(/no cgroup pids hierarchy|no cgroup memory hierarchy/),
@@ -65,7 +67,10 @@ describe('what the host offers for seat limits', () => {
   it('makes a v1 seat’s cgroups with their limits, and a v2 seat’s, and sweeps only what no seat holds', async () => {
     const v1 = new SeatCgroups({ kind: 'v1', dirs: [join(fake, 'v1/pids/dplab'), join(fake, 'v1/memory/dplab')] }, SEAT_CGROUP_DEFAULTS);
     const procs = v1.create(2_000_000_001);
-    expect(procs).toEqual([join(fake, 'v1/pids/dplab/seat-2000000001/cgroup.procs'), join(fake, 'v1/memory/dplab/seat-2000000001/cgroup.procs')]);
+    expect(procs).toEqual([
+      join(fake, 'v1/pids/dplab/seat-2000000001/cgroup.procs'),
+      join(fake, 'v1/memory/dplab/seat-2000000001/cgroup.procs'),
+    ]);
     expect(readFileSync(join(fake, 'v1/pids/dplab/seat-2000000001/pids.max'), 'utf8')).toBe('512');
     expect(readFileSync(join(fake, 'v1/memory/dplab/seat-2000000001/memory.limit_in_bytes'), 'utf8')).toBe(String(2 * 1024 ** 3));
     const v2 = new SeatCgroups({ kind: 'v2', dirs: [join(fake, 'v2/dplab')] }, { pids: 100, memoryBytes: 64 * 1024 ** 2 });

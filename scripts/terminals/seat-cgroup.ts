@@ -40,8 +40,7 @@ export const SEAT_CGROUP_VAR = 'DPLAB_SEAT_CGROUP';
 
 export type CgroupHost =
   /** `dirs`: the folders seat cgroups are made in (one for v2, the pids then the memory hierarchy's for v1). */
-  | { kind: 'v2' | 'v1'; dirs: string[] }
-  | { kind: 'none'; reason: string };
+  { kind: 'v2' | 'v1'; dirs: string[] } | { kind: 'none'; reason: string };
 
 export interface DetectInput {
   /** /proc/self/mountinfo's text. */
@@ -128,7 +127,10 @@ export function detectCgroups(input: DetectInput = hostInput(), fsRoot = ''): Cg
     try {
       writeFileSync(join(parent, 'cgroup.subtree_control'), '+pids +memory');
     } catch (err) {
-      return { kind: 'none', reason: `cgroup v2, but pids and memory cannot be enabled below ${parent.slice(fsRoot.length)} (${(err as Error).message})` };
+      return {
+        kind: 'none',
+        reason: `cgroup v2, but pids and memory cannot be enabled below ${parent.slice(fsRoot.length)} (${(err as Error).message})`,
+      };
     }
     return { kind: 'v2', dirs: [join(parent, 'dplab')] };
   }

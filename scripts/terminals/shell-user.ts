@@ -122,7 +122,11 @@ export async function runAsUser(
   const env: Record<string, string | undefined> = {};
   // execa adds the runner's own environment: every name of it not allowed is taken out again.
   for (const k of Object.keys(process.env)) env[k] = undefined;
-  Object.assign(env, seatShellEnv(process.env, [SHELL_USER_VAR, SEAT_CGROUP_VAR]), { HOME: home, USER: `uid${user.uid}`, LOGNAME: `uid${user.uid}` });
+  Object.assign(env, seatShellEnv(process.env, [SHELL_USER_VAR, SEAT_CGROUP_VAR]), {
+    HOME: home,
+    USER: `uid${user.uid}`,
+    LOGNAME: `uid${user.uid}`,
+  });
   Object.assign(env, opts.extra);
   const { extra: _extra, ...rest } = opts;
   return run(prefix[0]!, [...prefix.slice(1), file, ...args], { ...rest, env });
