@@ -27,6 +27,7 @@ const ENTRIES = {
     summary: 'Run a workshop: a join page for learners, a seat each, and the instructor dashboard.',
     usage: `dplab portal [--lab ID] [--seats N] [--max-seats M] [--warm MODE]… [--code CODE] [--port P] [--idle-minutes N]
              [--host ADDR --behind-tls --public-host NAME] [--backend local|kubernetes] [--shared-user]
+             [--seat-memory SIZE] [--seat-pids N]
 
   --seats N       make N seats before anyone joins (with --warm, their clusters too); more are made on demand up to --max-seats (default 30)
   --warm MODE     bring each seat's MODE cluster up ahead (a hot start); check the host first with \`dplab doctor --seats N --mode MODE\`
@@ -35,6 +36,9 @@ const ENTRIES = {
                   in the portal's namespace; DPLAB_SEAT_* settings, see README "Workshops on Kubernetes")
   --shared-user   (local) run every seat's shells as the portal's own user; by default a portal run as root on Linux
                   gives each seat a Unix user of its own, so one learner's shell cannot read another seat's files
+  --seat-memory SIZE, --seat-pids N
+                  (local, seat users) each seat's memory and process limit, a cgroup per seat where the host has cgroups
+                  (default 2G and 512; env DPLAB_SEAT_MEMORY, DPLAB_SEAT_PIDS; see README "Seat limits")
   --behind-tls    TLS is terminated in front of the portal (an Ingress, Caddy, nginx): allows a non-loopback --host and https://<public host> origins
   (env: DPLAB_PORTAL_TOKEN sets the instructor token)`,
   },

@@ -14,6 +14,7 @@ import { buildIsStale } from '../base/site-build.ts';
 import { DplabError } from '../base/errors.ts';
 import { LocalSeatBackend } from '../portal/local-backend.ts';
 import { SeatUsers } from '../portal/seat-users.ts';
+import { describeLimits, detectCgroups, SeatCgroups, seatLimits } from '../terminals/seat-cgroup.ts';
 import { kubernetesSeatBackendFromEnv } from '../portal/kubernetes-backend.ts';
 import { startPortal } from '../portal/server.ts';
 import { labOutline } from '../portal/dashboard.ts';
@@ -44,6 +45,8 @@ export const portal: Command = {
       'idle-minutes': { type: 'string' },
       backend: { type: 'string' },
       'shared-user': { type: 'boolean' },
+      'seat-memory': { type: 'string' },
+      'seat-pids': { type: 'string' },
     });
     const backendKind = values.backend ?? 'local';
     if (backendKind !== 'local' && backendKind !== 'kubernetes')
@@ -78,11 +81,23 @@ export const portal: Command = {
           ? "Note: every seat's shells run as you (--shared-user): learners can read each other's seat folders.\n"
           : "Note: every seat's shells run as you, so learners can read each other's seat folders; run the portal as root (Linux) to give each seat a Unix user of its own.\n",
       );
+    if ((values['seat-memory'] !== undefined || values['seat-pids'] !== undefined) && !seatUsers)
+      throw usageError(this, '--seat-memory and --seat-pids are for the local backend with a Unix user per seat (the portal as root).');
+    let limits;
+    try {
+      limits = seatLimits({ memory: values['seat-memory'], pids: values['seat-pids'] });
+    } catch (err) {
+      throw usageError(this, (err as Error).message);
+    }
+    // Said once: what bounds a seat on this host (README "Seat limits").
+    const cgroupHost = seatUsers ? detectCgroups() : undefined;
+    if (cgroupHost) ctx.stderr.write(`${describeLimits(cgroupHost, limits)}\n`);
+    const seatCgroups = cgroupHost && cgroupHost.kind !== 'none' ? new SeatCgroups(cgroupHost, limits) : undefined;
     const portalState = join(stateDir(), 'portal');
     const backend =
       backendKind === 'kubernetes'
         ? kubernetesSeatBackendFromEnv(process.env, (line) => ctx.stderr.write(`${line}\n`))
-        : new LocalSeatBackend({ stateDir: portalState, ...(seatUsers ? { seatUsers: new SeatUsers() } : {}) });
+        : new LocalSeatBackend({ stateDir: portalState, ...(seatUsers ? { seatUsers: new SeatUsers(), seatCgroups } : {}) });
     const running = await startPortal({
       backend,
       lab: labOutline(lab),

@@ -29,6 +29,7 @@ import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-bac
 import { SeatClient, warmUp } from './seat-client.ts';
 import { checkReachable, prepareSeatFolder, seatFolderUser, type SeatUsers } from './seat-users.ts';
 import { SHELL_USER_VAR, type ShellUser } from '../terminals/shell-user.ts';
+import { SEAT_CGROUP_VAR, type SeatCgroups } from '../terminals/seat-cgroup.ts';
 import { seatBaseEnv } from '../terminals/seat-env.ts';
 
 export const LOCAL_SEAT_TIMEOUTS = {
@@ -58,6 +59,8 @@ export interface LocalBackendOptions {
   startConcurrency?: number;
   /** A Unix user per seat for its shells (the portal must be root); absent: shells run as the portal's user. */
   seatUsers?: SeatUsers;
+  /** A cgroup per seat user with its process and memory limits (the host has cgroups, seat-cgroup.ts); absent: rlimits only. */
+  seatCgroups?: SeatCgroups;
 }
 
 /** Each warm seat runs `kind create` and a CNI rollout; more at once than this thrashes a host's disk and CPU. */
@@ -131,6 +134,10 @@ export class LocalSeatBackend implements SeatBackend {
     // need for the `dplab` command in their shells, which says "permission denied" without it.
     if (opts.seatUsers) checkReachable([join(opts.stateDir, 'seats')]);
     this.#findLeftovers();
+    // Seat cgroups of seats gone while no portal ran (a crash, then their folders removed): kept
+    // are the seats just found (taken back with their cgroups) and another live portal's.
+    const users = opts.seatUsers;
+    if (users) opts.seatCgroups?.sweep((uid) => users.inUse(uid));
   }
 
   /** Seats whose folders an earlier run of the portal left (a crash, a kill): known, failed, deletable. */
@@ -231,6 +238,8 @@ export class LocalSeatBackend implements SeatBackend {
     if (seat.user) {
       prepareSeatFolder(dir, seat.user);
       env[SHELL_USER_VAR] = `${seat.user.uid}:${seat.user.gid}`;
+      // Every process of the seat's user starts inside these (dropTo in shell-user.ts).
+      if (this.opts.seatCgroups) env[SEAT_CGROUP_VAR] = this.opts.seatCgroups.create(seat.user.uid).join(':');
     }
     const args = [join(projectRoot, 'scripts', 'dplab.mjs'), 'serve', '--host', '127.0.0.1', '--port', '0'];
     if (this.opts.maxTerminals) args.push('--max-terminals', String(this.opts.maxTerminals));
@@ -414,9 +423,11 @@ export class LocalSeatBackend implements SeatBackend {
     this.#seats.delete(seat.spec.id);
   }
 
-  /** Whatever the seat's user still runs (a shell's `nohup … &`) ends before its uid can go to another seat. */
+  /** Whatever the seat's user still runs (a shell's `nohup … &`) ends before its uid can go to another seat; then its cgroup goes. */
   async #endUser(seat: LocalSeat): Promise<void> {
-    if (seat.user) await this.opts.seatUsers?.release(seat.user);
+    if (!seat.user) return;
+    await this.opts.seatUsers?.release(seat.user);
+    await this.opts.seatCgroups?.remove(seat.user.uid);
   }
 }
 

@@ -4,7 +4,7 @@
 // each must fail: the operator's environment and the instructor's token out of reach, root never
 // writing through a learner's links, no way to lock another seat out. Over the cluster test doubles.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { requireLab } from '../labs/registry.ts';
 import { applyEnv, seatStateFiles, useDoubles, type Doubles } from '../../test/fixtures/doubles.ts';
 import { http, mustOpen, openShell, sh, type Shell } from '../../test/fixtures/terminal-client.ts';
 import { SEAT_LIMITS } from '../terminals/shell-user.ts';
+import { detectCgroups, SeatCgroups, type CgroupHost } from '../terminals/seat-cgroup.ts';
 import { labOutline } from './dashboard.ts';
 import { LocalSeatBackend } from './local-backend.ts';
 import { SeatUsers } from './seat-users.ts';
@@ -22,6 +23,9 @@ const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
 const SEATS = ['s01', 's02'] as const;
 const INSTRUCTOR = `instructor-${'7'.repeat(40)}`;
 const CANARY = `canary-${process.pid}-${Date.now()}`;
+// The host's cgroups, as `dplab portal` finds them; a seat's memory limit small enough to reach quickly.
+const CGROUPS: CgroupHost = asRoot ? detectCgroups() : { kind: 'none', reason: 'not root' };
+const SEAT_MEMORY = 256 * 1024 ** 2;
 
 describe.runIf(asRoot)('a learner attacking the workshop from their seat (local backend, portal as root)', { timeout: 240_000 }, () => {
   let doubles: Doubles | undefined;
@@ -51,6 +55,7 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
       stateDir,
       // The host's own register, as a portal uses it: test files that run at once each get uids of their own.
       seatUsers: new SeatUsers(),
+      ...(CGROUPS.kind !== 'none' ? { seatCgroups: new SeatCgroups(CGROUPS, { pids: 256, memoryBytes: SEAT_MEMORY }) } : {}),
       seatEnv: (id) => ({ ...toolEnv, DPLAB_DOUBLE_STATE: stateFiles.get(id)! }),
     });
     portal = await startPortal({
@@ -121,6 +126,28 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
     const r = await sh(shells[0]!, 'ulimit -u; ulimit -v');
     expect(r.out.trim().split(/\s+/)).toEqual([String(SEAT_LIMITS.processes), String(SEAT_LIMITS.addressSpaceBytes / 1024)]);
   });
+
+  it.skipIf(CGROUPS.kind === 'none')(
+    "holds a seat's shell in its cgroup: it cannot leave, and an allocation past the seat's memory is killed while the runners and the next seat go on",
+    async () => {
+      const [a, b] = shells;
+      const uid = (await sh(a!, 'id -u')).out.trim();
+      const mine = await sh(a!, 'cat /proc/self/cgroup');
+      expect(mine.out).toContain(`/dplab/seat-${uid}\n`);
+      const roots = CGROUPS.kind === 'v2' ? ['/sys/fs/cgroup'] : ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/memory'];
+      for (const root of roots) expect((await sh(a!, `echo $$ > ${root}/cgroup.procs`)).status).not.toBe(0);
+      expect((await sh(a!, 'cat /proc/self/cgroup')).out).toBe(mine.out);
+      const runners = backend!.pids();
+      const hog = await sh(a!, `/usr/bin/python3 -c 'b = bytearray(${2 * SEAT_MEMORY}); print("allocated")'`, 60_000);
+      // Killed (128 + 9); without the cgroup, 512 MiB is inside RLIMIT_AS and it prints "allocated".
+      expect(hog.out).not.toContain('allocated');
+      expect(hog.status).toBe(137);
+      for (const pid of runners) expect(() => process.kill(pid, 0)).not.toThrow();
+      expect(backend!.pids()).toEqual(runners);
+      expect((await sh(a!, 'echo still')).out.trim()).toBe('still');
+      expect((await sh(b!, 'echo fine')).out.trim()).toBe('fine');
+    },
+  );
 
   it("never writes, as root, through a learner's links to a root-owned file or another seat's file", async () => {
     const [a, b] = shells;
@@ -246,5 +273,16 @@ describe.runIf(asRoot)('a learner attacking the workshop from their seat (local 
       body: JSON.stringify({ code: 'ROOM42', name: 'Cy' }),
     });
     expect(other.status, other.body).toBe(200);
+  });
+
+  // Last: it takes the second learner's seat away.
+  it.skipIf(CGROUPS.kind === 'none')("removes a seat's cgroup with the seat, a process its learner left running included", async () => {
+    const b = shells[1]!;
+    const uid = (await sh(b, 'id -u')).out.trim();
+    await sh(b, 'nohup sleep 600 >/dev/null 2>&1 &');
+    const dirs = CGROUPS.kind === 'none' ? [] : CGROUPS.dirs.map((d) => join(d, `seat-${uid}`));
+    for (const d of dirs) expect(readFileSync(join(d, 'cgroup.procs'), 'utf8')).not.toBe('');
+    await portal!.workshop.removeSeat(learners[1]!.seat);
+    for (const d of dirs) expect(existsSync(d), d).toBe(false);
   });
 });

@@ -66,6 +66,13 @@ export class SeatUsers {
     return { ok: true };
   }
 
+  /** Is `uid` this portal's seat user now, or held by another live portal on the host (its seat still exists)? */
+  inUse(uid: number): boolean {
+    if (this.#used.has(uid)) return true;
+    const holder = Number(readFirstLine(join(this.registry, String(uid))));
+    return holder !== process.pid && pidAlive(holder);
+  }
+
   /** Ends every process of the user, then frees its number, here and in the host's register. */
   async release(user: ShellUser): Promise<void> {
     await endUserProcesses(user.uid);

@@ -10,6 +10,7 @@ import { kubeconfigPath, clusterName, type Mode } from '../catalogue/modes.ts';
 import { projectRoot, stateDir, workspaceDir } from '../base/paths.ts';
 import { dropTo, handOver, ownFolder, shellUser, SHELL_USER_VAR } from './shell-user.ts';
 import { SHELL_PROMPT_OSC, SHELL_READY_OSC } from '../wire/terminal.ts';
+import { SEAT_CGROUP_VAR } from './seat-cgroup.ts';
 import { seatShellEnv } from './seat-env.ts';
 
 export interface ShellLaunch {
@@ -128,7 +129,7 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
 function baseEnv(mode: Mode | null, bin: string): Record<string, string> {
   // A workshop seat's shell starts from an allow-list (seat-env.ts); a runner of one's own passes
   // the user's environment on, minus the runner's own secrets.
-  const env: Record<string, string> = process.env.DPLAB_SEAT ? seatShellEnv(process.env, [SHELL_USER_VAR]) : {};
+  const env: Record<string, string> = process.env.DPLAB_SEAT ? seatShellEnv(process.env, [SHELL_USER_VAR, SEAT_CGROUP_VAR]) : {};
   if (!process.env.DPLAB_SEAT) for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   delete env.DPLAB_TOKEN;
   delete env[SHELL_USER_VAR];

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { DplabError } from '../base/errors.ts';
 import { run, type CommandResult, type RunOptions } from '../base/exec.ts';
 import { stateDir } from '../base/paths.ts';
+import { enterArgv, SEAT_CGROUP_VAR, seatCgroupProcs } from './seat-cgroup.ts';
 import { seatShellEnv } from './seat-env.ts';
 
 export interface ShellUser {
@@ -48,8 +49,12 @@ export function shellUser(env: NodeJS.ProcessEnv = process.env): ShellUser | nul
   return { uid, gid };
 }
 
-/** The argv prefix that runs a program as `user` with no way back to root. */
-export function dropTo(user: ShellUser): string[] {
+/**
+ * The argv prefix that runs a program as `user` with no way back to root: the one place every
+ * process of a seat's user starts from. It enters the seat's cgroup(s) first, as root
+ * (`cgroup`: the runner's DPLAB_SEAT_CGROUP, seat-cgroup.ts), then sets the rlimits and drops.
+ */
+export function dropTo(user: ShellUser, cgroup: readonly string[] = seatCgroupProcs()): string[] {
   if (process.getuid?.() !== 0)
     throw new DplabError(`${SHELL_USER_VAR} is set, but the runner is not root, so it cannot switch a shell to uid ${user.uid}.`, {
       fix: 'Run the portal as root for a Unix user per seat, or leave DPLAB_SHELL_USER unset.',
@@ -65,6 +70,7 @@ export function dropTo(user: ShellUser): string[] {
       fix: 'Install util-linux (Debian: apt-get install util-linux).',
     });
   return [
+    ...enterArgv(cgroup),
     prlimit,
     `--nproc=${SEAT_LIMITS.processes}`,
     `--as=${SEAT_LIMITS.addressSpaceBytes}`,
@@ -116,7 +122,11 @@ export async function runAsUser(
   const env: Record<string, string | undefined> = {};
   // execa adds the runner's own environment: every name of it not allowed is taken out again.
   for (const k of Object.keys(process.env)) env[k] = undefined;
-  Object.assign(env, seatShellEnv(process.env, [SHELL_USER_VAR]), { HOME: home, USER: `uid${user.uid}`, LOGNAME: `uid${user.uid}` });
+  Object.assign(env, seatShellEnv(process.env, [SHELL_USER_VAR, SEAT_CGROUP_VAR]), {
+    HOME: home,
+    USER: `uid${user.uid}`,
+    LOGNAME: `uid${user.uid}`,
+  });
   Object.assign(env, opts.extra);
   const { extra: _extra, ...rest } = opts;
   return run(prefix[0]!, [...prefix.slice(1), file, ...args], { ...rest, env });
