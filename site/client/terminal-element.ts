@@ -28,6 +28,9 @@ export const SLOW_SHELL_MS = 4_000;
 
 /** SGR colours of what the page itself writes into the terminal. */
 const SAY = { notice: 33, error: 31, dim: 2, info: 36 } as const;
+/** A dropped terminal tries again after 1 s, doubling up to every 30 s (a runner, a seat or a laptop coming back). */
+const RECONNECT_FIRST_MS = 1_000;
+const RECONNECT_MAX_MS = 30_000;
 
 type State = 'idle' | 'connecting' | 'open' | 'exited' | 'closed' | 'unavailable';
 
@@ -52,6 +55,10 @@ export class TerminalElement extends HTMLElement {
    * in order, until the terminal is laid out (`say`, `flushHeld`).
    */
   private held: (() => void)[] | null = null;
+  /** After a dropped connection (a restarted runner or portal): the next attempt, and how many came before. */
+  private retry: { attempt: number; timer?: ReturnType<typeof setTimeout> } | null = null;
+  /** Enter starts a new connection while one is offered. */
+  private restartKey: { dispose(): void } | null = null;
   /** Click-to-run commands waiting for the prompt of the one before (run-queue.ts). */
   private readonly runs = new RunQueue(
     (data) => splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece })),
@@ -146,6 +153,7 @@ export class TerminalElement extends HTMLElement {
   }
 
   disconnectedCallback(): void {
+    this.stopRetrying();
     this.ws?.close();
     this.resizeObserver?.disconnect();
     this.disposeFont?.();
@@ -256,6 +264,7 @@ export class TerminalElement extends HTMLElement {
     let lastError = '';
     ws.onopen = () => {
       opened = true;
+      this.stopRetrying();
       // A slow ~/.bashrc (pyenv, nvm) can keep the prompt away for a while: say what is going on.
       this.setState('open', 'Starting your shell…');
       this.shellStarting();
@@ -295,11 +304,18 @@ export class TerminalElement extends HTMLElement {
         return;
       }
       if (!opened) {
-        void this.explainRefusal();
+        // Coming back after a drop: keep trying while the runner is away (a portal restarting its
+        // seats takes seconds); a runner that answers and still refuses is explained.
+        if (this.retry) void this.retryOrExplain();
+        else void this.explainRefusal();
         return;
       }
-      this.setState('closed', 'Disconnected from the runner.');
-      this.say('\n[disconnected from the runner; press Enter to reconnect]', SAY.notice);
+      // The connection dropped under an open shell: the runner or the portal restarted, or the
+      // laptop slept. Come back by itself; Enter does it at once.
+      this.retry = { attempt: 0 };
+      this.setState('closed', 'Disconnected from the runner: reconnecting…');
+      this.say('\n[disconnected from the runner; reconnecting by itself, or press Enter]', SAY.notice);
+      this.scheduleRetry();
       this.offerRestart();
     };
   }
@@ -375,13 +391,51 @@ export class TerminalElement extends HTMLElement {
   private offerRestart(): void {
     const term = this.term;
     if (!term) return;
+    this.restartKey?.dispose();
     const sub = term.onKey(({ domEvent }) => {
       if (domEvent.key !== 'Enter') return;
-      sub.dispose();
-      this.held = null;
-      term.reset();
-      this.connect();
+      this.reconnect();
     });
+    this.restartKey = sub;
+  }
+
+  /** A new connection now (Enter, or the next automatic attempt). */
+  private reconnect(): void {
+    const term = this.term;
+    if (!term) return;
+    this.restartKey?.dispose();
+    this.restartKey = null;
+    if (this.retry?.timer) clearTimeout(this.retry.timer);
+    this.held = null;
+    term.reset();
+    this.connect();
+  }
+
+  /** 1, 2, 4, 8, 16 s, then every 30 s, until a connection opens. */
+  private scheduleRetry(): void {
+    const retry = this.retry;
+    if (!retry) return;
+    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** retry.attempt);
+    retry.attempt += 1;
+    retry.timer = setTimeout(() => this.reconnect(), delay);
+  }
+
+  private stopRetrying(): void {
+    if (this.retry?.timer) clearTimeout(this.retry.timer);
+    this.retry = null;
+  }
+
+  private async retryOrExplain(): Promise<void> {
+    const state = await runnerState();
+    if (state === 'ok') {
+      // The runner is there and refused this page: retrying will not help.
+      this.stopRetrying();
+      void this.explainRefusal();
+      return;
+    }
+    this.setState('closed', 'Disconnected from the runner: reconnecting…');
+    this.scheduleRetry();
+    this.offerRestart();
   }
 
   private async explainRefusal(): Promise<void> {
