@@ -89,8 +89,11 @@ describe.skipIf(!hasChromium)(`the learner's journey on real kind${chromiumNote}
   it('a snippet run in the terminal makes real pods, and Check passes on them', async () => {
     await page.waitForSelector(`${shell}[data-state="open"]`, { timeout: 30_000 });
     for (const run of await page.locator(`${step('deploy-web')} .dplab-snippets [data-action="run"]`).all()) await run.click();
-    await typeIn(page, shell, 'kubectl -n lab-first-service rollout status deploy/web --timeout=180s && echo ROLLED-OUT');
-    await expect.poll(() => terminalText(page), { timeout: 200_000, interval: 2_000 }).toContain('ROLLED-OUT');
+    // A Run waits for the prompt of the one before (the run queue): type only once the last was sent.
+    await expect.poll(() => page.locator(`${shell}[data-queued]`).count(), { timeout: 300_000, interval: 1_000 }).toBe(0);
+    await typeIn(page, shell, 'kubectl -n lab-first-service rollout status deploy/web --timeout=180s && echo "ROLLED-OUT-$((40+2))"');
+    // The marker is worked out by the shell, so the echoed command line itself does not match it.
+    await expect.poll(() => terminalText(page), { timeout: 200_000, interval: 2_000 }).toContain('ROLLED-OUT-42');
     await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
     const result = page.locator(`${step('deploy-web')} .dplab-result[data-status="pass"]`);
     await result.waitFor({ timeout: 60_000 });

@@ -345,6 +345,8 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
     const resolvConf = await kubectl(['-n', NS, 'exec', seatObjectName(seat), '-c', 'dind', '--', 'cat', '/etc/resolv.conf']);
     expect(resolvConf).not.toMatch(/^nameserver 10\.96\./m);
     for (const run of await page.locator(`${step('deploy-web')} .dplab-snippets [data-action="run"]`).all()) await run.click();
+    // A Run waits for the prompt of the one before (the run queue): type only once the last was sent.
+    await expect.poll(() => page.locator(`${shell}[data-queued]`).count(), { timeout: 300_000, interval: 1_000 }).toBe(0);
     // The marker is worked out by the shell, so the echoed command line itself does not match it.
     await typeIn(page, 'kubectl -n lab-first-service rollout status deploy/web --timeout=300s && echo "ROLLED-OUT-$((40+2))"');
     await expect.poll(() => terminalText(page), { timeout: 320_000, interval: 2_000 }).toContain('ROLLED-OUT-42');
@@ -402,6 +404,8 @@ describe.skipIf(!hasChromium)(`a workshop on a real Kubernetes cluster${chromium
         .poll(() => page.locator('.dplab-setup').getAttribute('data-state'), { timeout: 5 * 60_000, interval: 2_000 })
         .toBe('done');
       for (const run of await page.locator(`${step('deploy-web')} .dplab-snippets [data-action="run"]`).all()) await run.click();
+      // A Run waits for the prompt of the one before (the run queue): type only once the last was sent.
+      await expect.poll(() => page.locator(`${shell}[data-queued]`).count(), { timeout: 300_000, interval: 1_000 }).toBe(0);
       await typeIn(page, 'kubectl -n lab-first-service rollout status deploy/web --timeout=300s && echo "CILIUM-ROLLED-OUT-$((40+2))"');
       await expect.poll(() => terminalText(page), { timeout: 320_000, interval: 2_000 }).toContain('CILIUM-ROLLED-OUT-42');
       await page.locator(`${step('deploy-web')} [data-action="check"]`).click();
