@@ -81,9 +81,14 @@ describe.skipIf(!hasChromium)(`joining while the seat is being made${chromiumNot
     expect(new URL(page.url()).pathname).toBe('/labs/first-service/');
     const terminal = page.locator('dplab-terminal:not([node])');
     await terminal.and(page.locator('[data-state="unavailable"]')).waitFor({ timeout: 20_000 });
-    const said = (await terminal.locator('.xterm-rows').textContent())?.replace(/\u00a0/g, ' ') ?? '';
-    expect(said).toContain('Your workshop seat is not answering. Tell your instructor');
-    expect(said).not.toContain('npm start');
+    // The state is set before xterm draws the words (on a busy machine a frame or more later).
+    const said = () =>
+      terminal
+        .locator('.xterm-rows')
+        .textContent()
+        .then((t) => t?.replace(/\u00a0/g, ' ') ?? '');
+    await expect.poll(said, { timeout: 10_000 }).toContain('Your workshop seat is not answering. Tell your instructor');
+    expect(await said()).not.toContain('npm start');
     const panel = page.locator('.dplab-ws-bar .dplab-cluster:not([hidden]) dplab-cluster-panel');
     // The portal's own 502 (nothing answers at the seat's address) reads as the seat being down,
     // not as an error the runner sent.
