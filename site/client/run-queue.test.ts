@@ -101,4 +101,39 @@ describe('RunQueue', () => {
     expect(queue.submit({ text: 'echo 3', execute: true })).toBe('sent');
     expect(received).toEqual(['sleep 60\r', 'sleep 60\r', 'echo 3\r']);
   });
+  it("a line the learner typed while a command ran goes first; the waiting Run after that line's prompt", () => {
+    const { queue, received } = fakeTerminal();
+    queue.prompt();
+    queue.submit({ text: 'kubectl apply -f web.yaml', execute: true });
+    queue.submit({ text: 'kubectl get pods', execute: true });
+    // While apply runs, the learner types a whole line of their own (it waits in the terminal's input).
+    queue.typed('kubectl rollout status deploy/web\r');
+    queue.prompt(); // apply is done: the shell runs the learner's line, not the Run
+    expect(received).toEqual(['kubectl apply -f web.yaml\r']);
+    queue.prompt(); // the learner's line is done
+    expect(received).toEqual(['kubectl apply -f web.yaml\r', 'kubectl get pods\r']);
+  });
+
+  it('a half-typed line at the prompt holds waiting Runs until the learner presses Enter', () => {
+    const { queue, received } = fakeTerminal();
+    queue.prompt();
+    queue.submit({ text: 'sleep 5', execute: true });
+    queue.submit({ text: 'kubectl get pods', execute: true });
+    queue.typed('kubectl -n lab r'); // typed ahead, no Enter
+    queue.prompt();
+    expect(received).toEqual(['sleep 5\r']);
+    queue.typed('ollout status deploy/web\r');
+    queue.prompt();
+    expect(received).toEqual(['sleep 5\r', 'kubectl get pods\r']);
+  });
+
+  it('Enter on a Typed command runs it, and is not taken for a line typed ahead', () => {
+    const { queue, received } = fakeTerminal();
+    queue.prompt();
+    queue.submit({ text: 'echo <answer>', execute: false });
+    queue.submit({ text: 'kubectl get pods', execute: true });
+    queue.typed('\x7f\x7f42\r'); // the learner fixes the placeholder and presses Enter
+    queue.prompt();
+    expect(received).toEqual(['echo <answer>', 'kubectl get pods\r']);
+  });
 });

@@ -32,6 +32,12 @@ export class RunQueue {
   #marks = false;
   /** Something went to the shell after its last prompt: the next prompt has not come yet. */
   #busy = false;
+  /** Lines the learner typed, Enter included, while a command ran: the shell runs each before a waiting Run. */
+  #ahead = 0;
+  /** The learner has typed part of a line (no Enter yet): a waiting Run must not land in the middle of it. */
+  #partial = false;
+  /** A Type put a command at the prompt: the learner's next Enter runs it (it is not typed ahead). */
+  #awaitingEnter = false;
 
   constructor(write: (data: string) => void, changed: (waiting: number) => void = () => {}, max = RUN_QUEUE_MAX) {
     this.#write = write;
@@ -59,15 +65,42 @@ export class RunQueue {
     return 'queued';
   }
 
+  /**
+   * The learner's own keys, as sent to the shell. Typed while a command runs, they wait in the
+   * terminal's input for the next prompt, so a waiting Run goes after them, never into them.
+   */
+  typed(data: string): void {
+    for (const ch of data) {
+      if (ch === '\r') {
+        if (!this.#marks) continue;
+        if (this.#awaitingEnter) this.#awaitingEnter = false;
+        else if (this.#busy) this.#ahead += 1;
+        this.#busy = true;
+        this.#partial = false;
+      } else if (ch === '\x03') {
+        // Ctrl-C: the line (or the command) is given up; the shell marks a new prompt.
+        this.#partial = false;
+      } else if (ch >= ' ' || ch === '\t') this.#partial = true;
+    }
+  }
+
   /** The learner pressed Enter themselves: a prompt follows whatever it started. */
   entered(): void {
-    if (this.#marks) this.#busy = true;
+    this.typed('\r');
   }
 
   /** The shell marked a prompt: it is free, and the next waiting command goes. */
   prompt(): void {
     this.#marks = true;
+    if (this.#ahead > 0) {
+      // A line the learner typed ahead runs now; its own prompt comes next.
+      this.#ahead -= 1;
+      this.#busy = true;
+      return;
+    }
     this.#busy = false;
+    // The learner is writing a line at this prompt: waiting Runs go after their Enter.
+    if (this.#partial) return;
     const next = this.#waiting.shift();
     if (!next) return;
     this.#send(next);
@@ -88,12 +121,16 @@ export class RunQueue {
     this.clear();
     this.#marks = false;
     this.#busy = false;
+    this.#ahead = 0;
+    this.#partial = false;
+    this.#awaitingEnter = false;
   }
 
   #send(run: Run): void {
     this.#write(run.execute ? `${run.text}\r` : run.text);
     // A typed (not run) command is the learner's until they press Enter, which brings the prompt.
     if (this.#marks) this.#busy = true;
+    if (this.#marks && !run.execute) this.#awaitingEnter = true;
     run.onState?.('sent');
   }
 }

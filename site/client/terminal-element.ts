@@ -127,7 +127,7 @@ export class TerminalElement extends HTMLElement {
     this.fitNow();
     // A paste can be megabytes: send it as message-sized pieces; the runner queues them in order.
     this.term.onData((data) => {
-      if (data.includes('\r')) this.runs.entered();
+      this.runs.typed(data);
       splitInput(data).forEach((piece) => this.send({ type: 'input', data: piece }));
     });
     this.term.onResize(({ cols, rows }) => {
