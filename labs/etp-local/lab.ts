@@ -56,7 +56,7 @@ const NFT_CHAINS = (node: 'worker' | 'worker2', kinds: string) =>
 const NFT_MAP = (node: 'worker' | 'worker2', map: string) => `docker exec ${ON(node)} nft list map ip kube-proxy ${map}`;
 /** How many endpoint chains web's `local-` (or `service-`) chain picks from on a node. */
 const NFT_COUNT = (node: 'worker' | 'worker2', kind: 'local' | 'service') =>
-  `$(${NFT_CHAINS(node, kind)} | grep -o 'goto endpoint-' | wc -l)`;
+  `$(${NFT_CHAINS(node, kind)} | awk '{n += gsub(/goto endpoint-/, "")} END {print n + 0}')`;
 const NFT_FIRST_RULE = `$(${NFT_CHAINS('worker2', 'external')} | awk 'NR == 2 {print $2}')`;
 
 /** Cilium: the agent on one node (each agent keeps its own node's tables), and web's NodePort rows in its service list. */

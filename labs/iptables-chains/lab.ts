@@ -16,7 +16,7 @@ const SVC_CHAIN = `$(${NAT} | awk '/^-A KUBE-SERVICES .*"${NS}\\/web cluster IP"
 /** web's KUBE-SVC chain named first, so the snippets that read it stay short: `chain=$(…)`. */
 const NAME_CHAIN = { label: "Keep the chain web's entry jumps to in `chain`", command: `chain=${SVC_CHAIN}` };
 const PROBS = `$(${NAT} | grep "^-A ${SVC_CHAIN} " | grep -o 'probability [0-9.]*' | cut -d' ' -f2 | xargs)`;
-const COUNT = `$(docker exec ${NODE} iptables-save | grep -c '${NS}/web')`;
+const COUNT = `$(docker exec ${NODE} iptables-save | grep -c '${NS}/web' || true)`;
 const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clusterIP}')`;
 const CLIENT_NODE = `$(kubectl -n ${NS} get pod client -o jsonpath='{.spec.nodeName}')`;
 const REQUESTS = `for i in $(seq 1 10); do kubectl -n ${NS} exec client -- curl -s --max-time 2 http://web/hostname; echo; done`;
