@@ -23,6 +23,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import { projectRoot } from '../base/paths.ts';
 import { DplabError } from '../base/errors.ts';
+import { pidAlive } from '../base/file-lock.ts';
 import { run } from '../base/exec.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { SeatBackend, SeatEndpoint, SeatSpec, SeatStatus } from './seat-backend.ts';
@@ -109,15 +110,6 @@ function isSeatRunner(pid: number, dir: string): boolean {
     return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`DPLAB_STATE_DIR=${dir}`);
   } catch {
     return false;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

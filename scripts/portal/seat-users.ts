@@ -11,6 +11,7 @@
 import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { DplabError } from '../base/errors.ts';
+import { pidAlive } from '../base/file-lock.ts';
 import type { ShellUser } from '../terminals/shell-user.ts';
 import { startSeatWatchdog } from './seat-watchdog.ts';
 
@@ -128,16 +129,6 @@ function folderOf(folder: string, uid: number): boolean {
     return statSync(folder).gid === uid;
   } catch {
     return false;
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

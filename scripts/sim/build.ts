@@ -5,7 +5,8 @@
  * (test/kind/) builds its own list with the same function.
  * A component is rebuilt only when its module (go.mod, go.sum, .go files), package, flags or the
  * Go version changed; a stamp file next to each binary records that hash. Builds run under
- * `nice -n 10`, one after the other (they share Go's build cache), with a progress line each.
+ * `nice -n 10`, one after the other (they share Go's build cache), with a progress line each; a
+ * lock per component lets two dplab processes share one cache without building anything twice.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { DplabError } from '../base/errors.ts';
 import { projectRoot } from '../base/paths.ts';
 import { KUBERNETES_VERSION } from '../base/versions.ts';
 import { SIM_COMPONENTS, type GoComponent } from './components.ts';
+import { withFileLock } from '../base/file-lock.ts';
 
 /** A cold build needs the module cache (~1.5 GiB) plus Go's build cache (~3 GiB) plus the binaries. */
 const MIN_FREE_BYTES = 6 * 1024 ** 3;
@@ -156,38 +158,62 @@ export async function ensureGoBinaries(list: readonly GoComponent[], binDir: str
     `building ${todo.map((t) => t.c.name).join(', ')} with ${gov} into ${binDir} (the first build downloads the modules and compiles for many minutes; later ones reuse Go's caches)`,
   );
   for (const [i, { c, hash }] of todo.entries()) {
-    const started = Date.now();
-    say(`building ${c.name} ${c.version} (${i + 1}/${todo.length})…`);
-    const tmp = join(binDir, `.${c.name}.tmp`);
-    const tags = c.tags?.length ? ['-tags', c.tags.join(',')] : [];
-    const args = [
-      '-n',
-      '10',
-      'go',
-      'build',
-      '-trimpath',
-      ...tags,
-      '-o',
-      tmp,
-      '-ldflags',
-      ['-s', '-w', ...(c.ldflags ?? [])].join(' '),
-      c.pkg,
-    ];
-    try {
-      await run('nice', args, {
-        cwd: join(projectRoot, c.moduleDir),
-        timeoutMs: BUILD_TIMEOUT_MS,
-        signal: opts.signal,
-        env: { CGO_ENABLED: c.cgo ? '1' : '0' },
-      });
-    } catch (err) {
-      rmSync(tmp, { force: true });
-      throw buildFailure(c, err);
-    }
-    renameSync(tmp, join(binDir, c.name));
-    writeFileSync(stampPath(binDir, c.name), `${hash}\n`);
-    built.push(c.name);
-    say(`${c.name} built in ${Math.round((Date.now() - started) / 1000)} s`);
+    // Another dplab may be building the same component into this cache (the kind test environment
+    // beside the sim tier): one builds it, the other waits and takes what it built.
+    const did = await withFileLock(
+      join(binDir, `.${c.name}.lock`),
+      async () => {
+        if (isBuilt(binDir, c, hash)) {
+          say(`${c.name} ${c.version}: built meanwhile by another dplab`);
+          return false;
+        }
+        await buildOne(c, hash, binDir, `(${i + 1}/${todo.length})`, say, opts.signal);
+        return true;
+      },
+      { signal: opts.signal, onWait: (pid) => say(`${c.name}: another dplab (pid ${pid}) is building it; waiting for it…`) },
+    );
+    if (did) built.push(c.name);
   }
   return { binDir, built, reused };
+}
+
+async function buildOne(
+  c: GoComponent,
+  hash: string,
+  binDir: string,
+  counter: string,
+  say: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const started = Date.now();
+  say(`building ${c.name} ${c.version} ${counter}…`);
+  const tmp = join(binDir, `.${c.name}.${process.pid}.tmp`);
+  const tags = c.tags?.length ? ['-tags', c.tags.join(',')] : [];
+  const args = [
+    '-n',
+    '10',
+    'go',
+    'build',
+    '-trimpath',
+    ...tags,
+    '-o',
+    tmp,
+    '-ldflags',
+    ['-s', '-w', ...(c.ldflags ?? [])].join(' '),
+    c.pkg,
+  ];
+  try {
+    await run('nice', args, {
+      cwd: join(projectRoot, c.moduleDir),
+      timeoutMs: BUILD_TIMEOUT_MS,
+      signal,
+      env: { CGO_ENABLED: c.cgo ? '1' : '0' },
+    });
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw buildFailure(c, err);
+  }
+  renameSync(tmp, join(binDir, c.name));
+  writeFileSync(stampPath(binDir, c.name), `${hash}\n`);
+  say(`${c.name} built in ${Math.round((Date.now() - started) / 1000)} s`);
 }
