@@ -164,6 +164,9 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
   it('Reset lab asks first, by keyboard too; Keep my work changes nothing', async () => {
     const { page } = stage.browser;
     await openSignedIn(page, stage.course, '/labs/first-service/');
+    // What only a Reset does: unmark the lab's namespace and empty it.
+    const namespaceCalls = () => stage.doubles.commandLines().filter((c) => /dplab\.io\/setup-|-n lab-first-service --all/.test(c)).length;
+    const beforeDialog = namespaceCalls();
     await page.locator('[data-action="reset-lab"]').focus();
     await page.keyboard.press('Enter');
     const dialog = page.locator('dialog.dplab-reset-dialog');
@@ -171,12 +174,13 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
     expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Keep my work');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
-    expect(stage.doubles.commandLines().some((c) => c.includes('delete namespace'))).toBe(false);
+    expect(namespaceCalls()).toBe(beforeDialog);
     await page.locator('[data-action="reset-lab"]').click();
     await page.getByRole('button', { name: 'Reset the lab' }).click();
     const notice = page.locator('.dplab-runner-notice');
     await expect.poll(() => notice.textContent(), { timeout: 30_000 }).toContain('The lab is reset');
     expect(await notice.isVisible()).toBe(true);
+    expect(namespaceCalls()).toBeGreaterThan(beforeDialog);
   });
 
   it('the Follow tab is there on a workshop seat page or with ?follow, not for a learner alone', async () => {

@@ -95,15 +95,15 @@ describe('goto (fast-forward to a step)', { timeout: 60_000 }, () => {
     expect(last).toMatchObject({ id: 'check:deploy-web', phase: 'fail' });
   });
 
-  it('reset to step 2: the namespace is thrown away and built again, then step 1 solved and checked', async () => {
+  it('reset to step 2: the namespace is emptied and set up again, then step 1 solved and checked', async () => {
     const d = withCluster();
-    d.setState({ s1: '1', s2: '1', s3: '1' });
+    d.setState({ setup: '1', s1: '1', s2: '1', s3: '1' });
     const r = await gotoStep(lab, requireStep(lab, 'expose-web'), 'iptables', { reset: true });
     expect(r).toMatchObject({ status: 'ready', reset: true, solved: ['deploy-web'] });
     const lines = d.commandLines();
-    expect(lines.findIndex((l) => /delete namespace lab-first-service/.test(l))).toBeLessThan(
-      lines.findIndex((l) => /web-deployment\.yaml/.test(l)),
-    );
+    const sweep = lines.findIndex((l) => /delete \S+ -n lab-first-service --all/.test(l));
+    expect(sweep).toBeGreaterThanOrEqual(0);
+    expect(sweep).toBeLessThan(lines.findIndex((l) => /web-deployment\.yaml/.test(l)));
     expect(d.state()).toMatchObject({ s1: '1', s2: '0', s3: '0' });
   });
 

@@ -42,8 +42,8 @@ describe('verify-labs harness', { timeout: 90_000 }, () => {
 
     const lines = doubles.commandLines();
     const at = (re: RegExp, from = 0) => lines.findIndex((l, i) => i >= from && re.test(l));
-    const setup = at(/delete namespace lab-first-service/);
-    expect(lines.filter((l) => /delete namespace/.test(l))).toHaveLength(1);
+    const setup = at(/create namespace lab-first-service/);
+    expect(lines.filter((l) => /create namespace/.test(l))).toHaveLength(1);
     const firstCheck = at(/get deployments/);
     const solve = at(/apply -f first-service\/web-deployment\.yaml/);
     const secondCheck = at(/get deployments/, solve);

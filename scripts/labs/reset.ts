@@ -1,19 +1,20 @@
 /**
- * Reset: throw the lab's namespace away and build it again (namespace, setup manifests,
- * workspace files). Resetting to a step (the earlier steps solved and checked) is goto.ts.
+ * Reset: empty the lab's namespace in place (namespace-sweep.ts) and set it up again (labels,
+ * setup manifests, workspace files). Resetting to a step (the earlier steps solved and checked) is goto.ts.
  */
-import { TIMEOUTS } from '../base/exec.ts';
+import { TIMEOUTS, type RunOptions } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab } from './schema.ts';
-import { applySetup } from './setup.ts';
+import { applySetup, SETUP_LABEL } from './setup.ts';
+import { emptyNamespace } from './namespace-sweep.ts';
 import { leaveLastLab } from './leaving.ts';
 
 export { LAB_LABEL } from './setup.ts';
-/** Deleting a namespace waits for its pods to terminate. */
+/** A namespace deleted by hand is gone once its pods have terminated. */
 const NAMESPACE_DELETE_TIMEOUT = '120s';
 
 export interface ResetResult {
@@ -38,12 +39,25 @@ export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortS
   const opts = { signal, timeoutMs: TIMEOUTS.long };
   // What the lab set up here before this one changed outside its namespace, then this lab's own.
   const restored = [...(await leaveLastLab(lab, cluster, signal)), ...(await restoreCluster(lab, cluster, signal))];
-  await cluster.kubectl(
-    ['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`],
-    opts,
-  );
-  await applySetup(lab, cluster, { signal });
+  const phase = await namespacePhase(cluster, lab.namespace, opts);
+  if (phase === 'Terminating') {
+    // Deleted by hand a moment ago: a namespace of that name can be made once it is gone.
+    await cluster.kubectl(['wait', '--for=delete', `namespace/${lab.namespace}`, `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
+  } else if (phase === 'Active') {
+    // Unmarked first, so a Reset cut off half-way is set up again when the lab next opens.
+    await cluster.kubectl(['label', 'namespace', lab.namespace, `${SETUP_LABEL}-`], opts);
+    await emptyNamespace(cluster, lab.namespace, opts);
+  }
+  await applySetup(lab, cluster, { signal, exists: phase === 'Active' });
   return restored;
+}
+
+/** The namespace's phase, or 'absent'; a namespace without a status reads as Active. */
+async function namespacePhase(cluster: ClusterHandle, namespace: string, opts: RunOptions): Promise<'absent' | 'Active' | 'Terminating'> {
+  const r = await cluster.kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'json'], opts);
+  if (!r.stdout.trim()) return 'absent';
+  const ns = JSON.parse(r.stdout) as { status?: { phase?: string } };
+  return ns.status?.phase === 'Terminating' ? 'Terminating' : 'Active';
 }
 
 export async function resetLab(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {

@@ -136,20 +136,29 @@ describe('lab API', { timeout: 30_000 }, () => {
     expect(solve.status).toBe(200);
     expect(solve.json.commands).toEqual(['kubectl -n lab-first-service apply -f first-service/web-service.yaml']);
     expect(doubles!.state().s2).toBe('1');
+    doubles!.setState({ setup: '1' });
     const reset = await api('POST', '/api/labs/first-service/reset', { mode: 'iptables' });
     expect(reset.status).toBe(200);
+    // The namespace is kept and emptied in place, not deleted and waited for.
     expect(
       doubles!
         .commandLines()
-        .filter((l) => /namespace lab-first-service/.test(l))
+        .filter((l) => /^kubectl --kubeconfig .*lab-first-service( |$)/.test(l))
         .map((l) =>
           l
             .replace(/^kubectl --kubeconfig \S+ /, '')
+            .replace(/^delete \S+ -n/, 'delete <kinds> -n')
             .split(' ')
-            .slice(0, 2)
+            .slice(0, 3)
             .join(' '),
         ),
-    ).toEqual(['delete namespace', 'create namespace', 'label namespace', 'label namespace']);
+    ).toEqual([
+      'get namespace lab-first-service',
+      'label namespace lab-first-service',
+      'delete <kinds> -n',
+      'label namespace lab-first-service',
+      'label namespace lab-first-service',
+    ]);
     expect(doubles!.state().s2).toBe('0');
   });
 
