@@ -1,8 +1,8 @@
 /**
  * A real kind cluster, as a learner's `dplab up iptables` makes it, beside kind alone with the
  * same config, for each mode named (iptables, nftables and cilium when none is): time to a
- * cluster the labs can use, what a Check and a Reset cost on it, and what its three nodes hold in
- * memory. Needs a Docker engine and kind (on these machines:
+ * cluster the labs can use, what a Check and a Reset cost on it (beside deleting the namespace, as
+ * Reset used to), and what its three nodes hold in memory. Needs a Docker engine and kind (on these machines:
  * `npm run testenv -- up` and `. ~/.cache/dplab/testenv/env.sh`); `npx tsx
  * test/bench/kind-cluster.ts` takes about five minutes. Both clusters are named for the
  * benchmark (seat `bench`, and `dplab-bench-bare`), so a learner's own clusters are not touched,
@@ -132,7 +132,11 @@ function measure(MODE: BenchMode, rows: BenchRow[]): void {
     ours: up.ms / 1000,
     peer: { name: MODE === 'cilium' ? '`kind create` alone (no CNI, no Cilium)' : '`kind create --wait` alone', value: bare.ms / 1000 },
     ...(MODE === 'cilium' ? {} : { limit: { name: '… + its DaemonSets ready', value: bareSettledMs / 1000 } }),
-    goal: { text: MODE === 'cilium' ? '≤ 5 min on 2 cores' : '≤ 3 min on 2 cores', met: up.ms <= (MODE === 'cilium' ? 300_000 : 180_000) },
+    // Cilium's goal is bare kind plus Cilium's own install, which this bench does not time apart yet.
+    goal:
+      MODE === 'cilium'
+        ? { text: '≤ 5 min on 2 cores', met: up.ms <= 300_000 }
+        : { text: '≤ 1.1 × `kind create --wait`', met: up.ms <= 1.1 * bare.ms },
   });
   console.log(`${MODE}: bare kind cluster's DaemonSets right after kind create: ${bareDaemonSets || '(none)'}`);
 
@@ -172,7 +176,7 @@ function measure(MODE: BenchMode, rows: BenchRow[]): void {
     },
   );
 
-  // Reset: the lab's namespace deleted and made again, its restore steps run.
+  // Reset: the lab's namespace emptied in place and set up again, its restore steps run.
   const reset = timesOf(
     RESETS,
     () => {
@@ -181,12 +185,24 @@ function measure(MODE: BenchMode, rows: BenchRow[]): void {
     },
     (r) => r.status === 0,
   );
+  // The peer: what Reset used to wait on before doing anything else, deleting the namespace.
+  const deleteNamespace = timesOf(
+    RESETS,
+    () => {
+      must('node', dplab('solve', 'first-service', 'deploy-web', '--mode', MODE));
+      const r = run('kubectl', ['--kubeconfig', kubeconfig, 'delete', 'namespace', 'lab-first-service', '--wait=true', '--timeout=120s']);
+      must('node', dplab('reset', 'first-service', '--mode', MODE));
+      return r;
+    },
+    (r) => r.status === 0,
+  );
   rows.push({
     measure: `${MODE}: Reset (first-service, after deploy-web's solution), p50 / max of ${RESETS}`,
     unit: 's',
     ours: quantile(reset, 0.5) / 1000,
+    peer: { name: '`kubectl delete namespace --wait` alone, p50', value: quantile(deleteNamespace, 0.5) / 1000 },
     limit: { name: 'max', value: reset[reset.length - 1] / 1000 },
-    goal: { text: '≤ 30 s', met: reset[reset.length - 1] <= 30_000 },
+    goal: { text: '≤ 3 s p50', met: quantile(reset, 0.5) <= 3000 },
   });
 
   const oursMiB = nodesMemoryMiB(OURS);
