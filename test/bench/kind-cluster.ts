@@ -139,6 +139,9 @@ function measure(MODE: BenchMode, rows: BenchRow[]): void {
         : { text: '≤ 1.1 × `kind create --wait`', met: up.ms <= 1.1 * bare.ms },
   });
   console.log(`${MODE}: bare kind cluster's DaemonSets right after kind create: ${bareDaemonSets || '(none)'}`);
+  // Where `up`'s time went: each step as `dplab up` printed it, with its own time.
+  const steps = up.out.split('\n').filter((l) => /^[✓-] /.test(l));
+  console.log(`${MODE}: \`dplab up\` step by step:\n${steps.map((l) => `  ${l}`).join('\n')}`);
 
   // The lab set up as a learner's first visit leaves it (its namespace and files), deploy-web not yet done.
   must('node', dplab('reset', 'first-service', '--mode', MODE));
