@@ -20,3 +20,13 @@ export const MERMAID_LAYOUT = {
   flowchart: { nodeSpacing: 20, rankSpacing: 32, padding: 6, diagramPadding: 8, subGraphTitleMargin: { top: 4, bottom: 10 } },
   sequence: { actorMargin: 16, width: 120, boxMargin: 6, noteMargin: 6, messageMargin: 30, diagramMarginX: 4 },
 } as const;
+
+/**
+ * A traced request's path on the explorer's diagram (trace-diagram.ts): a border and lines that
+ * stand apart from each theme's own (and from its blue), and the chosen backends filled, their
+ * text at 4.5:1 or more on that fill.
+ */
+export const TRACE_COLOURS = {
+  light: { stroke: '#c2410c', chosenFill: '#ffedd5', chosenText: '#1c1917' },
+  dark: { stroke: '#fb923c', chosenFill: '#4a2410', chosenText: '#fafaf9' },
+} as const satisfies Record<DiagramTheme, { stroke: string; chosenFill: string; chosenText: string }>;
