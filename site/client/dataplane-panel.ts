@@ -6,9 +6,11 @@
  */
 import { clusterListSchema, type ClusterStatus } from '../../scripts/wire/clusters.ts';
 import { explainResponseSchema, fixtureListSchema, isServiceRef, type FixtureInfo } from '../../scripts/wire/explain.ts';
+import { isMode } from '../../scripts/wire/modes.ts';
 import { el, renderError, renderResult, summaryOf, type ShownError } from './dataplane-result.ts';
+import { blockerError } from './live-error.ts';
+import { traceSection } from './trace-control.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
-import { askBlocker, blockedAction } from './cluster-blocker.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 
 const DEFAULT_SERVICE = 'default/web';
@@ -261,20 +263,18 @@ export class DataplanePanel extends HTMLElement {
       }
       col.root.dataset.state = 'ok';
       this.#status.textContent = `Showing ${summaryOf(r)}.`;
-      await renderResult(col.result, r);
+      const mode = kind === 'live' && isMode(id) ? id : null;
+      await renderResult(col.result, r, (diagram) => traceSection({ mode, shown: r, diagram }));
     } catch (err) {
       if (controller.signal.aborted || (err as Error).name === 'AbortError') return;
       col.root.dataset.state = 'error';
       const e = err as ShownError;
       if (err instanceof RunnerUnavailable) this.#offline(err);
       // No cluster can start here at all: name that (Docker, kind) rather than a Start that cannot work.
-      const blocker = kind === 'live' && e.status === 409 ? await askBlocker(id) : null;
+      const shown =
+        kind === 'live' ? await blockerError(id, e, 'Meanwhile, pick a bundled fixture as the source: it needs no Docker.') : null;
       if (controller.signal.aborted) return;
-      if (blocker) {
-        const shown = blockedAction(
-          blocker,
-          `Then start the cluster with \`dplab up ${id}\` or on the Clusters page (/clusters/). Meanwhile, pick a bundled fixture as the source: it needs no Docker.`,
-        );
+      if (shown) {
         renderError(col.result, shown);
         this.#status.textContent = `Could not show ${service}: ${shown.message}`;
         return;

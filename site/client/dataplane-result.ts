@@ -77,9 +77,33 @@ function sharesTable(r: ExplainResponse): HTMLTableElement {
   );
 }
 
-/** Fills `target` with the answer; the diagram arrives when mermaid has loaded. */
-export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<void> {
-  const label = `Path of ${r.service} through ${r.format}`;
+/** Draws `source` into `diagram` (replacing what it held); on a bad source, says so and shows the source. */
+export function drawDiagram(diagram: HTMLElement, source: string, label: string): Promise<void> {
+  delete diagram.dataset.rendered;
+  return renderMermaid(source).then(
+    (svg) => {
+      showDiagram(diagram, svg, label);
+      diagram.dataset.rendered = '';
+    },
+    (err: unknown) => {
+      diagram.replaceChildren(
+        el('p', {}, `The diagram could not be drawn (${err instanceof Error ? err.message : String(err)}). Its source:`),
+        el('pre', {}, source),
+      );
+    },
+  );
+}
+
+/** The label a reader's tools give the diagram of `r`. */
+export function diagramLabel(r: ExplainResponse): string {
+  return `Path of ${r.service} through ${r.format}`;
+}
+
+/**
+ * Fills `target` with the answer; the diagram arrives when mermaid has loaded. `below`, given the
+ * diagram's box, makes what goes under it (the trace control), before the table.
+ */
+export function renderResult(target: HTMLElement, r: ExplainResponse, below?: (diagram: HTMLElement) => HTMLElement): Promise<void> {
   const diagram = el('div', { class: 'dp-diagram' }, el('p', { class: 'dp-muted' }, 'Drawing the diagram…'));
   const counts = Object.entries(r.counts)
     .map(([k, v]) => `${v} ${k}`)
@@ -90,21 +114,11 @@ export function renderResult(target: HTMLElement, r: ExplainResponse): Promise<v
     // What the parser skipped or guessed (an IPVS read without its Service range): next to the table it qualifies.
     ...(r.notes ?? []).map((n) => el('p', { class: 'dp-muted dp-parse-note' }, el('strong', {}, 'Note: '), richText(n))),
     diagram,
+    ...(below ? [below(diagram)] : []),
     el('div', { class: 'dp-table-wrap' }, sharesTable(r)),
     el('details', {}, el('summary', {}, 'As text (what dplab explain prints)'), el('pre', {}, r.text)),
   );
-  return renderMermaid(r.mermaid).then(
-    (svg) => {
-      showDiagram(diagram, svg, label);
-      diagram.dataset.rendered = '';
-    },
-    (err: unknown) => {
-      diagram.replaceChildren(
-        el('p', {}, `The diagram could not be drawn (${err instanceof Error ? err.message : String(err)}). Its source:`),
-        el('pre', {}, r.mermaid),
-      );
-    },
-  );
+  return drawDiagram(diagram, r.mermaid, diagramLabel(r));
 }
 
 export interface ShownError {

@@ -88,7 +88,8 @@ function spans(lines: readonly string[], text: string): boolean {
   return false;
 }
 
-function hostPort(ip: string, port: number): string {
+/** `ip:port`, an IPv6 address in brackets. */
+export function hostPort(ip: string, port: number): string {
   return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 
