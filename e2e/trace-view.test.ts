@@ -1,0 +1,361 @@
+/**
+ * Browser tier for "Trace a request" (issue 40): on the explorer, a live column over the cluster
+ * test doubles, whose monitor replays real captured kernel output (test/fixtures/trace-scenario.ts).
+ * Trace marks the walked chains and the chosen backends on the diagram with each backend's count;
+ * lists the first request's steps, the rewrite and where each request went; tallies the requests
+ * beside the rules' shares; traces a NodePort; while it runs the button waits; a runner error (no
+ * such pod, a trace already on, no cluster, no Docker) shows its message and fix; IPVS and a
+ * bundled fixture say why there is no trace; a lab's Dataplane tab traces too; and the view passes
+ * the visibility audit at both sizes in both themes (screenshots in DPLAB_TRACE_SHOTS, or
+ * test-results/screenshots/trace/).
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Locator, Page } from 'playwright-core';
+import { writeKubeconfig, type Doubles, type Rule } from '../test/fixtures/doubles.ts';
+import { traceRules, type TraceScenario } from '../test/fixtures/trace-scenario.ts';
+import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
+import { daemonDownRules, DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
+import { kubeconfigPath } from '../scripts/catalogue/modes.ts';
+import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
+import { TRACE_COLOURS } from '../site/client/mermaid-theme.ts';
+import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
+import { auditPage } from './visibility-audit.ts';
+import { SCREENSHOT_DIR } from './workspace-view.ts';
+
+const SHOTS = process.env.DPLAB_TRACE_SHOTS ?? join(SCREENSHOT_DIR, 'trace');
+const FIX = join(import.meta.dirname, '..', 'scripts', 'dataplane', 'fixtures');
+
+/** What the captures (scripts/dataplane/fixtures/{xtables-monitor,nft-monitor}/clusterip.txt) hold. */
+const CAPTURED = {
+  iptables: {
+    method: 'xtables-monitor --trace',
+    steps: 15,
+    firstRule: /^-A OUTPUT -d 10\.96\.45\.112\/32 .* -j TRACE$/,
+    dnat: '-A KUBE-SEP-23NJSXDYUSXY5E7Q -p tcp -m comment --comment "default/web" -m tcp -j DNAT --to-destination 10.244.1.3:8080',
+    chains: ['KUBE-SERVICES', 'KUBE-SVC-LOLE4ISW44XBNF3G'],
+    tally: [
+      ['10.244.1.2:8080', '2', '33.3%'],
+      ['10.244.1.3:8080', '2', '33.3%'],
+      ['10.244.2.2:8080', '2', '33.3%'],
+    ],
+  },
+  nftables: {
+    method: 'nft monitor trace',
+    steps: 16,
+    firstRule: /^ip daddr 10\.96\.45\.112 tcp dport 80 .* meta nftrace set 1 /,
+    dnat: 'meta l4proto tcp dnat to 10.244.1.3:8080',
+    chains: ['services', '@service-ips', 'service-PFISGYVC-default/web/tcp/'],
+    tally: [
+      ['10.244.1.2:8080', '3', '33.3%'],
+      ['10.244.1.3:8080', '2', '33.3%'],
+      ['10.244.2.2:8080', '1', '33.3%'],
+    ],
+  },
+} as const;
+
+/** An IPVS cluster the explorer can read (no trace method): its nodes and /proc/net/ip_vs. */
+const IPVS: Rule[] = [
+  { tool: 'kind', match: '^get nodes --name dplab-ipvs$', stdout: 'dplab-ipvs-control-plane\ndplab-ipvs-worker\n' },
+  {
+    tool: 'docker',
+    match: '^exec (-i )?dplab-ipvs-worker cat /proc/net/ip_vs$',
+    stdout: readFileSync(join(FIX, 'proc-ip-vs', 'clusterip.txt'), 'utf8'),
+  },
+];
+
+const rules = (opts: TraceScenario = {}): Rule[] => [
+  ...traceRules('iptables', opts),
+  ...traceRules('nftables', opts),
+  ...IPVS,
+  { tool: 'docker', match: '^info ', stdout: DOCKER_INFO },
+  ...firstServiceScenario('iptables').rules,
+];
+
+/** The box texts of the diagram's nodes carrying `cls` (mermaid puts classDef classes on the node's <g>). */
+function boxesWith(column: Locator, cls: string): Promise<string[]> {
+  return column
+    .locator(`.dp-diagram svg g.node.${cls}`)
+    .evaluateAll((gs) => gs.map((g) => (g.textContent ?? '').replace(/\s+/g, ' ').trim()));
+}
+
+/** Shows `mode`'s live read of default/web in the first column, and waits for its diagram. */
+async function showLive(page: Page, mode: string): Promise<Locator> {
+  // The panel loads once on screen (site/client/when-shown.ts): below the fold on a phone.
+  await page.locator('dplab-dataplane').scrollIntoViewIfNeeded();
+  const column = page.locator('dplab-dataplane .dp-column').first();
+  await column.locator(`select.dp-source option[value="live:${mode}"]`).waitFor({ state: 'attached', timeout: 20_000 });
+  await column.locator('select.dp-source').selectOption(`live:${mode}`);
+  await column.getByRole('button', { name: 'Refresh' }).click();
+  await expect.poll(() => column.locator('.dp-summary').textContent(), { timeout: 20_000 }).toContain(`(${mode} cluster)`);
+  await column.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
+  return column;
+}
+
+async function trace(column: Locator, count?: number): Promise<void> {
+  const section = column.locator('.dp-trace');
+  if (count !== undefined) await section.getByLabel(/Requests/).fill(String(count));
+  await section.getByRole('button', { name: 'Trace' }).click();
+  await expect.poll(() => section.getAttribute('data-state'), { timeout: 60_000 }).toMatch(/^(ok|error)$/);
+}
+
+describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, { timeout: 120_000 }, () => {
+  let stage: Stage;
+  let course: Course;
+  let browser: Browser;
+  let doubles: Doubles;
+
+  beforeAll(async () => {
+    stage = await stageWithDoubles({ rules: rules() }, { clusterOf: 'iptables' });
+    ({ course, browser, doubles } = stage);
+    writeKubeconfig('nftables');
+    writeKubeconfig('ipvs');
+    mkdirSync(SHOTS, { recursive: true });
+  });
+  afterAll(async () => {
+    await stage?.close();
+  });
+
+  for (const mode of ['iptables', 'nftables'] as const) {
+    it(`${mode}: the walked path and the chosen backends are marked on the diagram, the steps and the tally show the capture`, async () => {
+      const { page } = browser;
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await page.emulateMedia({ colorScheme: 'light' });
+      await openSignedIn(page, course, '/explorer/');
+      const column = await showLive(page, mode);
+      const section = column.locator('.dp-trace');
+      expect(await section.getByLabel(/Requests/).inputValue()).toBe('10');
+      // These rules have no NodePort for web: the choice is there but cannot be taken; the node is the one drawn.
+      expect(await section.getByLabel(/its NodePort/).isDisabled()).toBe(true);
+      expect(await section.getByLabel(/its ClusterIP \(10\.96\.45\.112\)/).isChecked()).toBe(true);
+      expect(await section.getByLabel('Node', { exact: true }).inputValue()).toBe(`dplab-${mode}-worker`);
+      await trace(column);
+      expect(await section.getAttribute('data-state')).toBe('ok');
+      await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
+      const c = CAPTURED[mode];
+
+      // On the diagram: each backend's box with its count; the ones that got requests marked as chosen.
+      const chosen = await boxesWith(column, 'dplabChosen');
+      expect(chosen).toHaveLength(c.tally.filter(([, n]) => Number(n) > 0).length);
+      for (const [backend, n] of c.tally)
+        expect(
+          chosen.some((t) => t.includes(backend) && t.endsWith(`${n} of 6 traced requests`)),
+          backend,
+        ).toBe(true);
+      const walked = (await boxesWith(column, 'dplabWalked')).map((t) => t.replace(/ /g, ''));
+      expect(walked.filter((t) => /^packetto10\.96\.45\.112:80\/TCP/.test(t))).toHaveLength(1);
+      for (const chain of c.chains) expect(walked).toContain(chain);
+      // The classes drew: a chosen box's border is the trace's colour; the invisible links that stack the backends stay invisible.
+      const stroke = await column
+        .locator('.dp-diagram svg g.node.dplabChosen :is(rect, path)')
+        .first()
+        .evaluate((e) => getComputedStyle(e).stroke);
+      expect(stroke).toBe(rgb(TRACE_COLOURS.light.stroke));
+      const styled = await column
+        .locator('.dp-diagram svg path.flowchart-link')
+        .evaluateAll((ps, colour) => ps.filter((p) => getComputedStyle(p).stroke === colour).length, rgb(TRACE_COLOURS.light.stroke));
+      // title → chains → the backends' box, and each chosen backend's chain → its pod.
+      expect(styled).toBe(c.chains.length + 1 + chosen.length);
+
+      // In words: how it was read, the first request step by step, the rewrite, the tally, the notes.
+      expect(await section.textContent()).toContain(c.method);
+      const steps = section.locator('ol.dp-steps > li');
+      expect(await steps.count()).toBe(c.steps);
+      expect(await steps.first().locator('pre').textContent()).toMatch(c.firstRule);
+      expect(await steps.locator('pre').allTextContents()).toContain(c.dnat);
+      expect((await section.locator('.dp-rewrite').textContent())?.replace(/\s+/g, ' ')).toContain('10.96.45.112:80 → 10.244.1.3:8080');
+      const rows = await section
+        .locator('table.dp-tally tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+      expect(rows).toEqual(c.tally);
+      expect(await section.locator('.dp-trace-notes').textContent()).toContain('4 of 10 requests were not seen in the trace window');
+      // Each request in a line, where it went: as many lines per backend as the tally says.
+      const each = (await section.locator('ol.dp-requests > li').allTextContents()).map((t) => t.replace(/\s+/g, ' '));
+      expect(each).toHaveLength(6);
+      for (const [backend, n] of c.tally)
+        expect(
+          each.filter((t) => t.includes(`: sent to ${backend} by `)),
+          backend,
+        ).toHaveLength(Number(n));
+    });
+
+    it(`${mode}: NodePort sends to the node's address and marks the NodePort frontend, not the ClusterIP one`, async () => {
+      doubles.setScenario({ rules: rules({ scenario: 'nodeport' }) });
+      try {
+        const { page } = browser;
+        await openSignedIn(page, course, '/explorer/');
+        const column = await showLive(page, mode);
+        const section = column.locator('.dp-trace');
+        const nodePort = section.getByLabel(/its NodePort \(30080\)/);
+        expect(await nodePort.isDisabled()).toBe(false);
+        // By keyboard: the arrow key moves from the ClusterIP choice to the NodePort one.
+        await section.getByLabel(/its ClusterIP/).focus();
+        await page.keyboard.press('ArrowDown');
+        expect(await nodePort.isChecked()).toBe(true);
+        await trace(column, 3);
+        expect(await section.getAttribute('data-state')).toBe('ok');
+        const curls = doubles.commandLines().filter((l) => l.includes(' curl '));
+        expect(curls.at(-1)).toContain('http://172.18.0.3:30080/');
+        await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
+        const walked = (await boxesWith(column, 'dplabWalked')).map((t) => t.replace(/ /g, ''));
+        expect(walked.some((t) => t.includes('30080'))).toBe(true);
+        expect(walked.some((t) => t.includes('10.96.45.112:80'))).toBe(false);
+        expect(await boxesWith(column, 'dplabChosen')).not.toHaveLength(0);
+        expect(await section.locator('.dp-trace-headline').textContent()).toContain('172.18.0.3:30080');
+      } finally {
+        doubles.setScenario({ rules: rules() });
+      }
+    });
+  }
+
+  it('while it runs the button waits and the section says so; by keyboard alone', async () => {
+    doubles.setScenario({ rules: rules({ requestDelayMs: 1_500 }) });
+    try {
+      const { page } = browser;
+      await openSignedIn(page, course, '/explorer/');
+      const column = await showLive(page, 'iptables');
+      const section = column.locator('.dp-trace');
+      await section.getByLabel(/Requests/).fill('2');
+      await section.getByLabel(/Requests/).focus();
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => section.getAttribute('aria-busy')).toBe('true');
+      expect(await section.getByRole('button', { name: 'Trace' }).isDisabled()).toBe(true);
+      expect(await section.locator('.dp-trace-status').textContent()).toMatch(/^Tracing 2 requests in the iptables cluster/i);
+      await expect.poll(() => section.getAttribute('data-state'), { timeout: 60_000 }).toBe('ok');
+      expect(await section.getAttribute('aria-busy')).toBeNull();
+      expect(await section.getByRole('button', { name: 'Trace' }).isDisabled()).toBe(false);
+    } finally {
+      doubles.setScenario({ rules: rules() });
+    }
+  });
+
+  it("a runner error shows its message and fix: a client pod that doesn't exist", async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/explorer/');
+    const column = await showLive(page, 'iptables');
+    const section = column.locator('.dp-trace');
+    await section.getByLabel('a client pod').check();
+    await section.getByLabel('Client pod (namespace/name)').fill('default/ghost');
+    await section.getByRole('button', { name: 'Trace' }).click();
+    const alert = section.locator('.dp-error[role="alert"]');
+    await alert.waitFor({ timeout: 30_000 });
+    expect(await alert.textContent()).toContain('Pod default/ghost does not exist in the iptables cluster.');
+    expect(await alert.textContent()).toContain('kubectl -n default get pods');
+    expect(await section.locator('.dp-trace-status').textContent()).toMatch(/^Could not trace: Pod default\/ghost/);
+    expect(await section.getByRole('button', { name: 'Trace' }).isDisabled()).toBe(false);
+    // A malformed pod never reaches the runner.
+    await section.getByLabel('Client pod (namespace/name)').fill('ghost');
+    await section.getByRole('button', { name: 'Trace' }).click();
+    expect(await section.locator('.dp-trace-status').textContent()).toContain('Give the client pod as namespace/name');
+  });
+
+  it('a trace already on the node: the message and its fix, and Trace works again once it is gone', async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/explorer/');
+    const column = await showLive(page, 'iptables');
+    const section = column.locator('.dp-trace');
+    doubles.setState({ traced: 'on' });
+    try {
+      await trace(column, 2);
+      const alert = section.locator('.dp-error[role="alert"]');
+      expect(await alert.textContent()).toContain('A trace is already running on dplab-iptables-worker.');
+      expect(await alert.textContent()).toContain('dplab trace <mode> --sweep');
+    } finally {
+      doubles.setState({ traced: 'off' });
+    }
+    await trace(column, 2);
+    expect(await section.getAttribute('data-state')).toBe('ok');
+    expect(await section.locator('.dp-error').count()).toBe(0);
+  });
+
+  it('the cluster gone, then Docker gone: each says what stops the trace and how to fix it', async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/explorer/');
+    const column = await showLive(page, 'iptables');
+    const section = column.locator('.dp-trace');
+    const alert = section.locator('.dp-error[role="alert"]');
+    rmSync(kubeconfigPath('iptables'));
+    try {
+      await trace(column, 2);
+      expect(await alert.textContent()).toContain('The iptables cluster is not running');
+      expect(await alert.textContent()).toContain('dplab up iptables');
+      // No Docker: the blocker is named, with its fix, rather than a Start that cannot work.
+      doubles.setScenario({ rules: [...daemonDownRules(), ...rules()] });
+      await trace(column, 2);
+      expect(await alert.innerText()).toMatch(/Docker is not running[\s\S]*Fix: Start Docker[\s\S]*Then press Trace again\./);
+      expect(await section.locator('.dp-trace-status').textContent()).toMatch(/^Could not trace: /);
+    } finally {
+      doubles.setScenario({ rules: rules() });
+      writeKubeconfig('iptables');
+    }
+  });
+
+  it('IPVS and a bundled fixture say why there is no trace, with no Trace button', async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/explorer/');
+    const fixture = page.locator('dplab-dataplane .dp-column').nth(1);
+    await fixture.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
+    expect(await fixture.locator('.dp-trace').textContent()).toContain('it needs a running cluster');
+    const column = await showLive(page, 'ipvs');
+    const section = column.locator('.dp-trace');
+    expect(await section.textContent()).toMatch(
+      /not available in the ipvs cluster yet\. IPVS picks the backend inside the kernel’s ip_vs module/,
+    );
+    expect(await section.getByRole('button', { name: 'Trace' }).count()).toBe(0);
+  });
+
+  it("a lab's Dataplane tab traces too", async () => {
+    const { page } = browser;
+    await openSignedIn(page, course, '/labs/first-service/');
+    await page.locator('[role="tab"][data-tab="dataplane"]').click();
+    const panel = page.locator('dplab-dataplane');
+    await panel.getByLabel('Service (namespace/name)').fill('default/web');
+    await panel.getByRole('button', { name: 'Show the dataplane' }).click();
+    const column = panel.locator('.dp-column').first();
+    await column.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
+    await trace(column, 6);
+    await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
+    expect(await column.locator('table.dp-tally tbody tr').count()).toBe(3);
+    expect(await boxesWith(column, 'dplabChosen')).toHaveLength(3);
+  });
+
+  for (const viewport of [
+    { width: 1280, height: 800 },
+    { width: 390, height: 844 },
+  ])
+    for (const scheme of ['light', 'dark'] as const)
+      it(`${viewport.width}×${viewport.height}, ${scheme}: the traced view passes the visibility audit`, async () => {
+        const { page } = browser;
+        await page.setViewportSize(viewport);
+        await page.emulateMedia({ colorScheme: scheme });
+        await openSignedIn(page, course, '/explorer/');
+        const column = await showLive(page, 'nftables');
+        await trace(column);
+        await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
+        expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
+        // The diagram's colours follow the theme it was drawn in.
+        const stroke = await column
+          .locator('.dp-diagram svg g.node.dplabChosen :is(rect, path)')
+          .first()
+          .evaluate((e) => getComputedStyle(e).stroke);
+        expect(stroke).toBe(rgb(TRACE_COLOURS[scheme].stroke));
+        await page.evaluate(() => document.querySelectorAll<HTMLDetailsElement>('dplab-dataplane details').forEach((d) => (d.open = true)));
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+        const findings = await page.evaluate(auditPage, MIN_TEXT_PX);
+        expect(findings.map((f) => `${f.what}: ${f.selector} (${f.sizes})`)).toEqual([]);
+        const name = `${viewport.width}x${viewport.height}-${scheme}`;
+        await column.locator('.dp-diagram').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(SHOTS, `explorer-diagram-${name}.png`) });
+        await column.locator('.dp-trace-first').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(SHOTS, `explorer-steps-${name}.png`) });
+        await column.locator('table.dp-tally').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: join(SHOTS, `explorer-tally-${name}.png`) });
+      });
+});
+
+function rgb(hex: string): string {
+  const n = parseInt(hex.slice(1), 16);
+  return `rgb(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255})`;
+}
