@@ -6,7 +6,7 @@
  * beside the rules' shares; traces a NodePort; while it runs the button waits; a runner error (no
  * such pod, a trace already on, no cluster, no Docker) shows its message and fix; IPVS and a
  * bundled fixture say why there is no trace; a lab's Dataplane tab traces too; and the view passes
- * the visibility audit at both sizes in both themes (screenshots in DPLAB_TRACE_SHOTS, or
+ * the visibility audit and axe-core at both sizes in both themes (screenshots in DPLAB_TRACE_SHOTS, or
  * test-results/screenshots/trace/).
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +22,7 @@ import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
 import { TRACE_COLOURS } from '../site/client/mermaid-theme.ts';
 import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 import { auditPage } from './visibility-audit.ts';
+import { runAxe } from './axe-run.ts';
 import { SCREENSHOT_DIR } from './workspace-view.ts';
 
 const SHOTS = process.env.DPLAB_TRACE_SHOTS ?? join(SCREENSHOT_DIR, 'trace');
@@ -107,7 +108,8 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
   let doubles: Doubles;
 
   beforeAll(async () => {
-    stage = await stageWithDoubles({ rules: rules() }, { clusterOf: 'iptables' });
+    // axe is injected into the page (runAxe), past its CSP.
+    stage = await stageWithDoubles({ rules: rules() }, { clusterOf: 'iptables', browser: { bypassCSP: true } });
     ({ course, browser, doubles } = stage);
     writeKubeconfig('nftables');
     writeKubeconfig('ipvs');
@@ -175,7 +177,7 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
       expect(each).toHaveLength(6);
       for (const [backend, n] of c.tally)
         expect(
-          each.filter((t) => t.includes(`: sent to ${backend} by `)),
+          each.filter((t) => t.includes(`: sent to ${backend} via `)),
           backend,
         ).toHaveLength(Number(n));
     });
@@ -314,11 +316,13 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
     await panel.getByLabel('Service (namespace/name)').fill('default/web');
     await panel.getByRole('button', { name: 'Show the dataplane' }).click();
     const column = panel.locator('.dp-column').first();
-    await column.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
+    await column.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 60_000 });
     await trace(column, 6);
     await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
     expect(await column.locator('table.dp-tally tbody tr').count()).toBe(3);
     expect(await boxesWith(column, 'dplabChosen')).toHaveLength(3);
+    await column.locator('.dp-trace-form').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: join(SHOTS, 'lab-dataplane-tab.png') });
   });
 
   for (const viewport of [
@@ -345,12 +349,17 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
         await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
         const findings = await page.evaluate(auditPage, MIN_TEXT_PX);
         expect(findings.map((f) => `${f.what}: ${f.selector} (${f.sizes})`)).toEqual([]);
+        expect(await runAxe(page)).toEqual([]);
         const name = `${viewport.width}x${viewport.height}-${scheme}`;
         await column.locator('.dp-diagram').scrollIntoViewIfNeeded();
         await page.screenshot({ path: join(SHOTS, `explorer-diagram-${name}.png`) });
+        await column.locator('.dp-trace-form').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+        await page.evaluate(() => window.scrollBy(0, -80));
+        await page.screenshot({ path: join(SHOTS, `explorer-form-${name}.png`) });
         await column.locator('.dp-trace-first').scrollIntoViewIfNeeded();
         await page.screenshot({ path: join(SHOTS, `explorer-steps-${name}.png`) });
-        await column.locator('table.dp-tally').scrollIntoViewIfNeeded();
+        await column.locator('table.dp-tally').evaluate((e) => e.scrollIntoView({ block: 'start' }));
+        await page.evaluate(() => window.scrollBy(0, -80));
         await page.screenshot({ path: join(SHOTS, `explorer-tally-${name}.png`) });
       });
 });

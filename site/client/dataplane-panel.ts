@@ -10,6 +10,7 @@ import { isMode } from '../../scripts/wire/modes.ts';
 import { el, renderError, renderResult, summaryOf, type ShownError } from './dataplane-result.ts';
 import { blockerError } from './live-error.ts';
 import { traceSection } from './trace-control.ts';
+import { headingLevelAt } from './heading-level.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 
@@ -264,7 +265,7 @@ export class DataplanePanel extends HTMLElement {
       col.root.dataset.state = 'ok';
       this.#status.textContent = `Showing ${summaryOf(r)}.`;
       const mode = kind === 'live' && isMode(id) ? id : null;
-      await renderResult(col.result, r, (diagram) => traceSection({ mode, shown: r, diagram }));
+      await renderResult(col.result, r, (diagram) => traceSection({ mode, shown: r, diagram, level: headingLevelAt(col.result) }));
     } catch (err) {
       if (controller.signal.aborted || (err as Error).name === 'AbortError') return;
       col.root.dataset.state = 'error';

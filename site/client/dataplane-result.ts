@@ -77,6 +77,11 @@ function sharesTable(r: ExplainResponse): HTMLTableElement {
   );
 }
 
+/** A table in a box that scrolls sideways on a narrow column: focusable and named, so a keyboard can scroll it. */
+export function tableWrap(table: HTMLTableElement, label: string): HTMLDivElement {
+  return el('div', { class: 'dp-table-wrap', role: 'group', 'aria-label': label, tabindex: '0' }, table);
+}
+
 /** Draws `source` into `diagram` (replacing what it held); on a bad source, says so and shows the source. */
 export function drawDiagram(diagram: HTMLElement, source: string, label: string): Promise<void> {
   delete diagram.dataset.rendered;
@@ -115,8 +120,9 @@ export function renderResult(target: HTMLElement, r: ExplainResponse, below?: (d
     ...(r.notes ?? []).map((n) => el('p', { class: 'dp-muted dp-parse-note' }, el('strong', {}, 'Note: '), richText(n))),
     diagram,
     ...(below ? [below(diagram)] : []),
-    el('div', { class: 'dp-table-wrap' }, sharesTable(r)),
-    el('details', {}, el('summary', {}, 'As text (what dplab explain prints)'), el('pre', {}, r.text)),
+    tableWrap(sharesTable(r), `Frontends and backends of ${r.service}`),
+    // Scrolls sideways on a narrow column: focusable, so a keyboard can scroll it.
+    el('details', {}, el('summary', {}, 'As text (what dplab explain prints)'), el('pre', { tabindex: '0' }, r.text)),
   );
   return drawDiagram(diagram, r.mermaid, diagramLabel(r));
 }

@@ -10,6 +10,7 @@ import { traceResultSchema, type TraceRequest, type TraceResult } from '../../sc
 import { NO_TRACE_BECAUSE, TRACE_METHOD_OF } from '../../scripts/wire/trace-modes.ts';
 import { diagramLabel, drawDiagram, renderError, type ShownError } from './dataplane-result.ts';
 import { el } from './dom.ts';
+import { headingTag } from './heading-level.ts';
 import { blockerError } from './live-error.ts';
 import { diagramTheme } from './mermaid-render.ts';
 import { TRACE_COLOURS } from './mermaid-theme.ts';
@@ -30,14 +31,18 @@ export interface TraceTarget {
   shown: ExplainResponse;
   /** The diagram's box in the column. */
   diagram: HTMLElement;
+  /** The section's heading level (headingLevelAt where the column is); its parts' one below. */
+  level: number;
 }
 
 let sections = 0;
 
 /** The trace section for a column's answer. */
 export function traceSection(t: TraceTarget): HTMLElement {
-  const heading = el('h3', { class: 'dp-trace-title' }, 'Trace a request');
-  const section = el('section', { class: 'dp-trace', 'aria-label': 'Trace a request' }, heading);
+  const id = `dp-trace-${++sections}`;
+  const heading = el(headingTag(t.level), { class: 'dp-trace-title', id: `${id}-title` }, 'Trace a request');
+  // A group, not a region: each column has one, and landmarks must have names of their own.
+  const section = el('div', { class: 'dp-trace', role: 'group', 'aria-labelledby': heading.id }, heading);
   const method = t.mode ? TRACE_METHOD_OF[t.mode] : undefined;
   if (!t.mode) {
     section.append(
@@ -60,7 +65,7 @@ export function traceSection(t: TraceTarget): HTMLElement {
     );
     return section;
   }
-  return traceForm(section, { ...t, mode: t.mode });
+  return traceForm(section, id, { ...t, mode: t.mode });
 }
 
 /** The Service's ports as the diagram shows them: its ClusterIP frontends' ports, and whether it has a NodePort. */
@@ -77,8 +82,7 @@ function radio(name: string, value: string, checked = false): HTMLInputElement {
   return input;
 }
 
-function traceForm(section: HTMLElement, t: TraceTarget & { mode: Mode }): HTMLElement {
-  const uid = `dp-trace-${++sections}`;
+function traceForm(section: HTMLElement, uid: string, t: TraceTarget & { mode: Mode }): HTMLElement {
   const { clusterIps, nodePorts } = targets(t.shown);
   const toClusterIp = radio(`${uid}-to`, 'clusterip', true);
   const toNodePort = radio(`${uid}-to`, 'nodeport');
@@ -189,7 +193,7 @@ function traceForm(section: HTMLElement, t: TraceTarget & { mode: Mode }): HTMLE
     try {
       const trace = await api(`/api/dataplane/${encodeURIComponent(t.mode)}/trace`, traceResultSchema, { method: 'POST', body, signal });
       if (signal.aborted || !section.isConnected) return;
-      renderTrace(result, trace);
+      renderTrace(result, trace, t.level + 1);
       const where = drawOn(t, trace);
       if (where) result.prepend(el('p', { class: 'dp-trace-elsewhere' }, el('strong', {}, 'Note: '), where));
       section.dataset.state = 'ok';

@@ -5,8 +5,9 @@
  * DOM only; the request and the diagram live in trace-control.ts and trace-diagram.ts.
  */
 import type { TraceMethodId, TraceResult, TraceStep, TracedRequest } from '../../scripts/wire/trace.ts';
-import { percent } from './dataplane-result.ts';
+import { percent, tableWrap } from './dataplane-result.ts';
 import { el } from './dom.ts';
+import { headingTag } from './heading-level.ts';
 import { richText } from './rich-text.ts';
 import { hostPort } from './trace-diagram.ts';
 
@@ -60,7 +61,7 @@ function stepItem(s: TraceStep): HTMLLIElement {
   return item;
 }
 
-function firstRequest(r: TracedRequest): HTMLElement {
+function firstRequest(r: TracedRequest, level: number): HTMLElement {
   const p = r.packet;
   const rewrite = p.rewrittenTo
     ? el(
@@ -75,9 +76,9 @@ function firstRequest(r: TracedRequest): HTMLElement {
     : el('p', { class: 'dp-rewrite' }, el('strong', {}, 'Rewrite: '), 'none, the packet kept ', el('code', {}, address(p.to)));
   const via = r.path.length ? el('p', { class: 'dp-path' }, el('strong', {}, 'Chains walked: '), el('code', {}, r.path.join(' → '))) : null;
   return el(
-    'section',
-    { class: 'dp-trace-first', 'aria-label': 'The first request, step by step' },
-    el('h4', {}, 'The first request, step by step'),
+    'div',
+    { class: 'dp-trace-first' },
+    el(headingTag(level), {}, 'The first request, step by step'),
     el(
       'p',
       {},
@@ -105,9 +106,7 @@ function tallyTable(t: TraceResult): HTMLElement {
         el('td', { class: 'dp-num' }, percent(b.share)),
       ),
     );
-  return el(
-    'div',
-    { class: 'dp-table-wrap' },
+  return tableWrap(
     el(
       'table',
       { class: 'dp-tally' },
@@ -129,13 +128,14 @@ function tallyTable(t: TraceResult): HTMLElement {
       ),
       body,
     ),
+    'Where the traced requests went',
   );
 }
 
 function requestItem(r: TracedRequest): HTMLLIElement {
   const p = r.packet;
   const to = r.backend ?? p.rewrittenTo;
-  const via = r.backend?.via ? [' by ', el('code', {}, r.backend.via)] : [];
+  const via = r.backend?.via ? [' via ', el('code', {}, r.backend.via)] : [];
   return el(
     'li',
     { 'data-outcome': r.outcome },
@@ -145,11 +145,11 @@ function requestItem(r: TracedRequest): HTMLLIElement {
 }
 
 /** Every traced request in a line, in the order sent. */
-function requestList(t: TraceResult): HTMLElement {
+function requestList(t: TraceResult, level: number): HTMLElement {
   return el(
-    'section',
-    { class: 'dp-trace-each', 'aria-label': 'Each traced request' },
-    el('h4', {}, 'Each traced request'),
+    'div',
+    { class: 'dp-trace-each' },
+    el(headingTag(level), {}, 'Each traced request'),
     el('ol', { class: 'dp-requests' }, ...t.requests.map(requestItem)),
   );
 }
@@ -160,15 +160,15 @@ export function traceHeadline(t: TraceResult): string {
   return `${t.sent} ${t.sent === 1 ? 'request' : 'requests'} from ${from} to ${t.flow.protocol.toUpperCase()} ${address(t.flow)}, ${t.requests.length} traced on ${t.node}`;
 }
 
-/** Fills `target` with the answer in words (the diagram is drawn by the caller). */
-export function renderTrace(target: HTMLElement, t: TraceResult): void {
+/** Fills `target` with the answer in words (the diagram is drawn by the caller); its headings at `level`. */
+export function renderTrace(target: HTMLElement, t: TraceResult, level: number): void {
   const first = t.requests[0];
   target.replaceChildren(
     el('p', { class: 'dp-trace-headline' }, el('strong', {}, traceHeadline(t))),
     el('p', { class: 'dp-muted' }, richText(METHOD_WORDS[t.method])),
-    ...(first ? [firstRequest(first)] : [el('p', {}, 'No request was seen in the trace window, so there are no steps to show.')]),
+    ...(first ? [firstRequest(first, level)] : [el('p', {}, 'No request was seen in the trace window, so there are no steps to show.')]),
     ...(t.tally.length ? [tallyTable(t)] : []),
-    ...(t.requests.length > 1 ? [requestList(t)] : []),
+    ...(t.requests.length > 1 ? [requestList(t, level)] : []),
     ...(t.notes.length
       ? [el('ul', { class: 'dp-trace-notes' }, ...t.notes.map((n) => el('li', {}, el('strong', {}, 'Note: '), richText(n))))]
       : []),
