@@ -134,6 +134,10 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
       expect(await section.getByLabel('Node', { exact: true }).inputValue()).toBe(`dplab-${mode}-worker`);
       await trace(column);
       expect(await section.getAttribute('data-state')).toBe('ok');
+      // What a screen reader hears when it ends (the status is aria-live).
+      expect(await section.locator('.dp-trace-status[aria-live="polite"]').textContent()).toBe(
+        `Traced 6 of 10 requests on dplab-${mode}-worker: the path they took is marked on the diagram above.`,
+      );
       await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
       const c = CAPTURED[mode];
 

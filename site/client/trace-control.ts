@@ -197,7 +197,7 @@ function traceForm(section: HTMLElement, uid: string, t: TraceTarget & { mode: M
       const where = drawOn(t, trace);
       if (where) result.prepend(el('p', { class: 'dp-trace-elsewhere' }, el('strong', {}, 'Note: '), where));
       section.dataset.state = 'ok';
-      status.textContent = `Traced ${trace.requests.length} of ${trace.sent} requests on ${trace.node}${where ? ` (${where})` : ': the path they took is marked on the diagram above.'}`;
+      status.textContent = `Traced ${trace.requests.length} of ${trace.sent} requests on ${trace.node}${where ? `. ${where}` : ': the path they took is marked on the diagram above.'}`;
     } catch (err) {
       if (signal.aborted || (err as Error).name === 'AbortError') return;
       const e = err as ShownError;
