@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FORMATS, ParseError, parse, type DataplaneModel, type Format } from './index.ts';
 import { SHARE_EPSILON } from './model.ts';
-import { prng } from './prng.ts';
+import { prng } from '../../test/dataplane/prng.ts';
 
 const DIR = join(import.meta.dirname, 'fixtures');
 const SEED = 20260105;

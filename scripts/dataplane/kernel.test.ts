@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse, type DataplaneModel } from './index.ts';
-import { loadableNftJson, loadableNftScript, nfacctNames, whyNot } from './netns-lab.ts';
+import { loadableNftJson, loadableNftScript, nfacctNames, whyNot } from '../../test/dataplane/netns-lab.ts';
 
 const DIR = join(import.meta.dirname, 'fixtures');
 const reason = whyNot({ veth: false });

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findService, parse, type Backend, type DataplaneModel, type Frontend } from './index.ts';
-import { NetnsLab, whyNot, type Answer, type Outcome } from './netns-lab.ts';
+import { NetnsLab, whyNot, type Answer, type Outcome } from '../../test/dataplane/netns-lab.ts';
 
 const DIR = join(import.meta.dirname, 'fixtures');
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parse } from '../../scripts/dataplane/index.ts';
 import type { SynthCluster, SynthService } from '../../scripts/dataplane/synth/cluster.ts';
-import { writeIptablesSave } from '../../scripts/dataplane/synth/iptables-save-writer.ts';
+import { writeIptablesSave } from '../dataplane/synth/iptables-save-writer.ts';
 import { report } from './lib/report.ts';
 
 const SERVICES = Number(process.argv[3] ?? 10_000);

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findService, parse, type DataplaneModel, type Frontend } from '../index.ts';
-import { NetnsLab, whyNot, type Answer, type Outcome } from '../netns-lab.ts';
+import { NetnsLab, whyNot, type Answer, type Outcome } from '../../../test/dataplane/netns-lab.ts';
 import { namespaceNode } from './node.ts';
 import { runTrace } from './session.ts';
 import { traceFlow } from './flow.ts';

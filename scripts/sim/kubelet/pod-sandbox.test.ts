@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { whyNot } from '../../dataplane/netns-lab.ts';
+import { whyNot } from '../../../test/dataplane/netns-lab.ts';
 import { fetchInNetns } from '../../../test/fixtures/netns-fetch.ts';
 import { processAlive } from '../../../test/fixtures/process-alive.ts';
 import { removeStaleState, listNetns } from './cleanup.ts';

@@ -1,8 +1,14 @@
 // Prints what `iptables-save` shows on a kind node in kube-proxy iptables mode, following the rule
 // shapes of kube-proxy's pkg/proxy/iptables/proxier.go (1.28+) in iptables-save's own argument
 // order (matches first, then target; comments always quoted as iptables 1.8.9 prints them).
-import { iptablesSavedProbability, kubeProxyProbabilities } from '../shares.ts';
-import { externalEndpoints, localEndpoints, servicePortName, type SynthCluster, type SynthService } from './cluster.ts';
+import { iptablesSavedProbability, kubeProxyProbabilities } from '../../../scripts/dataplane/shares.ts';
+import {
+  externalEndpoints,
+  localEndpoints,
+  servicePortName,
+  type SynthCluster,
+  type SynthService,
+} from '../../../scripts/dataplane/synth/cluster.ts';
 import { iptablesEndpointHash, iptablesServiceHash } from './hash-names.ts';
 
 // kube-proxy drops per-endpoint comments above this many endpoints ("large cluster mode").

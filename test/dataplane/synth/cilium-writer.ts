@@ -4,7 +4,7 @@
 // with the numeric ID column first, as cilium-dbg/cmd/service_list.go prints it (the real 1.19.4 in
 // fixtures/cilium/recorded-kind-v1.19.4.txt does too, rows in ID order), and the
 // api/v1 models (ServiceSpec, FrontendAddress, BackendAddress) for `-o json`.
-import { externalEndpoints, type SynthCluster, type SynthEndpoint, type SynthService } from './cluster.ts';
+import { externalEndpoints, type SynthCluster, type SynthEndpoint, type SynthService } from '../../../scripts/dataplane/synth/cluster.ts';
 
 const TABWRITER_PADDING = 3;
 // Cilium's default backend weight (used only by Maglev; random selection ignores it).

@@ -1,7 +1,7 @@
 // Prints kube-proxy IPVS mode as `ipvsadm -Ln` (ipvsadm.c print_service_entry layout, sorted by
 // protocol, address, port as ipvsadm sorts) and as /proc/net/ip_vs (ip_vs_ctl.c ip_vs_info_seq_show:
 // hex addresses, persistence timeout in jiffies).
-import { externalEndpoints, type SynthCluster } from './cluster.ts';
+import { externalEndpoints, type SynthCluster } from '../../../scripts/dataplane/synth/cluster.ts';
 
 const SCHEDULER = 'rr';
 const FORWARD = 'Masq';

@@ -3,7 +3,7 @@
 // writeServiceToEndpointRules). `nft -j list table ip kube-proxy` of the loaded table is the fixture.
 // Layout of kube-proxy v1.35.0 (the version we pin). Priorities are numeric (dstnat = -100,
 // srcnat = 100, filter = 0): nft 1.0.6 only accepts "dstnat" on prerouting.
-import { externalEndpoints, localEndpoints, type SynthCluster, type SynthService } from './cluster.ts';
+import { externalEndpoints, localEndpoints, type SynthCluster, type SynthService } from '../../../scripts/dataplane/synth/cluster.ts';
 import { nftNameBase } from './hash-names.ts';
 
 const MASQ_MARK = '0x00004000';
