@@ -56,13 +56,13 @@ export const kprCheck = defineCheck({
 });
 
 /** Counts of iptables lines on a node: kube-proxy's Service chains and Cilium's own chains. */
-export const IPTABLES_COUNTS = [
+const IPTABLES_COUNTS = [
   'sh',
   '-c',
   'echo KUBE-SVC=$(iptables-save | grep -c KUBE-SVC); echo CILIUM=$(iptables-save | grep -c CILIUM_)',
 ] as const;
 
-export function parseCounts(stdout: string): Record<string, number> {
+function parseCounts(stdout: string): Record<string, number> {
   return Object.fromEntries([...stdout.matchAll(/^([\w-]+)=(\d+)\s*$/gm)].map((m) => [m[1], Number(m[2])]));
 }
 

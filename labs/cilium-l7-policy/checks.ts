@@ -20,20 +20,20 @@ import {
 } from '../../scripts/labs/checks/index.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-export const API = 'http://api:8080';
+const API = 'http://api:8080';
 /** The requests the checks send: one the policy allows and two it refuses (path, then method). */
-export const REQUESTS = [
+const REQUESTS = [
   { method: 'GET', path: '/api/v1/hostname', allowed: true },
   { method: 'GET', path: '/hostname', allowed: false },
   { method: 'POST', path: '/api/v1/hostname', allowed: false },
 ] as const;
 
 /** Prints `GET /hostname 403` per request; 000 is curl's code for "no HTTP answer" (timeout, refused). */
-export const REQUEST_SCRIPT = REQUESTS.map(
+const REQUEST_SCRIPT = REQUESTS.map(
   (r) => `echo "${r.method} ${r.path} $(curl -s -o /dev/null -w '%{http_code}' --max-time 3 -X ${r.method} ${API}${r.path})"`,
 ).join('; ');
 
-export function statusCodes(stdout: string): Record<string, string> {
+function statusCodes(stdout: string): Record<string, string> {
   return Object.fromEntries([...stdout.matchAll(/^(GET|POST|PUT|DELETE) (\S+) (\d{3})\s*$/gm)].map((m) => [`${m[1]} ${m[2]}`, m[3]]));
 }
 

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import { defineCheck, fact, fail, listBySelector, pass, podReady } from '../../scripts/labs/checks/index.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-export const placementObservationSchema = observationsOf({ nodes: z.array(z.string()), pods: schemas.kubeList });
-export type PlacementObservation = z.infer<typeof placementObservationSchema>;
+const placementObservationSchema = observationsOf({ nodes: z.array(z.string()), pods: schemas.kubeList });
 
 export const pinnedToOneNode = defineCheck({
   observations: placementObservationSchema,

@@ -25,7 +25,7 @@ import type { Mode } from '../../scripts/catalogue/modes.ts';
 export const LOCAL_ANSWER = 'nodeport-local';
 export const CLUSTER_ANSWER = 'nodeport-cluster';
 
-export const nodePortPathSchema = observationsOf({
+const nodePortPathSchema = observationsOf({
   pods: schemas.kubeList,
   /** The rules of the node that runs web's pods (null: no pod is ready anywhere). */
   withPod: schemas.rules.nullable(),
@@ -164,7 +164,7 @@ const reaches = (key: string, on: Found) => ({
   what: `the number of endpoints web's NodePort reaches on ${on.node}`,
 });
 
-export function evaluateLocalPath(obs: NodePortPathObservation, ctx: EvalContext): Verdict {
+function evaluateLocalPath(obs: NodePortPathObservation, ctx: EvalContext): Verdict {
   const ready = prepare(obs, ctx, 'Local');
   if (isVerdict(ready)) return ready;
   const { a, b } = ready;
@@ -257,7 +257,7 @@ export function evaluateLocalPath(obs: NodePortPathObservation, ctx: EvalContext
   );
 }
 
-export function evaluateClusterPath(obs: NodePortPathObservation, ctx: EvalContext): Verdict {
+function evaluateClusterPath(obs: NodePortPathObservation, ctx: EvalContext): Verdict {
   const ready = prepare(obs, ctx, 'Cluster');
   if (isVerdict(ready)) return ready;
   const { a, b } = ready;

@@ -21,7 +21,7 @@ import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 import { clientAndWebObservations, gatherClientAndWeb } from '../_shared/client-and-web.ts';
 
 /** Enough requests that three equally likely pods almost surely do not all look the same. */
-export const REQUESTS = 8;
+const REQUESTS = 8;
 const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://web/hostname; echo; done`;
 
 export const reachWebCheck = defineCheck({

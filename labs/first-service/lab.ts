@@ -6,8 +6,6 @@ import { labText } from '../../scripts/labs/text.ts';
 import { proxyModeCheck, reachWebCheck } from './checks.ts';
 import { AGNHOST, clientNode, WEB_AND_CLIENT_TO_APPLY, waitForWebRules } from '../_shared/workload.ts';
 import { nameAnswer, recordSnippets } from '../../scripts/labs/checks/answer.ts';
-export { AGNHOST };
-
 const ID = 'first-service';
 const NS = 'lab-first-service';
 const KUBE_PROXY_MODE = 'docker exec "$DPLAB_CLUSTER-control-plane" curl -s http://127.0.0.1:10249/proxyMode';

@@ -5,7 +5,7 @@ import { clientAndWebObservations, gatherClientAndWeb } from '../_shared/client-
 export const HEADLESS_FQDN = (ns: string) => `web-headless.${ns}.svc.cluster.local`;
 
 /** The answer addresses of `nslookup` (BIND or busybox): `Address: 10.244.1.5` lines, not the server's `Address: 10.96.0.10#53`. */
-export function nslookupAddresses(stdout: string): string[] {
+function nslookupAddresses(stdout: string): string[] {
   const out: string[] = [];
   let inAnswer = false;
   for (const line of stdout.split('\n')) {

@@ -21,18 +21,18 @@ import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types
 import { z } from 'zod';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-export const CLIENTS = ['client-near', 'client-far'] as const;
-export const REQUESTS = 4;
+const CLIENTS = ['client-near', 'client-far'] as const;
+const REQUESTS = 4;
 export const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://agent/hostname; echo; done`;
 
-export const clientsObservationSchema = observationsOf({
+const clientsObservationSchema = observationsOf({
   clients: z.record(z.string(), schemas.podCommand),
   agents: schemas.kubeList,
   services: schemas.kubeList,
 });
 export type ClientsObservation = z.infer<typeof clientsObservationSchema>;
 
-export async function gatherClients(ctx: Parameters<typeof gatherPodCommand>[0]): Promise<ClientsObservation> {
+async function gatherClients(ctx: Parameters<typeof gatherPodCommand>[0]): Promise<ClientsObservation> {
   const [near, far, agents, services] = await Promise.all([
     ...CLIENTS.map((c) => gatherPodCommand(ctx, c, ['sh', '-c', CURL_LOOP])),
     listBySelector(ctx, 'pods', 'app=agent'),

@@ -13,16 +13,16 @@ import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
 import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-export const NODE_ROLE = 'worker';
+const NODE_ROLE = 'worker';
 export const SCALED = 5;
 
 /** The `--probability` values of a KUBE-SVC chain, in rule order, as iptables-save prints them. */
-export function probabilities(f: Frontend): string[] {
+function probabilities(f: Frontend): string[] {
   return f.backends.flatMap((b) => (b.detail?.startsWith('probability ') ? [b.detail.slice('probability '.length)] : []));
 }
 
 /** What kube-proxy writes for n endpoints: 1/n, 1/(n−1), … 1/2, as iptables-save prints them. */
-export function expectedProbabilities(n: number): string[] {
+function expectedProbabilities(n: number): string[] {
   return kubeProxyProbabilities(n).flatMap((p) => (p === null ? [] : [iptablesSavedProbability(p)]));
 }
 
@@ -100,7 +100,7 @@ export const probabilitiesCheck = defineCheck({
  * proxier). Above that, its large cluster mode (leftovers of scale-compare bring it about), they
  * carry no comment.
  */
-export function rulesNamingExplained(count: number, endpoints: number): string {
+function rulesNamingExplained(count: number, endpoints: number): string {
   if (count === 2 + 3 * endpoints)
     return `${count} rules for one Service with ${endpoints} endpoints: the KUBE-SERVICES match, the masquerade mark, one jump per endpoint and two rules in each KUBE-SEP chain (2 + 3 × ${endpoints}).`;
   if (count === 2)
@@ -109,7 +109,7 @@ export function rulesNamingExplained(count: number, endpoints: number): string {
 }
 
 /** Lines of the dump that name the Service, as `iptables-save | grep -c '<ns>/web'` counts them. */
-export function rulesNaming(dump: string, key: string): number {
+function rulesNaming(dump: string, key: string): number {
   return dump.split('\n').filter((l) => l.startsWith('-A ') && l.includes(key)).length;
 }
 

@@ -14,12 +14,12 @@ import type { Fact, Verdict } from '../../scripts/labs/checks/types.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The node the learner installs ipvsadm on and the checks read. */
-export const NODE_ROLE = 'worker';
-export const IPVSADM = ['ipvsadm', '-Ln'] as const;
-export const KUBE_IPVS0 = ['ip', '-4', 'addr', 'show', 'dev', 'kube-ipvs0'] as const;
+const NODE_ROLE = 'worker';
+const IPVSADM = ['ipvsadm', '-Ln'] as const;
+const KUBE_IPVS0 = ['ip', '-4', 'addr', 'show', 'dev', 'kube-ipvs0'] as const;
 
 /** IPVS prints the scheduler first in the flags column: "rr", "lc", "rr, persistent". */
-export function schedulerOf(f: Frontend): string {
+function schedulerOf(f: Frontend): string {
   return f.chooser.split(',')[0].trim();
 }
 
@@ -95,7 +95,7 @@ export const installIpvsadmCheck = defineCheck({
 });
 
 /** Addresses `ip addr show dev kube-ipvs0` lists (`inet 10.97.0.1/32 scope global kube-ipvs0`). */
-export function boundAddresses(text: string): string[] {
+function boundAddresses(text: string): string[] {
   return [...text.matchAll(/^\s*inet (\d+\.\d+\.\d+\.\d+)\/32\b/gm)].map((m) => m[1]);
 }
 
@@ -157,7 +157,7 @@ export const virtualServerCheck = defineCheck({
 });
 
 /** `ipvs.scheduler` from the kube-proxy ConfigMap's `config.conf` ("" means the default, rr). */
-export function configuredScheduler(configmaps: KubeList): string | null {
+function configuredScheduler(configmaps: KubeList): string | null {
   const text = (firstItem(configmaps)?.data as Record<string, string> | undefined)?.['config.conf'];
   if (typeof text !== 'string') return null;
   try {

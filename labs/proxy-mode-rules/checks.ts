@@ -23,7 +23,7 @@ import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The node the instructions send the learner to; every node holds the same ClusterIP rules. */
-export const NODE_ROLE = 'worker';
+const NODE_ROLE = 'worker';
 
 export const readModeCheck = defineCheck({
   observations: observationsOf({ node: schemas.proxyMode, answer: schemas.answer }),
@@ -98,7 +98,7 @@ interface SliceEndpoint {
 }
 
 /** Ready `ip:port` pairs of a Service's EndpointSlices (the port the slices name, first one). */
-export function sliceTargets(slices: KubeList): string[] {
+function sliceTargets(slices: KubeList): string[] {
   const out: string[] = [];
   for (const slice of slices.items ?? []) {
     const port = (slice as { ports?: { port?: number }[] }).ports?.[0]?.port;
@@ -110,11 +110,7 @@ export function sliceTargets(slices: KubeList): string[] {
   return out.sort();
 }
 
-export function backendFacts(
-  targets: string[],
-  backends: { ip: string; port: number; via?: string; detail?: string }[],
-  node: string,
-): Fact[] {
+function backendFacts(targets: string[], backends: { ip: string; port: number; via?: string; detail?: string }[], node: string): Fact[] {
   const inRules = backends.map((b) => `${b.ip}:${b.port}`).sort();
   return [
     fact('ready endpoints in the EndpointSlices', 'the pods of web', targets, targets.length > 0),

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
 /** The label make-services.sh puts on every generated Service. */
-export const SCALE_LABEL = 'dplab-scale=yes';
+const SCALE_LABEL = 'dplab-scale=yes';
 /** A recorded baseline may differ this much from a fresh count (a pod restarting, a Service of the system). */
 const BASELINE_SLACK = 50;
 
@@ -93,7 +93,7 @@ export const baselineCheck = defineCheck({
   },
 });
 
-export const growthObservationSchema = observationsOf({
+const growthObservationSchema = observationsOf({
   scale: schemas.scale,
   answer: schemas.configMap,
   /** How many Services carry the generator's label (`kubectl get services -l … -o name`, counted). */

@@ -23,15 +23,15 @@ import type { RulesObservation } from '../../scripts/labs/checks/rules.ts';
 import type { EvalContext, Verdict } from '../../scripts/labs/checks/types.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-export const NODE_ROLE = 'worker';
-export const REQUESTS = 10;
+const NODE_ROLE = 'worker';
+const REQUESTS = 10;
 export const CURL_LOOP = `for i in $(seq 1 ${REQUESTS}); do curl -sS --max-time 2 http://web/hostname; echo; done`;
 /** Kernel HZ values in common use; /proc/net/ip_vs prints persistence in jiffies (seconds × HZ). */
 const HZ_CANDIDATES = [100, 250, 300, 1000];
 const DEFAULT_TIMEOUT = 10800;
 
 /** The Service's affinity timeout (default 10800 s when ClientIP is set without a config). */
-export function specTimeout(services: KubeList): number | null {
+function specTimeout(services: KubeList): number | null {
   const spec = firstItem(services)?.spec;
   if (spec?.sessionAffinity !== 'ClientIP') return null;
   return spec.sessionAffinityConfig?.clientIP?.timeoutSeconds ?? DEFAULT_TIMEOUT;
@@ -50,7 +50,7 @@ function frontendOf(rules: RulesObservation, ctx: EvalContext): Frontend | Verdi
 }
 
 /** Seconds of affinity the node enforces, and how the tool shows it. */
-export function nodeTimeout(f: Frontend, format: string, spec: number | null): { seconds: number | null; shown: string } {
+function nodeTimeout(f: Frontend, format: string, spec: number | null): { seconds: number | null; shown: string } {
   if (!f.affinity) return { seconds: null, shown: 'no affinity' };
   const raw = f.affinity.timeoutSeconds;
   if (format !== 'proc-ip-vs') return { seconds: raw, shown: `-m recent --rcheck --seconds ${raw}` };

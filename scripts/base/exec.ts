@@ -115,7 +115,7 @@ function quoteArg(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", `'\\''`)}'`;
 }
 
-export function formatCommand(file: string, args: readonly string[]): string {
+function formatCommand(file: string, args: readonly string[]): string {
   return [file, ...args].map(quoteArg).join(' ');
 }
 
@@ -152,7 +152,7 @@ const CLUSTER_UNREACHABLE =
   /The connection to the server .* was refused|Unable to connect to the server|dial tcp .*: connect: connection refused|stat .*dplab-\w+\.yaml: no such file/i;
 
 /** Decide what a failed command means. The only place that reads error text for meaning. */
-export function classifyFailure(
+function classifyFailure(
   result: CommandResult,
   extra: { timedOut?: boolean; aborted?: boolean; missing?: boolean; timeoutMs?: number },
 ): {

@@ -12,7 +12,7 @@ import { DplabError } from './errors.ts';
 const FAIL_TAIL_LINES = 25;
 
 /** Where the last build's full output goes: Astro prints ~140 lines nobody needs on success. */
-export function buildLogPath(): string {
+function buildLogPath(): string {
   return join(stateDir(), 'build.log');
 }
 

@@ -18,7 +18,6 @@ export const NODE_IMAGE = `kindest/node:v${KUBERNETES_VERSION}@sha256:452d707d48
  * cmd/kubeadm/app/constants/constants.go of k8s.io/kubernetes v1.35.0 (build/dependencies.yaml
  * lists the same: etcd 3.6.6, coredns-kubeadm 1.13.1).
  */
-export const SIM_KUBERNETES_VERSION = KUBERNETES_VERSION;
 export const SIM_ETCD_VERSION = '3.6.6';
 export const SIM_COREDNS_VERSION = '1.13.1';
 /** The agnhost the labs' manifests name (`registry.k8s.io/e2e-test-images/agnhost:<this>`). */

@@ -16,7 +16,7 @@ export const SECTIONS = {
   C: 'Comparing and operating',
 } as const;
 
-export type SectionLetter = keyof typeof SECTIONS;
+type SectionLetter = keyof typeof SECTIONS;
 
 export interface Concept {
   /** Section letter plus number, for example `I2`. */
@@ -78,15 +78,8 @@ export const CONCEPTS = [
 export type ConceptId = (typeof CONCEPTS)[number]['id'];
 
 /** The ids as a set, for membership tests on strings that come from frontmatter or lab data. */
-export const CONCEPT_IDS: ReadonlySet<string> = new Set(CONCEPTS.map((c) => c.id));
+const CONCEPT_IDS: ReadonlySet<string> = new Set(CONCEPTS.map((c) => c.id));
 
 export function isConceptId(value: string): value is ConceptId {
   return CONCEPT_IDS.has(value);
-}
-
-/** The concept for an id; throws on an unknown id, since that is always a programming error. */
-export function concept(id: ConceptId): Concept {
-  const found = CONCEPTS.find((c) => c.id === id);
-  if (!found) throw new Error(`unknown concept id ${id}`);
-  return found;
 }

@@ -21,7 +21,7 @@ export interface CourseLesson {
   readonly words: number;
 }
 
-export interface CourseLab {
+interface CourseLab {
   readonly kind: 'lab';
   /** The lab's id (its folder under labs/). */
   readonly id: string;
@@ -35,8 +35,8 @@ export type CourseEntry = CourseLesson | CourseLab;
 /** Where the course starts (the welcome page), before the first lesson. */
 export const COURSE_HOME = '/';
 
-export const lessonHref = (slug: string) => `/${LESSONS_PREFIX}${slug}/`;
-export const labHref = (id: string) => `/labs/${id}/`;
+const lessonHref = (slug: string) => `/${LESSONS_PREFIX}${slug}/`;
+const labHref = (id: string) => `/labs/${id}/`;
 
 function sidebarOrder(page: DocPage): number {
   const sidebar = page.frontmatter.sidebar as { order?: unknown } | undefined;

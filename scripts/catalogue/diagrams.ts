@@ -43,7 +43,7 @@ export interface LessonDiagram {
  * the indentation off a multi-line attribute before the component sees it, and mermaid reads
  * the lines alike either way, so the lesson file and the component agree on this form.
  */
-export function normalizeSource(code: string): string {
+function normalizeSource(code: string): string {
   return code
     .split('\n')
     .map((l) => l.trim())

@@ -1,5 +1,5 @@
 /** Progress and status events of the clusters, as one typed stream the server relays (SSE). */
-export type { ActionPhase, ClusterEvent } from '../wire/clusters.ts';
+export type { ClusterEvent } from '../wire/clusters.ts';
 
 export type Listener<T> = (event: T) => void;
 

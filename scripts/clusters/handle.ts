@@ -13,8 +13,8 @@ import { probeUrl, type ProbeResult } from './probe.ts';
 import type { ProviderId } from '../catalogue/provider-ids.ts';
 
 /** kube-proxy's metrics/healthz address inside each node (hostNetwork). */
-export const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';
-export { PROBE_TIMEOUT_SECONDS, type ProbeResult } from './probe.ts';
+const KUBE_PROXY_METRICS = 'http://127.0.0.1:10249';
+export { type ProbeResult } from './probe.ts';
 
 export interface ClusterHandle {
   readonly mode: Mode;

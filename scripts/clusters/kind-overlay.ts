@@ -23,7 +23,7 @@ import { NODE_IMAGE } from '../base/versions.ts';
 
 export const KIND_OVERLAY_ENV = 'DPLAB_KIND_OVERLAY';
 
-export const kindOverlaySchema = z
+const kindOverlaySchema = z
   .object({
     /** Who wrote the file and why, in a few words ("dplab test environment, cgroup v1 host"). */
     name: z.string().min(1),
@@ -82,7 +82,7 @@ export function nodeImage(): string {
 }
 
 /** The mode's kind config with the overlay applied (YAML text); comments of the original are kept. */
-export function overlaidKindConfig(mode: Mode, overlay: KindOverlay): string {
+function overlaidKindConfig(mode: Mode, overlay: KindOverlay): string {
   const doc = parseDocument(readFileSync(kindConfigPath(mode), 'utf8'));
   if (overlay.nodeImage) {
     const nodes = doc.get('nodes');

@@ -10,7 +10,7 @@ import type { ClusterProvider } from './provider.ts';
  * A stopped `kind create` leaves its `docker run`s to the engine, which may finish making a node
  * after the delete has run: look again this many times (a poll interval apart) and delete again.
  */
-export const LATE_NODE_LOOKS = 3;
+const LATE_NODE_LOOKS = 3;
 
 export const kindProvider: ClusterProvider = {
   id: 'kind',

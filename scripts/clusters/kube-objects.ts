@@ -43,7 +43,7 @@ const ciliumIngress = z
   })
   .passthrough();
 
-export const kubeSpecSchema = z
+const kubeSpecSchema = z
   .object({
     // Service
     type: str,
@@ -78,7 +78,7 @@ export const kubeSpecSchema = z
   })
   .passthrough();
 
-export const kubeStatusSchema = z
+const kubeStatusSchema = z
   .object({
     // Pod
     phase: str,
@@ -99,7 +99,7 @@ export const kubeStatusSchema = z
   .passthrough();
 
 /** EndpointSlice `endpoints[]`; a missing `ready` condition means ready (API reference). */
-export const sliceEndpointSchema = z
+const sliceEndpointSchema = z
   .object({
     addresses: z.array(z.string()).optional(),
     conditions: z
@@ -141,7 +141,6 @@ export const serviceSelectorSchema = z.record(z.string(), z.string());
 
 export type KubeObject = z.infer<typeof kubeObjectSchema>;
 export type KubeList = z.infer<typeof kubeListSchema>;
-export type SliceEndpoint = z.infer<typeof sliceEndpointSchema>;
 
 /** `kubectl version -o json`: only the server's version is read. */
 export const kubeVersionSchema = z.object({ serverVersion: z.object({ gitVersion: str }).passthrough().optional() }).passthrough();

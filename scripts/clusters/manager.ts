@@ -20,7 +20,7 @@ import type { ProviderId } from '../catalogue/provider-ids.ts';
 import { providerFor } from './providers.ts';
 
 export type { ClusterEvent } from './events.ts';
-export type { ClusterState, ClusterStatus, ErrorJson, Progress, ActionProgress } from './status-types.ts';
+export type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 
 export interface ManagerOptions {
   timeouts?: Partial<ProvisionTimeouts>;

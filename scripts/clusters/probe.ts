@@ -23,9 +23,9 @@ import { nodeImage } from './kind-overlay.ts';
 export type ProbeRoute = 'host' | 'helper';
 
 /** A probe that gets no answer within this long counts as "no answer" (ETP Local drops). */
-export const PROBE_TIMEOUT_SECONDS = 3;
+const PROBE_TIMEOUT_SECONDS = 3;
 /** kind puts every node on this Docker network. */
-export const KIND_NETWORK = 'kind';
+const KIND_NETWORK = 'kind';
 /** Starting the helper container costs a second or two on top of the probe itself. */
 const HELPER_OVERHEAD_MS = 20_000;
 
@@ -91,7 +91,7 @@ export function probeFromHost(url: string, signal?: AbortSignal): Promise<ProbeR
   });
 }
 
-export async function probeFromHelper(url: string, opts?: RunOptions): Promise<ProbeResult> {
+async function probeFromHelper(url: string, opts?: RunOptions): Promise<ProbeResult> {
   const args = [
     'run',
     '--rm',

@@ -10,7 +10,7 @@ import type { ClusterHandle } from './handle.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import type { ProviderId } from '../catalogue/provider-ids.ts';
 
-export interface DeleteOptions extends RunOptions {
+interface DeleteOptions extends RunOptions {
   /** The delete follows a create that was cancelled or failed while it ran; look again this often for what it was still making. */
   interrupted?: { pollMs: number };
 }

@@ -14,7 +14,7 @@ import type { ClusterProvider } from './provider.ts';
 import { isProviderId, PROVIDERS, type ProviderId } from '../catalogue/provider-ids.ts';
 import type { ClusterHandle } from './handle.ts';
 
-export function providerById(id: ProviderId): ClusterProvider {
+function providerById(id: ProviderId): ClusterProvider {
   if (id === 'kind') return kindProvider;
   // Checks, status and the lab terminals run `kubectl`: the one built with the components.
   useSimBinaries();

@@ -58,7 +58,7 @@ const logs = (ctx: ProvisionContext) =>
 
 const nodesReady = ACTIONS.find((a) => a.id === 'nodes-ready')!;
 
-export const SIM_ACTIONS: readonly Action[] = [
+const SIM_ACTIONS: readonly Action[] = [
   {
     id: 'preflight',
     title: 'Check Linux, root and the network tools',

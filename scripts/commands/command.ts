@@ -1,5 +1,5 @@
 /** A stream a command writes to; `isTTY` where it is a terminal (progress lines are redrawn in place). */
-export interface OutputStream {
+interface OutputStream {
   write(text: string): unknown;
   isTTY?: boolean;
 }

@@ -91,7 +91,7 @@ export function hexToPort(hex: string): number | null {
   return parseInt(hex, 16);
 }
 
-export function ipv4ToInt(ip: string): number {
+function ipv4ToInt(ip: string): number {
   return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
 }
 

@@ -114,7 +114,7 @@ function entries(): Entry[] {
  * IPVS and cilium text do not name Services; a learner would pass `--names`. The scenario the
  * fixture was written from knows every ClusterIP and NodePort, so the names come from there.
  */
-export function fixtureNames(id: ScenarioId): Record<string, string> {
+function fixtureNames(id: ScenarioId): Record<string, string> {
   const c = scenario(id);
   const names: Record<string, string> = {};
   for (const s of c.services) {

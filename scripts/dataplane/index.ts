@@ -6,13 +6,13 @@ import type { DataplaneModel, Format, ParseOptions } from './model.ts';
 import { FORMATS } from './model.ts';
 import { parseNftJson } from './nft.ts';
 
-export type { Backend, DataplaneModel, Format, Frontend, FrontendType, ParseOptions, Protocol, ServicePort, ServiceView } from './model.ts';
+export type { Backend, DataplaneModel, Format, Frontend, FrontendType, ParseOptions } from './model.ts';
 export { FORMATS } from './model.ts';
 export { ParseError } from './parse-error.ts';
 export { findFrontend, findService, toJson, type JsonView } from './query.ts';
 export { toMermaid } from './mermaid.ts';
 export { toText } from './text.ts';
-export { commandsToRead, RULE_DUMPS, type RuleDump } from './read-commands.ts';
+export { commandsToRead, RULE_DUMPS } from './read-commands.ts';
 
 const PARSERS: Record<Format, (text: string, opts: ParseOptions) => DataplaneModel> = {
   'iptables-save': (t) => parseIptablesSave(t),

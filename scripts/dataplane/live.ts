@@ -17,7 +17,7 @@ import { parse, ParseError, type DataplaneModel, type Format } from './index.ts'
 import { CILIUM_AGENT, RULE_DUMPS } from './read-commands.ts';
 
 /** Dumping a node's rules is quick even with thousands of Services; a slower answer means trouble. */
-export const LIVE_READ_TIMEOUT_MS = 30_000;
+const LIVE_READ_TIMEOUT_MS = 30_000;
 
 export interface LiveOptions {
   /** Node name as `kind get nodes` prints it; default the first worker. */
@@ -122,7 +122,7 @@ async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): 
 }
 
 /** Every ClusterIP the API server has allocated (both families on dual-stack Services). */
-export function clusterIPsOf(services: readonly KubeService[]): string[] {
+function clusterIPsOf(services: readonly KubeService[]): string[] {
   return services
     .flatMap((s) => s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : []))
     .filter((ip) => ip !== 'None' && ip !== '');

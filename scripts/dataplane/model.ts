@@ -6,7 +6,7 @@ import type { FrontendType } from '../wire/frontend-types.ts';
 
 export { FORMATS, type Format } from '../wire/formats.ts';
 /** Which kind of frontend: Kubernetes' own, Cilium's HostPort and LocalRedirect, or `unknown` (scripts/wire/frontend-types.ts). */
-export { FRONTEND_TYPES, type FrontendType } from '../wire/frontend-types.ts';
+export { type FrontendType } from '../wire/frontend-types.ts';
 
 export type Protocol = 'TCP' | 'UDP' | 'SCTP';
 

@@ -25,7 +25,6 @@ export function findFrontend(model: DataplaneModel, address: string): ServiceVie
   return null;
 }
 
-export type { JsonBackend, JsonFrontend } from '../wire/explain.ts';
 import type { JsonFrontend } from '../wire/explain.ts';
 export interface JsonView {
   service: string | null;

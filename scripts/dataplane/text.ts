@@ -13,7 +13,7 @@ export function externalRuleTraffic(r: ExternalRule): string {
 }
 
 /** One rule of an external chain in words: "sent by this node (--src-type LOCAL): mark for masquerade". */
-export function externalRuleLabel(r: ExternalRule): string {
+function externalRuleLabel(r: ExternalRule): string {
   return `${externalRuleTraffic(r)}: ${r.action === 'masquerade' ? 'mark for masquerade' : `to ${r.target}`}`;
 }
 

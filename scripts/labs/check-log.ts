@@ -31,8 +31,3 @@ export function logCheck(result: Pick<CheckResult, 'lab' | 'step' | 'mode' | 'st
 export function checkLog(): CheckRecord[] {
   return [...records.values()];
 }
-
-/** For tests. */
-export function clearCheckLog(): void {
-  records.clear();
-}

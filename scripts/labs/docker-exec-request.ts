@@ -6,7 +6,7 @@
  */
 
 /** A `docker` call the runner will run: the node, the command inside it, and whether stdin goes with it. */
-export interface DockerExecRequest {
+interface DockerExecRequest {
   node: string;
   command: string[];
   stdin: boolean;

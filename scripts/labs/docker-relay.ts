@@ -23,7 +23,7 @@ import type { ClusterHandle } from '../clusters/handle.ts';
 import type { ShellUser } from '../terminals/shell-user.ts';
 import { vetDockerExec } from './docker-exec-request.ts';
 
-export const RELAY_LIMITS = {
+const RELAY_LIMITS = {
   /** A request: the argv and, for `-i`, what was piped in. */
   requestBytes: 1024 * 1024,
   /** An answer: a node's whole rule dump at scale-compare's 1,000 Services fits with room to spare. */

@@ -15,18 +15,18 @@ import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.
 import type { Lab, Step } from './schema.ts';
 
 /** The most a single check may take, polling included; past it the check reports a timeout. */
-export const CHECK_DEADLINE_MS = 90_000;
+const CHECK_DEADLINE_MS = 90_000;
 /** `DPLAB_CHECK_DEADLINE_MS` shortens or lengthens it (slow laptops, tests). */
 function deadlineMs(): number {
   const n = Number(process.env.DPLAB_CHECK_DEADLINE_MS);
   return Number.isFinite(n) && n > 0 ? n : CHECK_DEADLINE_MS;
 }
 /** How long a converging state (pods starting, endpoints filling) is given before it counts as a fail. */
-export const SETTLE_MS = 30_000;
+const SETTLE_MS = 30_000;
 
 import type { CheckResult } from '../wire/checks.ts';
 
-export type { CheckResult, CheckStatus } from '../wire/checks.ts';
+export type { CheckResult } from '../wire/checks.ts';
 
 export interface CheckOptions {
   signal?: AbortSignal;

@@ -1,7 +1,7 @@
 /** How check results read in a terminal (CLI and harness share it). */
 import type { CheckResult } from './engine.ts';
 
-export const STATUS_MARK: Record<CheckResult['status'], string> = { pass: '✓', fail: '✗', error: '!' };
+const STATUS_MARK: Record<CheckResult['status'], string> = { pass: '✓', fail: '✗', error: '!' };
 
 export function formatCheckResult(r: CheckResult, opts: { verbose?: boolean } = {}): string {
   const lines = [`${STATUS_MARK[r.status]} ${r.step} — ${r.message}`];

@@ -21,9 +21,9 @@ import { applySolution } from './solve.ts';
 import { describeClusterError } from '../clusters/cluster-errors.ts';
 import { componentVersions } from '../sim/components.ts';
 
-export type Outcome = CheckResult['status'] | 'skipped';
+type Outcome = CheckResult['status'] | 'skipped';
 
-export interface HarnessRow {
+interface HarnessRow {
   lab: string;
   mode: Mode;
   step: string;
@@ -194,7 +194,7 @@ function cell(outcome: Outcome, want: 'pass' | 'fail'): string {
   return outcome === 'skipped' ? '-' : `${outcome} ${outcome === want ? '✓' : '✗'}`;
 }
 
-export function resultsTable(rows: readonly HarnessRow[]): string {
+function resultsTable(rows: readonly HarnessRow[]): string {
   return formatTable(
     TABLE_HEADER,
     rows.map((r) => [r.lab, r.mode, r.step, cell(r.unsolved, 'fail'), cell(r.solved, 'pass'), `${(r.ms / 1000).toFixed(1)} s`]),

@@ -16,7 +16,7 @@ import { fromZodError, labDataError } from './friendly-error.ts';
 export const STATES = ['unsolved', 'solved'] as const;
 export type StepState = (typeof STATES)[number];
 
-export const observationSourceSchema = () =>
+const observationSourceSchema = () =>
   z
     .discriminatedUnion('kind', [
       z.object({
@@ -44,7 +44,7 @@ export const observationSourceSchema = () =>
       }
     });
 
-export const observationFileSchema = () =>
+const observationFileSchema = () =>
   z.object({
     source: observationSourceSchema(),
     /** What evaluate must say about these observations; required for unsolved files. */
@@ -55,7 +55,7 @@ export const observationFileSchema = () =>
 
 export type ObservationFile = z.output<ReturnType<typeof observationFileSchema>>;
 
-export function observationsDir(labId: string): string {
+function observationsDir(labId: string): string {
   return join(labsDir, labId, 'observations');
 }
 

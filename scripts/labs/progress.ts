@@ -16,11 +16,10 @@ import { progressFileSchema, PROGRESS_VERSION, type LabProgress, type ProgressFi
 import { describeIssues } from '../wire/validate.ts';
 import { activityChanges } from './activity-changes.ts';
 
-export { PROGRESS_VERSION, type LabProgress };
-export const progressSchema = progressFileSchema;
+const progressSchema = progressFileSchema;
 export type Progress = ProgressFile;
 
-export function progressFile(): string {
+function progressFile(): string {
   return join(stateDir(), 'progress.json');
 }
 
@@ -39,7 +38,7 @@ export function readProgress(labs: readonly Lab[]): Progress {
 }
 
 /** Keep only known labs, modes and steps. */
-export function sanitise(p: Progress, labs: readonly Lab[]): Progress {
+function sanitise(p: Progress, labs: readonly Lab[]): Progress {
   const out = empty();
   for (const lab of labs) {
     const entry = p.labs[lab.id];
@@ -71,7 +70,7 @@ function writeAtomic(p: Progress): void {
 let queue: Promise<unknown> = Promise.resolve();
 
 /** Read, change, write, one change at a time within this process. */
-export function updateProgress(labs: readonly Lab[], change: (p: Progress) => void): Promise<Progress> {
+function updateProgress(labs: readonly Lab[], change: (p: Progress) => void): Promise<Progress> {
   const next = queue.then(() => {
     const p = readProgress(labs);
     change(p);

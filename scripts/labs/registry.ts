@@ -19,12 +19,12 @@ export interface LabModule {
   definition: unknown;
 }
 
-export function labFileName(folder: string): string {
+function labFileName(folder: string): string {
   return `labs/${folder}/lab.ts`;
 }
 
 /** Files shared by several labs live in labs/_shared/ and are named `@shared/<path>` in a setup. */
-export const SHARED_PREFIX = '@shared/';
+const SHARED_PREFIX = '@shared/';
 
 /** Where a setup file of a lab is on disk. */
 export function labFilePath(folder: string, rel: string, root = labsDir): string {
@@ -67,7 +67,7 @@ export function loadLabs(modules: readonly LabModule[] = LAB_MODULES): Lab[] {
   return cache;
 }
 
-export function labIds(): string[] {
+function labIds(): string[] {
   return loadLabs().map((l) => l.id);
 }
 

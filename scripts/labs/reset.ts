@@ -13,7 +13,6 @@ import { applySetup, SETUP_LABEL } from './setup.ts';
 import { emptyNamespace } from './namespace-sweep.ts';
 import { leaveLastLab } from './leaving.ts';
 
-export { LAB_LABEL } from './setup.ts';
 /** A namespace deleted by hand is gone once its pods have terminated. */
 const NAMESPACE_DELETE_TIMEOUT = '120s';
 
@@ -35,7 +34,7 @@ export async function restoreCluster(lab: Lab, cluster: ClusterHandle, signal?: 
   return done;
 }
 
-export async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
+async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal): Promise<string[]> {
   const opts = { signal, timeoutMs: TIMEOUTS.long };
   // What the lab set up here before this one changed outside its namespace, then this lab's own.
   const restored = [...(await leaveLastLab(lab, cluster, signal)), ...(await restoreCluster(lab, cluster, signal))];

@@ -12,9 +12,9 @@ import { readableCommand } from './command-lines.ts';
 import type { ClusterHandle } from '../clusters/handle.ts';
 
 /** Lab and step ids: lowercase words joined by hyphens, safe in URLs and file names. */
-export const ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+const ID_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
 /** A Kubernetes namespace name (DNS label), starting with `lab-` so labs never touch anything else. */
-export const NAMESPACE_PATTERN = /^lab-[a-z0-9]([-a-z0-9]{0,55}[a-z0-9])?$/;
+const NAMESPACE_PATTERN = /^lab-[a-z0-9]([-a-z0-9]{0,55}[a-z0-9])?$/;
 
 const idSchema = () => z.string().regex(ID_PATTERN, 'must be lowercase words joined by hyphens (e.g. `first-service`)');
 
@@ -49,7 +49,7 @@ function uniqueBy<T>(key: (item: T) => string, what: string) {
   };
 }
 
-export const snippetSchema = () =>
+const snippetSchema = () =>
   z
     .object({
       /** A few words shown above the command ("List the EndpointSlices"). */
@@ -61,7 +61,7 @@ export const snippetSchema = () =>
     })
     .strict();
 
-export const solutionSchema = () =>
+const solutionSchema = () =>
   z
     .object({
       /**
@@ -76,7 +76,7 @@ export const solutionSchema = () =>
     })
     .strict();
 
-export const checkSchema = () =>
+const checkSchema = () =>
   z.custom<Check<unknown>>(
     (v) =>
       typeof v === 'object' &&
@@ -88,7 +88,7 @@ export const checkSchema = () =>
   );
 
 /** What a restorer gets: the lab cluster's handle, the mode, and the reset's abort signal. */
-export interface RestoreContext {
+interface RestoreContext {
   cluster: ClusterHandle;
   mode: Mode;
   signal?: AbortSignal;
@@ -100,7 +100,7 @@ export interface Restorer {
   run(ctx: RestoreContext): Promise<string | null>;
 }
 
-export const restoreSchema = () =>
+const restoreSchema = () =>
   z.custom<Restorer>(
     (v) => typeof v === 'object' && v !== null && typeof (v as Restorer).what === 'string' && typeof (v as Restorer).run === 'function',
     {
@@ -108,7 +108,7 @@ export const restoreSchema = () =>
     },
   );
 
-export const stepSchema = () =>
+const stepSchema = () =>
   z
     .object({
       /** Stable id, used in URLs, progress and observation file names. */
@@ -130,7 +130,7 @@ export const stepSchema = () =>
     })
     .strict();
 
-export const setupSchema = () =>
+const setupSchema = () =>
   z
     .object({
       /** Manifests applied into the lab namespace on setup and reset (paths relative to the lab folder). */

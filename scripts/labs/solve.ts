@@ -26,7 +26,7 @@ import { labFilePath } from './registry.ts';
  * Stretched by DPLAB_TIMEOUT_FACTOR like every other bound: under the QEMU guest's emulation,
  * creating scale-compare's 1,000 Services alone took longer than 12 minutes.
  */
-export const SOLVE_TIMEOUT_MS = 12 * 60_000 * TIMEOUT_FACTOR;
+const SOLVE_TIMEOUT_MS = 12 * 60_000 * TIMEOUT_FACTOR;
 
 export interface SolveResult {
   lab: string;
@@ -38,7 +38,7 @@ export interface SolveResult {
 }
 
 /** The environment a lab terminal has (see scripts/terminals/environment.ts), so solutions and snippets agree. */
-export function labEnv(cluster: ClusterHandle, lab: Lab): Record<string, string> {
+function labEnv(cluster: ClusterHandle, lab: Lab): Record<string, string> {
   return { KUBECONFIG: cluster.kubeconfig, DPLAB_MODE: cluster.mode, DPLAB_CLUSTER: cluster.name, DPLAB_NAMESPACE: lab.namespace };
 }
 
@@ -85,7 +85,7 @@ async function solveAsUser(
 }
 
 /** The script bash runs: stop at the first failing command, including inside pipes. */
-export function solutionScript(step: Step, mode: Mode): string {
+function solutionScript(step: Step, mode: Mode): string {
   return ['set -eo pipefail', ...solutionFor(step, mode)].join('\n');
 }
 

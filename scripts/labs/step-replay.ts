@@ -49,7 +49,7 @@ function replayState(lab: Lab, step: Step, mode: Mode, state: StepState): { chec
 type Recorded = Extract<ObservationFile['source'], { kind: 'recorded' }>;
 
 /** `kind v0.31.0 · Kubernetes v1.35.0 · kernel 6.18.44-fc-v1045 · 2 Dec 2026` (the sim: its kube-proxy instead of kind). */
-export function sourceOf(source: ObservationFile['source']): RecordingSource {
+function sourceOf(source: ObservationFile['source']): RecordingSource {
   const s = source as Recorded;
   const components = s.components ?? {};
   const where =

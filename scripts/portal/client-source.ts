@@ -33,7 +33,7 @@ function procAddress(ip: string, port: number): string | null {
 }
 
 /** The uid owning the local end `ip:port` of a TCP connection on this host, or undefined. */
-export function socketOwner(ip: string, port: number): number | undefined {
+function socketOwner(ip: string, port: number): number | undefined {
   const local = procAddress(ip, port);
   if (!local) return undefined;
   let table: string;

@@ -7,7 +7,7 @@ import type { Activity } from '../wire/activity.ts';
 import type { StepCell } from '../wire/portal.ts';
 
 /** Failing checks in a row on one step that count as stuck. */
-export const STUCK_FAIL_STREAK = 3;
+const STUCK_FAIL_STREAK = 3;
 
 export interface LabOutline {
   id: string;

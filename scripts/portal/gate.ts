@@ -56,7 +56,7 @@ export function checkAddress(
 }
 
 /** Learner tokens are kept by their SHA-256: a lookup compares digests, never the token itself. */
-export function tokenKey(token: string): string {
+function tokenKey(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 

@@ -10,7 +10,7 @@ import { seatSizing } from './seat-sizing.ts';
 const DNS_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const LABEL_PAIR = /^([a-z0-9A-Z._/-]{1,253})=([a-z0-9A-Z._-]{0,63})$/;
 
-export const SEAT_ENV = {
+const SEAT_ENV = {
   namespace: 'DPLAB_SEAT_NAMESPACE',
   image: 'DPLAB_SEAT_IMAGE',
   /** The Docker-in-Docker sidecar's image (default: seat-objects.ts' DIND_IMAGE), for a mirror or an air-gapped registry. */

@@ -33,7 +33,7 @@ import { SHELL_USER_VAR, type ShellUser } from '../terminals/shell-user.ts';
 import { SEAT_CGROUP_VAR, type SeatCgroups } from '../terminals/seat-cgroup.ts';
 import { seatBaseEnv } from '../terminals/seat-env.ts';
 
-export const LOCAL_SEAT_TIMEOUTS = {
+const LOCAL_SEAT_TIMEOUTS = {
   /**
    * A runner prints its link within this long. It takes ~2 s on an idle host (tsx compiles the
    * CLI), far longer on a host busy with a class's clusters starting; this is a deadline, not a pace.
@@ -65,7 +65,7 @@ export interface LocalBackendOptions {
 }
 
 /** Each warm seat runs `kind create` and a CNI rollout; more at once than this thrashes a host's disk and CPU. */
-export const LOCAL_SEAT_START_CONCURRENCY = 3;
+const LOCAL_SEAT_START_CONCURRENCY = 3;
 
 interface LocalSeat {
   spec: SeatSpec;

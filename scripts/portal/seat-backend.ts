@@ -16,7 +16,7 @@ import type { Mode } from '../wire/modes.ts';
 /** Seat ids name clusters, folders and Kubernetes objects, so they are DNS-label safe (defined in wire: the runner reads DPLAB_SEAT too). */
 export { SEAT_ID_PATTERN } from '../wire/seat.ts';
 
-export type SeatPhase = 'pending' | 'ready' | 'failed' | 'deleted';
+type SeatPhase = 'pending' | 'ready' | 'failed' | 'deleted';
 
 export interface SeatSpec {
   /** Matches SEAT_ID_PATTERN. */

@@ -13,13 +13,13 @@ export const DIND_IMAGE = 'docker:28.5.1-dind';
 /** The port `dplab serve` listens on inside the seat pod, and the Service's port. */
 export const SEAT_RUNNER_PORT = 4321;
 /** dockerd listens only on this unix socket (no TCP: a pod IP is reachable from every pod in the cluster). */
-export const DIND_SOCKET_DIR = '/run/dind';
+const DIND_SOCKET_DIR = '/run/dind';
 export const DOCKER_HOST = `unix://${DIND_SOCKET_DIR}/docker.sock`;
 /** The runner image's user (node's image has uid/gid 1000); dockerd hands its socket to this group. */
 export const RUNNER_UID = 1000;
 
-export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-export const MANAGED_BY = 'dplab-portal';
+const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+const MANAGED_BY = 'dplab-portal';
 export const SEAT_LABEL = 'dplab.io/seat';
 export const WARM_ANNOTATION = 'dplab.io/warm';
 export const TOKEN_KEY = 'token';
@@ -51,7 +51,7 @@ export function seatHostName(id: string, namespace: string): string {
   return `${seatObjectName(id)}.${namespace}.svc`;
 }
 
-export function seatLabels(id: string): Record<string, string> {
+function seatLabels(id: string): Record<string, string> {
   return { [MANAGED_BY_LABEL]: MANAGED_BY, [SEAT_LABEL]: id, 'app.kubernetes.io/name': 'dplab-seat' };
 }
 

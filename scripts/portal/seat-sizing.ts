@@ -6,7 +6,7 @@
  */
 import { SEAT_CLUSTER_MEMORY_BYTES } from '../base/versions.ts';
 
-export interface ContainerResources {
+interface ContainerResources {
   requests: { cpu: string; memory: string };
   limits: { cpu: string; memory: string };
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { http } from '../../test/fixtures/terminal-client.ts';
 import { HTTP_LIMITS, interfaceAddresses } from '../server/http.ts';
+import { dashboardStateSchema, joinResponseSchema, learnerViewSchema } from '../wire/portal.ts';
 import type { SeatBackend, SeatSpec, SeatStatus } from './seat-backend.ts';
 import { startPortal, type RunningPortal } from './server.ts';
 import { WorkshopStore } from './workshop-store.ts';
@@ -108,14 +109,17 @@ describe('routes', () => {
       headers: { 'content-type': 'application/json', origin: running.origin },
       body: JSON.stringify({ code: 'ABCD12', name: '  Ada  ' }),
     });
-    const { token, seat, start } = JSON.parse(r.body);
+    // The answers have the wire's shape (scripts/wire/portal.ts), which the pages read.
+    const { token, seat, start } = joinResponseSchema.parse(JSON.parse(r.body));
     expect([seat, start]).toEqual(['s01', '/labs/first-service/']);
     // The learner's token is not the seat runner's.
     expect(backend.made[0].runnerToken).not.toBe(token);
     const api = await http(running.origin, '/api/labs', { headers: { authorization: `Bearer ${token}` } });
     expect(api.status).toBe(503);
     expect(JSON.parse(api.body).error.message).toBe('Starting the runner…');
-    const me = JSON.parse((await http(running.origin, '/portal/api/me', { headers: { authorization: `Bearer ${token}` } })).body);
+    const me = learnerViewSchema.parse(
+      JSON.parse((await http(running.origin, '/portal/api/me', { headers: { authorization: `Bearer ${token}` } })).body),
+    );
     expect(me).toMatchObject({ seat: 's01', name: 'Ada', phase: 'pending', ended: false });
     // The instructor is not a learner, and has no seat to forward to.
     expect((await http(running.origin, '/api/labs', { headers: { authorization: `Bearer ${running.instructorToken}` } })).status).toBe(403);
@@ -253,7 +257,7 @@ describe('a portal started again on its state folder', () => {
     running = await startPortal({ backend, lab, siteDir: site, port: 0, stateDir, seats: 3, note: (l) => notes.push(l) });
 
     expect(running.code).toBe('ROOM77');
-    expect(running.workshop.state().seats.map((s) => s.id)).toEqual(['s01', 's02', 's03']);
+    expect(dashboardStateSchema.parse(running.workshop.state()).seats.map((s) => s.id)).toEqual(['s01', 's02', 's03']);
     expect(running.instructorToken).toBe(T('i'));
     expect(resumed).toEqual([
       { id: 's01', runnerToken: T('r'), warm: [] },

@@ -33,7 +33,7 @@ import { answerClientError } from '../server/client-error.ts';
 
 // From the project root, not from this module: compiled, this code is a chunk under dist-cli/.
 const PAGES_DIR = join(projectRoot, 'scripts', 'portal', 'pages');
-export const LEARNER_SCRIPT = '/portal/assets/learner.js';
+const LEARNER_SCRIPT = '/portal/assets/learner.js';
 
 /** The portal's own pages and their scripts; nothing else under /portal/ is a file. */
 const PAGES: Record<string, { file: string; type: string }> = {
@@ -46,11 +46,11 @@ const PAGES: Record<string, { file: string; type: string }> = {
 };
 
 /** Joins per client: a class arriving at once through one address is fine, a script making seats is not. */
-export const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
+const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
 /** Seats one client may hold (a learner with a second browser). A room behind one NAT address looks like one client behind TLS: PortalOptions.seatsPerClient (no flag yet). */
-export const SEATS_PER_CLIENT = 2;
+const SEATS_PER_CLIENT = 2;
 /** What /api/health says to a Host that is not the portal's (a probe by pod IP). */
-export const PROBE_ANSWER = { ok: true } as const;
+const PROBE_ANSWER = { ok: true } as const;
 /** Dashboard event streams keep alive with a comment line this often. */
 const SSE_HEARTBEAT_MS = 15_000;
 /** The runner paths a learner may reach: its API and its terminal socket. */
@@ -102,7 +102,7 @@ export interface RunningPortal {
 
 /** Workshop codes people type: no 0/O, 1/I/L. */
 const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
-export function workshopCode(): string {
+function workshopCode(): string {
   const bytes = generateToken();
   let out = '';
   for (let i = 0; out.length < 6; i++) out += CODE_ALPHABET[bytes.charCodeAt(i) % CODE_ALPHABET.length];

@@ -49,7 +49,7 @@ const DOCKER_DESKTOP_FIX =
   'Nothing to install: the course reaches nodes through a helper container on the `kind` network instead. On Linux, Docker Engine (not Desktop) lets you reach node IPs directly.';
 
 /** Docker Desktop runs the engine in a VM: the `kind` bridge lives there, not on this machine. */
-export function isDockerDesktop(operatingSystem: string, name: string): boolean {
+function isDockerDesktop(operatingSystem: string, name: string): boolean {
   return /docker desktop/i.test(operatingSystem) || /^docker-desktop$/i.test(name);
 }
 
@@ -68,7 +68,7 @@ const ROOTLESS_FIX =
   'Nothing to install: the course reaches nodes through a helper container on the `kind` network. (kind documents rootless Docker as supported with cgroup v2 and delegated controllers: https://kind.sigs.k8s.io/docs/user/rootless/.)';
 
 /** `docker info` fields that say the daemon did not answer although the CLI exited 0 (Docker CLI before 28.1). */
-export function serverErrors(raw: Record<string, unknown>): string[] {
+function serverErrors(raw: Record<string, unknown>): string[] {
   const errors = Array.isArray(raw.ServerErrors) ? raw.ServerErrors.map(String).filter(Boolean) : [];
   if (errors.length === 0 && String(raw.ServerVersion ?? '') === '') errors.push('`docker info` reported no server version');
   return errors;

@@ -12,11 +12,8 @@ import { realSystem } from './system.ts';
 import { checkCiliumInstaller, checkKubectl, needsCilium, type CiliumInstaller } from './tools.ts';
 import type { Finding, PreflightOptions } from './types.ts';
 
-export type { Finding, FindingStatus, PreflightOptions, PreflightSystem } from './types.ts';
+export type { PreflightOptions, PreflightSystem } from './types.ts';
 export type { CiliumInstaller } from './tools.ts';
-export type { DockerInfo } from './docker.ts';
-export { nodeIpsReachableFromHost } from './docker.ts';
-
 export interface PreflightReport {
   findings: Finding[];
   /** True when no finding failed. */

@@ -9,14 +9,14 @@ import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
 /** kind's known-issues page: "Pod errors due to too many open files". */
-export const MIN_INOTIFY_WATCHES = 524_288;
-export const MIN_INOTIFY_INSTANCES = 512;
+const MIN_INOTIFY_WATCHES = 524_288;
+const MIN_INOTIFY_INSTANCES = 512;
 /** What kube-proxy's IPVS mode loads: the core, the schedulers the labs use (ipvs-inspect switches to lc), and conntrack. */
-export const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'] as const;
+const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'] as const;
 /** Cilium's minimum kernel since 1.18 (its system requirements; 1.19 keeps it). */
-export const MIN_KERNEL_FOR_CILIUM = '5.10';
+const MIN_KERNEL_FOR_CILIUM = '5.10';
 /** kube-proxy's nftables mode needs nftables features from this kernel on (Kubernetes docs, "nftables proxy mode"). */
-export const MIN_KERNEL_FOR_NFTABLES = '5.13';
+const MIN_KERNEL_FOR_NFTABLES = '5.13';
 
 const INOTIFY_FIX =
   `sudo sysctl fs.inotify.max_user_watches=${MIN_INOTIFY_WATCHES} fs.inotify.max_user_instances=${MIN_INOTIFY_INSTANCES} ` +
@@ -109,7 +109,7 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
 }
 
 /** "6.8.0-45-generic" → "6.8.0"; null when no version is in it. */
-export function kernelRelease(text: string): string | null {
+function kernelRelease(text: string): string | null {
   return /^(\d+\.\d+(?:\.\d+)?)/.exec(text.trim())?.[1] ?? null;
 }
 

@@ -21,7 +21,7 @@ async function probe(
 }
 
 /** `Client Version: v1.33.4` → 33 (the minor), or undefined when the line says no version. */
-export function kubectlMinor(text: string): { major: number; minor: number } | undefined {
+function kubectlMinor(text: string): { major: number; minor: number } | undefined {
   const m = /v(\d+)\.(\d+)\./.exec(text);
   return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
 }

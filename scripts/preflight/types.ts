@@ -1,7 +1,7 @@
 /** What `dplab doctor` and provisioning's preflight report: one finding per check. */
 import type { Mode } from '../catalogue/modes.ts';
 
-export type FindingStatus = 'ok' | 'warn' | 'fail';
+type FindingStatus = 'ok' | 'warn' | 'fail';
 
 export interface Finding {
   /** Stable id (`docker-daemon`, `kind-version`, …) for tests and the UI. */

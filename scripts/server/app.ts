@@ -34,9 +34,9 @@ import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../base/errors.ts';
 import { nodeShellFor } from './node-shell.ts';
 
-export const TERMINAL_PATH = '/api/terminal';
+const TERMINAL_PATH = '/api/terminal';
 /** The read-only mirror of the broadcast terminal (watch-socket.ts). */
-export const WATCH_PATH = '/api/terminal/watch';
+const WATCH_PATH = '/api/terminal/watch';
 
 export interface RunnerOptions {
   token: string;
@@ -61,9 +61,9 @@ export interface RunnerOptions {
 }
 
 /** A classroom laptop runs a few tabs with a terminal or two each; 100 shells is an attack. */
-export const DEFAULT_MAX_TERMINALS = 16;
+const DEFAULT_MAX_TERMINALS = 16;
 /** Terminals opened within this long of one cluster status read share its notice (shared-read.ts). */
-export const NOTICE_FRESH_MS = 1_000;
+const NOTICE_FRESH_MS = 1_000;
 
 export interface Runner {
   readonly token: string;

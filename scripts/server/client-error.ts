@@ -13,7 +13,7 @@
 import type { Duplex } from 'node:stream';
 
 /** The status Node itself would give, or none when the socket never sent anything. */
-export function clientErrorStatus(err: NodeJS.ErrnoException, bytesRead: number): string | null {
+function clientErrorStatus(err: NodeJS.ErrnoException, bytesRead: number): string | null {
   if (err.code === 'ECONNRESET') return null;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return bytesRead === 0 ? null : '408 Request Timeout';
   if (err.code === 'HPE_HEADER_OVERFLOW') return '431 Request Header Fields Too Large';

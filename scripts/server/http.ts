@@ -84,7 +84,7 @@ export function isLoopback(host: string): boolean {
   return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
-export function isWildcard(host: string): boolean {
+function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '[::]';
 }
 

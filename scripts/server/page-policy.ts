@@ -41,7 +41,7 @@ export function inlineScriptHashes(html: string): string[] {
   return [...out];
 }
 
-export function contentSecurityPolicy(scriptHashes: readonly string[] = [], frameable = false): string {
+function contentSecurityPolicy(scriptHashes: readonly string[] = [], frameable = false): string {
   return Object.entries(BASE)
     .map(([directive, sources]) => {
       if (directive === 'frame-ancestors' && frameable) return `${directive} *`;

@@ -26,7 +26,7 @@ export interface Route {
 }
 
 /** Bodies are small JSON documents; anything larger is refused before it is buffered. */
-export const MAX_BODY_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = 64 * 1024;
 
 export function matchRoute(
   routes: readonly Route[],

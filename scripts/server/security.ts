@@ -6,7 +6,7 @@
 import { randomBytes, timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-export const TOKEN_BYTES = 24;
+const TOKEN_BYTES = 24;
 
 export function generateToken(): string {
   return randomBytes(TOKEN_BYTES).toString('base64url');
@@ -54,12 +54,12 @@ export function requestToken(req: Pick<IncomingMessage, 'headers'>): string | un
 }
 
 /** Roughly how many bits a token of this length and alphabet carries. */
-export function tokenBits(token: string): number {
+function tokenBits(token: string): number {
   const perChar = /^[0-9a-f]*$/i.test(token) ? 4 : /^[A-Za-z0-9_-]*$/.test(token) ? 6 : 6.5;
   return Math.floor(token.length * perChar);
 }
 
-export const MIN_TOKEN_BITS = 128;
+const MIN_TOKEN_BITS = 128;
 
 /**
  * A chosen DPLAB_TOKEN must be as strong as a generated one. We refuse, not warn: a warning

@@ -14,10 +14,10 @@ import type { TerminalBroadcast } from '../terminals/broadcast.ts';
  * How long a lab shell's first output waits for the cluster notice, so the notice comes before
  * the prompt instead of landing in the middle of what the learner is typing.
  */
-export const NOTICE_WAIT_MS = 4_000;
+const NOTICE_WAIT_MS = 4_000;
 
 /** Close codes the client can tell apart. */
-export const CLOSE = { normal: 1000, launchFailed: 1011, tryAgainLater: 1013 } as const;
+const CLOSE = { normal: 1000, launchFailed: 1011, tryAgainLater: 1013 } as const;
 
 /** Too many shells: say so in an error frame, then close with 1013 (Try Again Later); no shell starts. */
 export function refuseTerminal(ws: WebSocket, message: string): void {

@@ -33,7 +33,7 @@ export interface BuildOptions {
   purpose?: string;
 }
 
-export function simCacheDir(): string {
+function simCacheDir(): string {
   return resolve(process.env.DPLAB_SIM_CACHE ?? join(homedir(), '.cache', 'dplab', 'sim'));
 }
 
@@ -53,7 +53,7 @@ function moduleFiles(dir: string): string[] {
 }
 
 /** What decides whether a built binary is still the right one. */
-export function componentHash(c: GoComponent, goVersion: string): string {
+function componentHash(c: GoComponent, goVersion: string): string {
   const h = createHash('sha256');
   h.update(
     JSON.stringify({ pkg: c.pkg, ldflags: c.ldflags ?? [], tags: c.tags ?? [], cgo: c.cgo ?? false, version: c.version, goVersion }),

@@ -261,7 +261,7 @@ export async function startKubeProxies(layout: SimLayout, binDir: string, signal
 }
 
 /** kubeadm's Corefile, minus `loop` (no upstream resolver is reachable from the node network). */
-export function corefile(layout: SimLayout, kubeconfig: string): string {
+function corefile(layout: SimLayout, kubeconfig: string): string {
   return `.:53 {
     errors
     health {

@@ -68,7 +68,7 @@ function componentFlags(kubeconfig: string): string[] {
   ];
 }
 
-export function firstServiceIp(serviceCidr: string): string {
+function firstServiceIp(serviceCidr: string): string {
   const [ip] = serviceCidr.split('/');
   const p = ip.split('.').map(Number);
   return [p[0], p[1], p[2], p[3] + 1].join('.');
@@ -245,7 +245,7 @@ export async function startControlPlane(o: ControlPlaneOptions): Promise<Control
 }
 
 /** GET a path with the admin certificate; resolves with the body of a 200, rejects otherwise. */
-export function apiGet(base: string, path: string, caFile: string, client: CertPair, timeoutMs = 10_000): Promise<string> {
+function apiGet(base: string, path: string, caFile: string, client: CertPair, timeoutMs = 10_000): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(
       new URL(path, base),

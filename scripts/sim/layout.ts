@@ -64,7 +64,7 @@ export interface SimLayout {
 }
 
 /** networking.podSubnet / serviceSubnet of the mode's kind config: the one source of both. */
-export function kindSubnets(mode: Mode): { podSubnet: string; serviceSubnet: string } {
+function kindSubnets(mode: Mode): { podSubnet: string; serviceSubnet: string } {
   const doc = parse(readFileSync(kindConfigPath(mode), 'utf8')) as { networking?: { podSubnet?: string; serviceSubnet?: string } };
   const n = doc.networking;
   if (!n?.podSubnet || !n.serviceSubnet) throw new DplabError(`${kindConfigPath(mode)} names no podSubnet/serviceSubnet.`);

@@ -18,7 +18,7 @@ const ip = (args: readonly string[], opts?: RunOptions) => run('ip', args, { tim
 export const inNode = (node: string, args: readonly string[], opts?: RunOptions) =>
   run('ip', ['netns', 'exec', node, ...args], { timeoutMs: 60_000, ...opts });
 
-export async function listNetns(): Promise<string[]> {
+async function listNetns(): Promise<string[]> {
   const r = await ip(['netns', 'list']);
   return r.stdout
     .split('\n')

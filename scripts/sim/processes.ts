@@ -27,7 +27,7 @@ interface PidRecord {
 }
 
 const pidDir = (dir: string) => join(dir, 'pids');
-export const logPath = (dir: string, name: string) => join(dir, 'logs', `${name}.log`);
+const logPath = (dir: string, name: string) => join(dir, 'logs', `${name}.log`);
 
 /** Field 22 of /proc/<pid>/stat (start time in clock ticks); null when the process is gone. */
 function startTimeOf(pid: number): string | null {
@@ -70,7 +70,7 @@ export function daemonAlive(dir: string, name: string): boolean {
   return !!r && isOurs(r);
 }
 
-export function daemonNames(dir: string): string[] {
+function daemonNames(dir: string): string[] {
   if (!existsSync(pidDir(dir))) return [];
   return readdirSync(pidDir(dir))
     .filter((f) => f.endsWith('.json'))
@@ -88,7 +88,7 @@ export function logTail(dir: string, name: string, chars = 3000): string {
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; removes the pidfile. Stopping a gone process is fine. */
-export async function stopDaemon(dir: string, name: string, graceMs = 5000): Promise<void> {
+async function stopDaemon(dir: string, name: string, graceMs = 5000): Promise<void> {
   const r = readRecord(dir, name);
   if (r && isOurs(r)) {
     try {

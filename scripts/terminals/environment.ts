@@ -31,7 +31,7 @@ export interface ShellStartup {
   marker: boolean;
 }
 
-export function userShell(): string {
+function userShell(): string {
   const fromEnv = process.env.DPLAB_SHELL ?? process.env.SHELL;
   return fromEnv && fromEnv.startsWith('/') ? fromEnv : '/bin/bash';
 }
@@ -44,7 +44,7 @@ function promptTag(mode: Mode | null): string {
  * The folder with the `dplab` shim put first on every runner terminal's PATH: it runs this
  * checkout's CLI with the runner's own Node, so it works without `npm link`.
  */
-export function shimDir(): string {
+function shimDir(): string {
   const dir = join(stateDir(), 'bin');
   mkdirSync(dir, { recursive: true });
   // Written once, not per shell: a shell running it while it is rewritten read it truncated, and

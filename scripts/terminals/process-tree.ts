@@ -7,10 +7,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 
 /** Grace period between SIGHUP and SIGKILL. */
-export const KILL_GRACE_MS = 1_500;
+const KILL_GRACE_MS = 1_500;
 
 /** Process group ids of all processes in session `sid` (Linux /proc; elsewhere just the leader's group). */
-export function sessionGroups(sid: number): number[] {
+function sessionGroups(sid: number): number[] {
   const groups = new Set<number>([sid]);
   let entries: string[];
   try {
@@ -36,7 +36,7 @@ function statFields(stat: string): string[] {
 }
 
 /** `sessionGroups`, reading /proc off the event loop. */
-export async function sessionGroupsAsync(sid: number): Promise<number[]> {
+async function sessionGroupsAsync(sid: number): Promise<number[]> {
   const groups = new Set<number>([sid]);
   let entries: string[];
   try {
@@ -64,7 +64,7 @@ export async function sessionGroupsAsync(sid: number): Promise<number[]> {
  * /proc/<pid>/task/<tid>/children: a few reads instead of every process on the host. Null where
  * the kernel does not keep that list.
  */
-export function descendantGroups(sid: number): number[] | null {
+function descendantGroups(sid: number): number[] | null {
   const groups = new Set<number>([sid]);
   const queue = [sid];
   for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {

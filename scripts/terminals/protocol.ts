@@ -71,7 +71,7 @@ function isInt(v: unknown, min: number, max: number): v is number {
   return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 }
 
-export function validSize(cols: unknown, rows: unknown): boolean {
+function validSize(cols: unknown, rows: unknown): boolean {
   return isInt(cols, TERMINAL_LIMITS.minCols, TERMINAL_LIMITS.maxCols) && isInt(rows, TERMINAL_LIMITS.minRows, TERMINAL_LIMITS.maxRows);
 }
 

@@ -9,7 +9,7 @@ import { modeSchema } from './mode-schema.ts';
 import { progressFileSchema } from './progress.ts';
 import { clusterStateSchema } from './clusters.ts';
 
-export const checkRecordSchema = z.object({
+const checkRecordSchema = z.object({
   lab: z.string(),
   step: z.string(),
   mode: modeSchema,

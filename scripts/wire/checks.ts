@@ -10,7 +10,7 @@ export type Fact = z.infer<typeof factSchema>;
  * One number a check measured, for a page to plot or compare (scale-compare's chart). The facts
  * stay the learner's text; figures are the same measurements kept machine-readable.
  */
-export const figureSchema = z.object({
+const figureSchema = z.object({
   value: z.number(),
   /** What the number counts, with its unit, e.g. `KUBE-* rules in iptables-save` or `ms`. */
   label: z.string(),
@@ -18,7 +18,6 @@ export const figureSchema = z.object({
 export type Figure = z.infer<typeof figureSchema>;
 
 export const checkStatusSchema = z.enum(['pass', 'fail', 'error']);
-export type CheckStatus = z.infer<typeof checkStatusSchema>;
 
 export const checkResultSchema = z.object({
   lab: z.string(),

@@ -6,10 +6,9 @@ import { modeSchema } from './mode-schema.ts';
 export const clusterStateSchema = z.enum(['absent', 'provisioning', 'ready', 'broken']);
 export type ClusterState = z.infer<typeof clusterStateSchema>;
 
-export const actionStateSchema = z.enum(['pending', 'running', 'done', 'failed', 'skipped']);
-export type ActionState = z.infer<typeof actionStateSchema>;
+const actionStateSchema = z.enum(['pending', 'running', 'done', 'failed', 'skipped']);
 
-export const actionProgressSchema = z.object({
+const actionProgressSchema = z.object({
   id: z.string(),
   title: z.string(),
   state: actionStateSchema,
@@ -18,7 +17,7 @@ export const actionProgressSchema = z.object({
 });
 export type ActionProgress = z.infer<typeof actionProgressSchema>;
 
-export const progressSchema = z.object({
+const progressSchema = z.object({
   runId: z.string(),
   startedAt: z.number(),
   /** Set when the run finished (success or failure). */
@@ -56,8 +55,7 @@ export const clusterListSchema = z.object({ clusters: z.array(clusterStatusSchem
 /** POST /api/clusters/:mode/up: accepted; progress follows on the event stream. */
 export const clusterStartSchema = z.object({ mode: modeSchema, state: z.literal('provisioning'), events: z.string() });
 
-export const actionPhaseSchema = z.enum(['start', 'end', 'fail', 'skip']);
-export type ActionPhase = z.infer<typeof actionPhaseSchema>;
+const actionPhaseSchema = z.enum(['start', 'end', 'fail', 'skip']);
 
 export const clusterEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), mode: modeSchema, status: clusterStatusSchema }),
@@ -78,4 +76,3 @@ export type ClusterEvent = z.infer<typeof clusterEventSchema>;
 
 /** GET /api/clusters/:mode/nodes: the nodes a lab page offers as terminal tabs (none unless ready). */
 export const clusterNodesSchema = z.object({ mode: modeSchema, nodes: z.array(z.string()) });
-export type ClusterNodes = z.infer<typeof clusterNodesSchema>;

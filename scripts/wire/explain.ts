@@ -4,10 +4,9 @@ import { FORMATS } from './formats.ts';
 import { FRONTEND_TYPES } from './frontend-types.ts';
 import { modeSchema } from './mode-schema.ts';
 
-export const jsonBackendSchema = z.object({ ip: z.string(), port: z.number(), share: z.number() });
-export type JsonBackend = z.infer<typeof jsonBackendSchema>;
+const jsonBackendSchema = z.object({ ip: z.string(), port: z.number(), share: z.number() });
 
-export const jsonFrontendSchema = z.object({
+const jsonFrontendSchema = z.object({
   /** `unknown` when the dump alone cannot say (the answer's `notes` say why and how to tell). */
   type: z.enum(FRONTEND_TYPES),
   ip: z.string(),
@@ -45,7 +44,7 @@ export const explainResponseSchema = z.object({
 });
 export type ExplainResponse = z.infer<typeof explainResponseSchema>;
 
-export const fixtureInfoSchema = z.object({
+const fixtureInfoSchema = z.object({
   /** `<format>/<name>` */
   id: z.string(),
   format: z.enum(FORMATS),

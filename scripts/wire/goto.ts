@@ -8,7 +8,7 @@ import { checkResultSchema } from './checks.ts';
 import { clusterEventSchema } from './clusters.ts';
 import { modeSchema } from './mode-schema.ts';
 
-export const gotoStatusSchema = z.enum([
+const gotoStatusSchema = z.enum([
   /** Every earlier step's solution applied and its check passed: the cluster is at the start of `step`. */
   'ready',
   /** An earlier step's check did not pass after its solution; `stoppedAt` names it. */
@@ -16,7 +16,6 @@ export const gotoStatusSchema = z.enum([
   /** The cluster could not be reached or a solution failed to apply. */
   'error',
 ]);
-export type GotoStatus = z.infer<typeof gotoStatusSchema>;
 
 export const gotoResultSchema = z.object({
   lab: z.string(),

@@ -35,7 +35,7 @@ export type JoinResponse = z.infer<typeof joinResponseSchema>;
  */
 export const SEAT_UNREACHABLE_HEADER = 'x-dplab-seat-unreachable';
 
-export const seatPhaseSchema = z.enum(['pending', 'ready', 'failed', 'deleted']);
+const seatPhaseSchema = z.enum(['pending', 'ready', 'failed', 'deleted']);
 
 /** GET /portal/api/me: what a learner's page shows in its banner. */
 export const learnerViewSchema = z.object({
@@ -48,7 +48,7 @@ export const learnerViewSchema = z.object({
 });
 export type LearnerView = z.infer<typeof learnerViewSchema>;
 
-export const stepCellSchema = z.object({
+const stepCellSchema = z.object({
   step: z.string(),
   status: z.enum(['passed', 'failing', 'not-started']),
   /** The last failing check's message. */
@@ -57,7 +57,7 @@ export const stepCellSchema = z.object({
 });
 export type StepCell = z.infer<typeof stepCellSchema>;
 
-export const seatRowSchema = z.object({
+const seatRowSchema = z.object({
   id: z.string(),
   learner: z.optional(z.string()),
   phase: seatPhaseSchema,

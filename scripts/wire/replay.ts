@@ -9,7 +9,7 @@ import { factSchema } from './checks.ts';
 import { modeSchema } from './mode-schema.ts';
 
 /** Where and on what a recording was made, as the page labels it. */
-export const recordingSourceSchema = z.object({
+const recordingSourceSchema = z.object({
   provider: z.enum(['kind', 'sim']),
   /** One line: `kind v0.31.0 · Kubernetes v1.35.0 · kernel 6.18.44 · 2 Dec 2026`. */
   label: z.string(),
@@ -22,7 +22,7 @@ export const recordingSourceSchema = z.object({
 export type RecordingSource = z.infer<typeof recordingSourceSchema>;
 
 /** What Check saw and said on one recording: evaluate run on its observations. */
-export const replayedCheckSchema = z.object({
+const replayedCheckSchema = z.object({
   status: z.enum(['pass', 'fail']),
   message: z.string(),
   facts: z.array(factSchema),
@@ -31,7 +31,7 @@ export const replayedCheckSchema = z.object({
 export type ReplayedCheck = z.infer<typeof replayedCheckSchema>;
 
 /** A command's output kept in the recording (curl's answers, a rule dump), shortened when long. */
-export const recordedOutputSchema = z.object({
+const recordedOutputSchema = z.object({
   /** What printed it, e.g. `the client pod's requests` or `iptables-save on dplab-iptables-worker`. */
   label: z.string(),
   text: z.string(),

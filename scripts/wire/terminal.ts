@@ -8,7 +8,7 @@ export type ClientMessage =
   { type: 'input'; data: string } | { type: 'resize'; cols: number; rows: number } | { type: 'ack'; bytes: number };
 
 /** What a watcher mirrors: the terminal's id (`null` while the runner has no shell to show) and its grid. */
-export const mirrorSchema = z.object({
+const mirrorSchema = z.object({
   type: z.literal('mirror'),
   terminal: z.nullable(z.string()),
   mode: z.nullable(z.string()),
@@ -32,7 +32,7 @@ export const SHELL_READY_OSC = 7701;
 export const SHELL_PROMPT_OSC = 7702;
 
 /** How a shell's start shows (the `ready` frame): the learner's rc file it reads, and whether SHELL_READY_OSC will come. */
-export const shellStartupSchema = z.object({ rc: z.nullable(z.string()), marker: z.boolean() });
+const shellStartupSchema = z.object({ rc: z.nullable(z.string()), marker: z.boolean() });
 
 export const serverMessageSchema = z.discriminatedUnion('type', [
   // `terminal` names this shell for the broadcast (GET/POST /api/terminal/broadcast); older runners omit it.
@@ -81,7 +81,7 @@ export function splitInput(data: string, max: number = INPUT_CHUNK_CHARS): strin
 }
 
 /** `GET /api/terminal/broadcast`: the shells a presenter can broadcast, and which one is. */
-export const broadcastTerminalSchema = z.object({
+const broadcastTerminalSchema = z.object({
   id: z.string(),
   mode: z.nullable(z.string()),
   node: z.nullable(z.string()),
@@ -102,4 +102,3 @@ export type BroadcastState = z.infer<typeof broadcastStateSchema>;
 
 /** `GET /api/terminal/viewer-link`: the presenter's page asks for the read-only link to hand out. */
 export const viewerLinkSchema = z.object({ path: z.string().check(z.startsWith('/watch/#viewer=')) });
-export type BroadcastTerminal = z.infer<typeof broadcastTerminalSchema>;

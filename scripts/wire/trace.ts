@@ -7,10 +7,10 @@ import { z } from './zod.ts';
 import { modeSchema } from './mode-schema.ts';
 
 /** How the kernel's trace was read: `xtables-monitor --trace` (iptables-nft) or `nft monitor trace`. */
-export const TRACE_METHODS = ['xtables-monitor', 'nft-monitor'] as const;
+const TRACE_METHODS = ['xtables-monitor', 'nft-monitor'] as const;
 export type TraceMethodId = (typeof TRACE_METHODS)[number];
 
-export const traceStepSchema = z.object({
+const traceStepSchema = z.object({
   /** The table (`nat`, `filter`, `raw`; nftables: `kube-proxy`, the trace's own table). */
   table: z.string(),
   chain: z.string(),
@@ -27,11 +27,10 @@ export const traceStepSchema = z.object({
 });
 export type TraceStep = z.infer<typeof traceStepSchema>;
 
-export const tracedAddressSchema = z.object({ ip: z.string(), port: z.number() });
-export type TracedAddress = z.infer<typeof tracedAddressSchema>;
+const tracedAddressSchema = z.object({ ip: z.string(), port: z.number() });
 
 /** One new connection's first packet (the one the nat table sees), as the kernel reported it. */
-export const packetTraceSchema = z.object({
+const packetTraceSchema = z.object({
   /** The kernel's trace id (not unique over time: a flow key tells packets apart). */
   id: z.string(),
   protocol: z.string(),
@@ -47,7 +46,7 @@ export const packetTraceSchema = z.object({
 export type PacketTrace = z.infer<typeof packetTraceSchema>;
 
 /** What the dataplane model says about a traced packet: which frontend and backend its rules belong to. */
-export const tracedRequestSchema = z.object({
+const tracedRequestSchema = z.object({
   packet: packetTraceSchema,
   /** `ns/name[:port]` of the frontend whose chain the packet entered, null when none. */
   service: z.nullable(z.string()),
@@ -62,7 +61,7 @@ export const tracedRequestSchema = z.object({
 export type TracedRequest = z.infer<typeof tracedRequestSchema>;
 
 /** Where N requests went, beside the share the rules give each backend. */
-export const traceTallySchema = z.array(
+const traceTallySchema = z.array(
   z.object({ ip: z.string(), port: z.number(), share: z.number(), count: z.number(), via: z.nullable(z.string()) }),
 );
 export type TraceTally = z.infer<typeof traceTallySchema>;

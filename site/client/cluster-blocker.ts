@@ -9,7 +9,7 @@ import type { ErrorJson } from '../../scripts/wire/errors.ts';
 import { clusterBlockerSchema } from '../../scripts/wire/replay.ts';
 import { api } from './runner-api.ts';
 
-export const BLOCKER_EVENT = 'dplab:blocker';
+const BLOCKER_EVENT = 'dplab:blocker';
 
 export interface BlockerEvent {
   mode: string;

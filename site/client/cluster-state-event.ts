@@ -3,7 +3,7 @@
  * terminal tabs add node shells once it is ready, the lab applies its setup). The last state
  * is also kept on <html data-dplab-cluster-<mode>>, so a listener that arrives late still knows.
  */
-export const CLUSTER_EVENT = 'dplab:cluster';
+const CLUSTER_EVENT = 'dplab:cluster';
 
 export interface ClusterStateEvent {
   mode: string;

@@ -11,7 +11,7 @@ import { onPageModeChange } from './page-mode.ts';
 const presenting = () => document.documentElement.hasAttribute('data-present');
 
 /** Where the full titles would not fit the bar; the same width as `.dplab-mode-short` in LabLayout.astro. */
-export const SHORT_LABELS = '(width < 100rem)';
+const SHORT_LABELS = '(width < 100rem)';
 
 export function shortModeLabels(root: ParentNode): void {
   const selects = [...root.querySelectorAll<HTMLSelectElement>('.dplab-mode-picker select')];

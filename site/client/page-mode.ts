@@ -23,7 +23,7 @@ function scopeRoot(): HTMLElement | null {
 }
 
 /** The modes this page offers, in order. */
-export function pageModes(): string[] {
+function pageModes(): string[] {
   return (scopeRoot()?.dataset.modes ?? '').split(' ').filter(Boolean);
 }
 

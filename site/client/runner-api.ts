@@ -9,7 +9,7 @@ import { sessionSchema } from '../../scripts/wire/session.ts';
 import { describeIssues } from '../../scripts/wire/validate.ts';
 import { runnerFetch } from './runner-auth.ts';
 
-export type ApiError = ErrorJson;
+type ApiError = ErrorJson;
 
 /**
  * Set on pages the workshop portal serves (its learner script sets it): their runner is a seat's,

@@ -10,7 +10,7 @@
  */
 
 /** Same key as site/public/dplab-token.js, which runs first on every page. */
-export const TOKEN_STORAGE_KEY = 'dplab.token';
+const TOKEN_STORAGE_KEY = 'dplab.token';
 /** Keep in step with TERMINAL_SUBPROTOCOL and TOKEN_SUBPROTOCOL_PREFIX in scripts/server/security.ts. */
 const TERMINAL_SUBPROTOCOL = 'dplab.v1';
 const TOKEN_SUBPROTOCOL_PREFIX = 'dplab.token.';
@@ -36,7 +36,7 @@ export function runnerToken(): string | null {
 }
 
 /** The runner said 401: this token is stale (a restart); the next printed link brings a new one. */
-export function forgetRunnerToken(): void {
+function forgetRunnerToken(): void {
   for (const s of storages()) s.removeItem(TOKEN_STORAGE_KEY);
 }
 

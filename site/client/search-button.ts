@@ -4,7 +4,7 @@
  * own visible word instead; the shortcut stays announced through aria-keyshortcuts. The word is
  * only visually hidden on small screens (see overrides/Search.astro), so the name never goes.
  */
-export function nameSearchButtons(root: ParentNode = document): void {
+function nameSearchButtons(root: ParentNode = document): void {
   for (const button of root.querySelectorAll<HTMLButtonElement>('button[data-open-modal]')) {
     button.querySelector(':scope > span[aria-hidden]')?.removeAttribute('aria-hidden');
     button.querySelectorAll(':scope > kbd').forEach((k) => k.setAttribute('aria-hidden', 'true'));
@@ -14,3 +14,5 @@ export function nameSearchButtons(root: ParentNode = document): void {
 }
 
 nameSearchButtons();
+
+export {};

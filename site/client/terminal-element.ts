@@ -24,7 +24,7 @@ import { wrapWords } from './word-wrap.ts';
 import { RUN_QUEUE_MAX, RunQueue, type RunState } from './run-queue.ts';
 
 /** Past this without a prompt, "Starting your shell…" says why it may be slow and how to skip it. */
-export const SLOW_SHELL_MS = 4_000;
+const SLOW_SHELL_MS = 4_000;
 
 /** SGR colours of what the page itself writes into the terminal. */
 const SAY = { notice: 33, error: 31, dim: 2, info: 36 } as const;

@@ -2,14 +2,7 @@
  * The course order (scripts/catalogue/course-order.ts) with each lab's title and data from the
  * lab registry: what the sidebar, Previous/Next, the index pages and the lab pages draw from.
  */
-import {
-  COURSE_HOME,
-  courseOrder,
-  lessonHref,
-  neighbours,
-  type CourseEntry,
-  type CourseLesson,
-} from '../../scripts/catalogue/course-order.ts';
+import { COURSE_HOME, courseOrder, neighbours, type CourseEntry, type CourseLesson } from '../../scripts/catalogue/course-order.ts';
 import { loadLabs } from '../../scripts/labs/registry.ts';
 import type { Lab } from '../../scripts/labs/schema.ts';
 import { CONCEPTS } from '../../scripts/catalogue/concepts.ts';
@@ -46,7 +39,7 @@ export function courseLabs(): { lab: Lab; lesson: CourseLesson }[] {
 }
 
 /** The course as links: welcome, then each lesson and its labs. */
-export function courseLinks(): CourseLink[] {
+function courseLinks(): CourseLink[] {
   return [
     HOME,
     ...course().map((e): CourseLink => ({ href: e.href, label: e.kind === 'lab' ? labById(e.id).title : e.title, kind: e.kind })),
@@ -74,8 +67,6 @@ export function labPlace(id: string): { lesson: CourseLesson; nextLab: Lab | nul
   if (index < 0) throw new Error(`Lab "${id}" is named by no lesson's frontmatter \`labs\`, so it has no place in the course`);
   return { lesson: labs[index].lesson, nextLab: labs[index + 1]?.lab ?? null, index };
 }
-
-export { lessonHref };
 
 /** Each concept a lab practises: its title and the lesson that teaches it (the first, in course order). */
 export function conceptsTaught(ids: readonly string[]): { id: string; title: string; lesson: CourseLesson }[] {

@@ -5,7 +5,7 @@ import { readingMinutes, type CourseLesson } from '../../scripts/catalogue/cours
 import type { Lab } from '../../scripts/labs/schema.ts';
 import { labById } from './course.ts';
 
-export const modeNames = (modes: readonly Mode[]) => modes.map((m) => MODE_INFO[m].short).join(', ');
+const modeNames = (modes: readonly Mode[]) => modes.map((m) => MODE_INFO[m].short).join(', ');
 
 export function labFacts(lab: Lab) {
   return [

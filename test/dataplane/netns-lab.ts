@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export const TOOLS = ['ip', 'iptables-restore', 'iptables-save', 'nft'];
+const TOOLS = ['ip', 'iptables-restore', 'iptables-save', 'nft'];
 
 /** Why the real-kernel tiers cannot run here, or null when they can (`veth: false` when only rules are loaded). */
 export function whyNot(opts: { veth?: boolean } = {}): string | null {

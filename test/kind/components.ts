@@ -9,7 +9,7 @@ import { CILIUM_VERSION, HELM_VERSION, KIND_VERSION } from '../../scripts/base/v
 import { k8s, type GoComponent } from '../../scripts/sim/components.ts';
 
 /** kind v0.31.0's images/base/Dockerfile pins these; crictl and the storage provisioner differ (see their go.mod). */
-export const BASE_VERSIONS = {
+const BASE_VERSIONS = {
   containerd: '2.2.0',
   runc: '1.2.9',
   crictl: '1.34.0',

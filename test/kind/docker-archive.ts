@@ -14,7 +14,7 @@ import { createReadStream, linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSy
 import { dirname, join } from 'node:path';
 import { run } from '../../scripts/base/exec.ts';
 
-export interface ImageConfig {
+interface ImageConfig {
   Env?: string[];
   Entrypoint?: string[];
   Cmd?: string[];

@@ -5,7 +5,7 @@
  * and a shell environment file. What it returns is the environment the product then runs in,
  * unchanged: DOCKER_HOST at this engine, this kind/helm/kubectl first on PATH, the overlay.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KIND_OVERLAY_ENV, type KindOverlay } from '../../scripts/clusters/kind-overlay.ts';
 import { CILIUM_VERSION } from '../../scripts/base/versions.ts';
@@ -86,7 +86,7 @@ const CILIUM_AGENT_CAPS = [
 ];
 const CILIUM_CLEAN_CAPS = ['NET_ADMIN', 'SYS_MODULE', 'SYS_ADMIN', 'SYS_RESOURCE'];
 
-export function overlayFor(nodeImage: string, ciliumChart: string, host: { cgroupV1: boolean; lacksSysResource: boolean }): KindOverlay {
+function overlayFor(nodeImage: string, ciliumChart: string, host: { cgroupV1: boolean; lacksSysResource: boolean }): KindOverlay {
   const drop = (caps: string[]) => (host.lacksSysResource ? caps.filter((c) => c !== 'SYS_RESOURCE') : caps);
   const why = [host.cgroupV1 ? 'cgroup v1 host' : '', host.lacksSysResource ? 'no CAP_SYS_RESOURCE' : ''].filter(Boolean).join(', ');
   return {
@@ -113,7 +113,7 @@ export function overlayFor(nodeImage: string, ciliumChart: string, host: { cgrou
   };
 }
 
-export function componentVersionsOf(): Record<string, string> {
+function componentVersionsOf(): Record<string, string> {
   return Object.fromEntries(
     TESTENV_COMPONENTS.filter((c) => !c.name.startsWith('cilium-') || c.name === 'cilium-agent').map((c) => [c.name, c.version]),
   );
@@ -208,11 +208,6 @@ export async function ensureTestEnv(opts: EnsureOptions = {}): Promise<TestEnv> 
     overlay,
     components: { ...componentVersionsOf(), docker: info.serverVersion, kernel: info.kernelVersion, cgroup: `v${info.cgroupVersion}` },
   };
-}
-
-/** The environment file's path when `up` has written one. */
-export function envFileIfAny(): string | undefined {
-  return existsSync(paths.envFile()) ? paths.envFile() : undefined;
 }
 
 /** The IPVS guest's files: its own overlay and shell environment, beside the host engine's. */

@@ -17,12 +17,12 @@ import { simBinDir } from '../../scripts/sim/build.ts';
 import { ensureGuestShell, GUEST_SHARES, GUEST_TIMEOUT_FACTOR, goRoot, inGuest } from './guest.ts';
 
 /** The guest's own state folder for the sim (on its disk, not the shared project). */
-export const GUEST_SIM_STATE = '/var/tmp/dplab-sim';
+const GUEST_SIM_STATE = '/var/tmp/dplab-sim';
 /** What the sim needs in a node beyond the guest's base system (the tools lab commands run in nodes and pods). */
 const GUEST_SIM_PACKAGES = ['nftables', 'ipset', 'conntrack', 'curl', 'bind9-dnsutils', 'openssl'];
 
 /** The environment the product runs with in the guest: the sim provider, the shared binaries first on PATH. */
-export function guestSimEnv(): string[] {
+function guestSimEnv(): string[] {
   return [
     `PATH=${goRoot()}/bin:${GUEST_SHARES[2].path()}:${simBinDir()}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
     `GOROOT=${goRoot()}`,

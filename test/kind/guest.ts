@@ -54,10 +54,10 @@ export const GUEST = {
  */
 export const GUEST_TIMEOUT_FACTOR = 4;
 
-export const guestDir = () => join(cacheDir(), 'guest');
+const guestDir = () => join(cacheDir(), 'guest');
 const diskPath = () => join(guestDir(), 'disk.img');
 const pidPath = () => join(guestDir(), 'qemu.pid');
-export const consoleLog = () => join(guestDir(), 'console.log');
+const consoleLog = () => join(guestDir(), 'console.log');
 export const guestDockerHost = () => `tcp://${GUEST.ip}:${GUEST.dockerPort}`;
 export const guestEngine = (): RunOptions => ({ env: { DOCKER_HOST: guestDockerHost() } });
 
@@ -182,7 +182,7 @@ function guestPid(): number | undefined {
   }
 }
 
-export const guestRunning = () => guestPid() !== undefined;
+const guestRunning = () => guestPid() !== undefined;
 
 async function sh(file: string, args: string[]): Promise<void> {
   await run(file, args, { timeoutMs: 30_000 });

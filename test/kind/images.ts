@@ -17,9 +17,9 @@ import { DEFAULT_PATH, type ImageSpec } from './docker-archive.ts';
 import type { LayerSpec } from './layers.ts';
 
 /** kind v0.31.0's pkg/build/nodeimage/const_cni.go and const_storage.go. */
-export const KINDNETD_IMAGE = 'docker.io/kindest/kindnetd:v20251212-v0.29.0-alpha-105-g20ccfc88';
-export const LOCAL_PATH_IMAGE = 'docker.io/kindest/local-path-provisioner:v20251212-v0.29.0-alpha-105-g20ccfc88';
-export const LOCAL_PATH_HELPER_IMAGE = 'docker.io/kindest/local-path-helper:v20251211-v0.29.0-alpha-100-g82a92c5d';
+const KINDNETD_IMAGE = 'docker.io/kindest/kindnetd:v20251212-v0.29.0-alpha-105-g20ccfc88';
+const LOCAL_PATH_IMAGE = 'docker.io/kindest/local-path-provisioner:v20251212-v0.29.0-alpha-105-g20ccfc88';
+const LOCAL_PATH_HELPER_IMAGE = 'docker.io/kindest/local-path-helper:v20251211-v0.29.0-alpha-100-g82a92c5d';
 export const AGNHOST_IMAGE = `registry.k8s.io/e2e-test-images/agnhost:${AGNHOST_VERSION}`;
 
 export interface ImageInputs {
@@ -45,7 +45,7 @@ function ciliumBpfSource(rel: string): boolean {
   return !/^(tests|complexity-tests|custom)\//.test(rel) && !/^(Makefile|Makefile\.bpf|\.gitignore)$/.test(rel);
 }
 
-export function layers(i: ImageInputs): Record<string, LayerSpec> {
+function layers(i: ImageInputs): Record<string, LayerSpec> {
   const staticBin = (name: string, to = `usr/local/bin/${name}`): LayerSpec => ({
     name,
     files: [{ from: i.bin(name), to }],

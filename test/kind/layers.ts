@@ -9,14 +9,14 @@ import { dirname, join, relative } from 'node:path';
 import { tarLayer } from './docker-archive.ts';
 import { hashOf, isFresh, paths, stamp, stampOf } from './layout.ts';
 
-export interface LayerFile {
+interface LayerFile {
   from: string;
   /** Path inside the image, without the leading slash. */
   to: string;
   mode?: number;
 }
 
-export interface LayerTree {
+interface LayerTree {
   from: string;
   to: string;
   /** Which files of the tree (relative paths) to take; all by default. */
@@ -53,7 +53,7 @@ function fileHash(path: string): string {
   return hashOf(readFileSync(path).toString('base64'));
 }
 
-export function layerHash(spec: LayerSpec): string {
+function layerHash(spec: LayerSpec): string {
   const parts: unknown[] = [spec.name, spec.links ?? [], spec.dirs ?? []];
   if (spec.rootfs) parts.push(stampOf(spec.rootfs));
   for (const f of spec.files ?? []) parts.push(f.to, f.mode ?? 0o755, fileHash(f.from));

@@ -31,8 +31,8 @@ import { KUBERNETES_VERSION } from '../../scripts/base/versions.ts';
 import { DEFAULT_PATH, tarLayer, writeDockerArchive, type ImageSpec } from './docker-archive.ts';
 import { hashOf, isFresh, paths, stamp, stampOf } from './layout.ts';
 
-export const BASE_IMAGE_REPO = 'dplab.local/kind-base';
-export const NODE_IMAGE_REPO = 'dplab.local/kindest-node';
+const BASE_IMAGE_REPO = 'dplab.local/kind-base';
+const NODE_IMAGE_REPO = 'dplab.local/kindest-node';
 
 /** Where a wrapper module's dependency lives in the module cache (downloaded if needed). */
 export async function goModuleDir(moduleDir: string, module: string, signal?: AbortSignal): Promise<string> {

@@ -9,8 +9,8 @@ import { CommandError, run } from '../../scripts/base/exec.ts';
 import { DplabError } from '../../scripts/base/errors.ts';
 import { hashOf, isFresh, paths, stamp } from './layout.ts';
 
-export const DEBIAN_SUITE = 'bookworm';
-export const DEBIAN_MIRROR = process.env.DPLAB_TESTENV_MIRROR ?? 'http://deb.debian.org/debian';
+const DEBIAN_SUITE = 'bookworm';
+const DEBIAN_MIRROR = process.env.DPLAB_TESTENV_MIRROR ?? 'http://deb.debian.org/debian';
 
 export interface RootfsSpec {
   name: string;

@@ -31,8 +31,8 @@ import { dockerLoad, imagePresent } from './node-image.ts';
 import { ensureRootfs, ROOTFS } from './rootfs.ts';
 import type { RunOptions } from '../../scripts/base/exec.ts';
 
-export const SEAT_RUNNER_REPO = 'dplab.local/dataplane-lab/runner';
-export const SEAT_DIND_REPO = 'dplab.local/dataplane-lab/dind';
+const SEAT_RUNNER_REPO = 'dplab.local/dataplane-lab/runner';
+const SEAT_DIND_REPO = 'dplab.local/dataplane-lab/dind';
 /** The runner image's user (the Dockerfile's node image user), with a home of its own. */
 const RUNNER_USER = { uid: 1000, name: 'dplab', home: '/home/dplab' };
 const APP_DIR = 'opt/dplab';
@@ -61,7 +61,7 @@ export interface SeatImageInputs {
  * at "cgroup [kubelet kubepods] has some missing paths: /sys/fs/cgroup/systemd/kubelet.slice/
  * kubelet-kubepods.slice"; with cgroupfs all three nodes were Ready in 47 s.
  */
-export function seatOverlay(overlay: KindOverlay, cgroupV1: boolean): KindOverlay {
+function seatOverlay(overlay: KindOverlay, cgroupV1: boolean): KindOverlay {
   return {
     ...overlay,
     name: `${overlay.name}, in a workshop seat's Docker`,

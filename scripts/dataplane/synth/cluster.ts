@@ -22,7 +22,7 @@ export interface SynthService {
   endpoints: SynthEndpoint[];
 }
 
-export interface SynthNode {
+interface SynthNode {
   name: string;
   ip: string;
 }

@@ -13,18 +13,18 @@ export const SCENARIOS = [
 ] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
-export const CLUSTER_CIDR = '10.244.0.0/16';
+const CLUSTER_CIDR = '10.244.0.0/16';
 // kind's default service subnet (a /16 inside kubeadm's 10.96.0.0/12).
-export const SERVICE_CIDR = '10.96.0.0/16';
-export const WEB = { clusterIP: '10.96.45.112', port: 80, targetPort: 8080, nodePort: 30080, healthCheckNodePort: 31514 };
-export const WEB_IDLE = { clusterIP: '10.96.118.20', port: 80, nodePort: 30081 };
+const SERVICE_CIDR = '10.96.0.0/16';
+const WEB = { clusterIP: '10.96.45.112', port: 80, targetPort: 8080, nodePort: 30080, healthCheckNodePort: 31514 };
+const WEB_IDLE = { clusterIP: '10.96.118.20', port: 80, nodePort: 30081 };
 
-export function nodeNames(cluster: string) {
+function nodeNames(cluster: string) {
   return { controlPlane: `${cluster}-control-plane`, worker: `${cluster}-worker`, worker2: `${cluster}-worker2` };
 }
-export const NODE_IPS = { controlPlane: '172.18.0.2', worker: '172.18.0.3', worker2: '172.18.0.4' };
+const NODE_IPS = { controlPlane: '172.18.0.2', worker: '172.18.0.3', worker2: '172.18.0.4' };
 /** agnhost netexec pods of `web`: two on worker, one on worker2. */
-export const WEB_PODS = [
+const WEB_PODS = [
   { ip: '10.244.1.2', on: 'worker' },
   { ip: '10.244.1.3', on: 'worker' },
   { ip: '10.244.2.2', on: 'worker2' },

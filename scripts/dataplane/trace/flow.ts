@@ -4,8 +4,8 @@
 import { DplabError } from '../../base/errors.ts';
 import { isIpv4, parsePort } from '../addr.ts';
 
-export const TRACE_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const;
-export type TraceProtocol = (typeof TRACE_PROTOCOLS)[number];
+const TRACE_PROTOCOLS = ['tcp', 'udp', 'sctp'] as const;
+type TraceProtocol = (typeof TRACE_PROTOCOLS)[number];
 
 export interface TraceFlow {
   protocol: TraceProtocol;

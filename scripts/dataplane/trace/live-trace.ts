@@ -23,7 +23,7 @@ import { sweepNode } from './sweep.ts';
 
 /** How long one request may take (curl's --max-time): a refused or dropped one must not hold the trace. */
 const REQUEST_SECONDS = 2;
-export const DEFAULT_COUNT = 5;
+const DEFAULT_COUNT = 5;
 
 export interface TraceOptions {
   signal?: AbortSignal;

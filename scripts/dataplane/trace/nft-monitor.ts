@@ -15,7 +15,7 @@ export function parseNftMonitor(text: string): PacketTrace[] {
   return assemble(nftEvents(text));
 }
 
-export function nftEvents(text: string): TraceEvent[] {
+function nftEvents(text: string): TraceEvent[] {
   return eventsOf(text, (line, n): TraceEvent => {
     const m = LINE.exec(line);
     if (!m) throw new ParseError('not an nft monitor trace line', n, line);

@@ -13,7 +13,7 @@ const isDnat = (s: TraceStep) => /(^|\s)(-j DNAT|dnat to)(\s|$)/.test(s.rule ?? 
  * step in a chain already on the route drops what was entered after it (the called chain
  * returned); a step in any other chain starts a new route (the next hook, or the next table).
  */
-export function routeTo(steps: readonly TraceStep[], decider: TraceStep): string[] {
+function routeTo(steps: readonly TraceStep[], decider: TraceStep): string[] {
   let route: Array<{ table: string; chain: string }> = [];
   for (const s of steps) {
     const at = route.map((r) => r.table === s.table && r.chain === s.chain).lastIndexOf(true);

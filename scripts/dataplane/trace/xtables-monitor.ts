@@ -16,7 +16,7 @@ export function parseXtablesMonitor(text: string): PacketTrace[] {
   return assemble(xtablesEvents(text));
 }
 
-export function xtablesEvents(text: string): TraceEvent[] {
+function xtablesEvents(text: string): TraceEvent[] {
   return eventsOf(text, (line, n): TraceEvent => {
     const p = PACKET.exec(line);
     if (p) {

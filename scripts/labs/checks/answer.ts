@@ -10,7 +10,7 @@ import { firstItem } from './kube.ts';
 import type { EvalContext, Fact, Verdict } from './types.ts';
 import type { Snippet } from '../schema.ts';
 
-export { gatherConfigMap as gatherAnswer, type ConfigMapObservation as AnswerObservation };
+export { gatherConfigMap as gatherAnswer };
 
 export interface AnswerExpectation {
   /** ConfigMap name, e.g. `web-chain`. */
@@ -29,7 +29,7 @@ export interface AnswerExpectation {
  * (`mode`, `with_pod`, `kube_proxy_replacement`). Lower case keeps clear of bash's own
  * variables (`SECONDS` counts up by itself).
  */
-export function answerVariable(key: string): string {
+function answerVariable(key: string): string {
   return key
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()
@@ -82,7 +82,7 @@ export function recordSnippets(
 }
 
 /** Words split on commas and whitespace, sorted: for answers that are sets ("10.0.0.1:80, 10.0.0.2:80"). */
-export function wordSet(text: string): string[] {
+function wordSet(text: string): string[] {
   return [...new Set(text.split(/[\s,]+/).filter(Boolean))].sort();
 }
 

@@ -32,12 +32,12 @@ export const clientIpObservationSchema = z.object({
 export type ClientIpObservation = z.infer<typeof clientIpObservationSchema>;
 
 /** agnhost `/clientip` answers `10.244.1.1:51234`; IPv6 would be `[::1]:51234`. */
-export function clientAddress(body: string | undefined): string | null {
+function clientAddress(body: string | undefined): string | null {
   const m = /^\[?([0-9a-fA-F:.]+?)\]?:\d+\s*$/.exec((body ?? '').trim());
   return m ? m[1] : null;
 }
 
-export async function gatherClientIp(ctx: Parameters<Check['gather']>[0], want: ClientIpExpectation): Promise<ClientIpObservation> {
+async function gatherClientIp(ctx: Parameters<Check['gather']>[0], want: ClientIpExpectation): Promise<ClientIpObservation> {
   const probes = await gatherProbes(ctx, { target: { nodePortOf: want.service }, path: '/clientip', answer: want.answer });
   const ips = await Promise.all(probes.nodes.map((n) => ctx.cluster.nodeIp(n, { signal: ctx.signal })));
   return { probes, nodeIps: Object.fromEntries(probes.nodes.map((n, i) => [n, ips[i]])) };
@@ -51,7 +51,7 @@ function whose(ip: string, obs: ClientIpObservation, ctx: EvalContext): string {
   return 'outside the cluster (the client)';
 }
 
-export function evaluateClientIp(want: ClientIpExpectation, obs: ClientIpObservation, ctx: EvalContext): Verdict {
+function evaluateClientIp(want: ClientIpExpectation, obs: ClientIpObservation, ctx: EvalContext): Verdict {
   const reach = evaluateProbes({ target: { nodePortOf: want.service }, path: '/clientip', answer: want.answer }, obs.probes, ctx);
   if (reach.status === 'fail') return reach;
   const seen: Fact[] = [];

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { commandObservationSchema, gatherNodeCommand } from './command.ts';
 import type { GatherContext } from './types.ts';
 
-export const CONNTRACK_SYSCTLS = ['/proc/sys/net/netfilter/nf_conntrack_count', '/proc/sys/net/netfilter/nf_conntrack_max'] as const;
+const CONNTRACK_SYSCTLS = ['/proc/sys/net/netfilter/nf_conntrack_count', '/proc/sys/net/netfilter/nf_conntrack_max'] as const;
 
 export interface ConntrackEntry {
   protocol: string;

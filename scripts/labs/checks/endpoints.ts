@@ -11,7 +11,7 @@ export const endpointsObservationSchema = z.object({ slices: kubeListSchema });
 export type EndpointsObservation = z.infer<typeof endpointsObservationSchema>;
 
 /** Per the API reference, a missing `ready` condition means ready. */
-export function readyAddresses(obs: EndpointsObservation): { ready: string[]; notReady: string[]; slices: number } {
+function readyAddresses(obs: EndpointsObservation): { ready: string[]; notReady: string[]; slices: number } {
   const ready: string[] = [];
   const notReady: string[] = [];
   const items = obs.slices.items ?? [];
@@ -24,7 +24,7 @@ export function readyAddresses(obs: EndpointsObservation): { ready: string[]; no
   return { ready, notReady, slices: items.length };
 }
 
-export function evaluateReadyEndpoints(service: string, count: number, obs: EndpointsObservation, ctx: EvalContext) {
+function evaluateReadyEndpoints(service: string, count: number, obs: EndpointsObservation, ctx: EvalContext) {
   const { ready, notReady, slices } = readyAddresses(obs);
   const facts = [fact(`ready endpoints of ${service}`, count, ready.length), fact('EndpointSlices', 'at least 1', slices, slices > 0)];
   if (notReady.length) facts.push(fact('not ready', '(none)', notReady, false));

@@ -7,7 +7,7 @@ export function fact(label: string, expected: unknown, seen: unknown, ok?: boole
   return { label, expected: e, seen: s, ok: ok ?? e === s };
 }
 
-export function show(value: unknown): string {
+function show(value: unknown): string {
   if (value === undefined || value === null || value === '') return '(none)';
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return value.length ? value.map(show).join(', ') : '(none)';

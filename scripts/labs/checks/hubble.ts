@@ -10,9 +10,9 @@ import { kubeListSchema } from './kube.ts';
 import type { GatherContext } from './types.ts';
 
 /** The agents' pods carry this label in the Cilium Helm chart. */
-export const CILIUM_AGENT_SELECTOR = 'k8s-app=cilium';
+const CILIUM_AGENT_SELECTOR = 'k8s-app=cilium';
 /** How far back each agent looks: enough for a learner's handful of requests. */
-export const HUBBLE_LAST = 500;
+const HUBBLE_LAST = 500;
 
 export const hubbleObservationSchema = z.object({
   agents: z.array(z.object({ pod: z.string(), node: z.string(), result: commandObservationSchema })),
@@ -76,7 +76,7 @@ export async function gatherHubble(ctx: GatherContext, filters: readonly string[
 }
 
 /** One JSON object per line; each is a GetFlowsResponse (`{"flow": …}`) or, from older CLIs, the bare flow. */
-export function parseFlows(stdout: string): Flow[] {
+function parseFlows(stdout: string): Flow[] {
   const flows: Flow[] = [];
   for (const line of stdout.split('\n')) {
     const t = line.trim();

@@ -7,7 +7,7 @@ import type { GatherContext } from './types.ts';
 
 import { kubeListSchema, type KubeList, type KubeObject } from '../../clusters/kube-objects.ts';
 
-export { kubeListSchema, kubeObjectSchema, type KubeList, type KubeObject } from '../../clusters/kube-objects.ts';
+export { kubeListSchema, type KubeList, type KubeObject } from '../../clusters/kube-objects.ts';
 
 /** `kubectl get <resource> -n <ns> --field-selector metadata.name=<name> -o json` */
 export async function getByName(ctx: GatherContext, resource: string, name: string, namespace = ctx.namespace): Promise<KubeList> {

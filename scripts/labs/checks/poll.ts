@@ -3,7 +3,7 @@
  * command returns, so checks retry for a bounded window instead of failing on the first look.
  */
 /** Pause between attempts: short enough to feel live, long enough not to hammer the API server. */
-export const POLL_INTERVAL_MS = 1_500;
+const POLL_INTERVAL_MS = 1_500;
 
 export interface PollOptions {
   /** Total budget across all attempts; the last value is returned when it runs out. */

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { ProbeResult } from '../../clusters/handle.ts';
 import { fact, fail, pass } from './facts.ts';
 import { firstItem, getByName, listBySelector, podReady, selectorString, type KubeList } from './kube.ts';
-import type { Check, EvalContext, GatherContext } from './types.ts';
+import type { EvalContext, GatherContext } from './types.ts';
 
 export interface ProbeExpectation {
   /** A fixed port, or the NodePort of a Service's port (first port when `port` is not given). */
@@ -82,12 +82,4 @@ export function evaluateProbes(want: ProbeExpectation, obs: ProbeObservation, ct
     facts,
     true,
   );
-}
-
-export function probeNodes(want: ProbeExpectation): Check<ProbeObservation> {
-  return {
-    observations: probeObservationSchema,
-    gather: (ctx) => gatherProbes(ctx, want),
-    evaluate: (obs, ctx) => evaluateProbes(want, obs, ctx),
-  };
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { commandObservationSchema, observeCommand } from './command.ts';
 import { fact, fail, pass } from './facts.ts';
 import { firstItem, getByName, kubeListSchema } from './kube.ts';
-import type { Check, EvalContext, GatherContext, Verdict } from './types.ts';
+import type { EvalContext, GatherContext, Verdict } from './types.ts';
 
 /** How the cilium agent is reached: any pod of its DaemonSet will do. */
 export const CILIUM_STATUS_COMMAND = [
@@ -59,7 +59,7 @@ export function seenProxyMode(obs: ProxyModeObservation): string | null {
 }
 
 /** The answer a learner should find on this mode. */
-export function expectedProxyMode(ctx: EvalContext): string {
+function expectedProxyMode(ctx: EvalContext): string {
   return MODE_INFO[ctx.mode].proxyMode ?? 'True';
 }
 
@@ -79,8 +79,4 @@ export function evaluateProxyMode(obs: ProxyModeObservation, ctx: EvalContext): 
   ];
   if (facts.every((f) => f.ok)) return pass('No kube-proxy here: Cilium replaces it (KubeProxyReplacement: True).', facts);
   return fail('This cluster should run Cilium with kube-proxy replacement and no kube-proxy DaemonSet.', facts);
-}
-
-export function proxyModeIs(): Check<ProxyModeObservation> {
-  return { observations: proxyModeObservationSchema, gather: gatherProxyMode, evaluate: evaluateProxyMode };
 }

@@ -37,7 +37,7 @@ export const rulesObservationSchema = z.object({
 });
 export type RulesObservation = z.infer<typeof rulesObservationSchema>;
 
-export async function gatherRules(ctx: GatherContext, service: string): Promise<RulesObservation> {
+async function gatherRules(ctx: GatherContext, service: string): Promise<RulesObservation> {
   const dump = RULE_DUMPS[ctx.mode];
   const [node] = await ctx.cluster.nodes({ signal: ctx.signal });
   const ciliumExec = CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('--') + 1);
@@ -50,7 +50,7 @@ export async function gatherRules(ctx: GatherContext, service: string): Promise<
   return { format: dump.format, node, dump: out, services };
 }
 
-export function evaluateRules(service: string, want: RulesExpectation, parse: ParseRules, obs: RulesObservation, ctx: EvalContext) {
+function evaluateRules(service: string, want: RulesExpectation, parse: ParseRules, obs: RulesObservation, ctx: EvalContext) {
   const svc = firstItem(obs.services);
   const key = `${ctx.namespace}/${service}`;
   const clusterIP: string | undefined = svc?.spec?.clusterIP;

@@ -5,7 +5,7 @@ import { serviceSelectorSchema } from '../../clusters/kube-objects.ts';
 import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { Check, EvalContext, Fact } from './types.ts';
 
-export interface ServicePortSpec {
+interface ServicePortSpec {
   port: number;
   /** A number or a named container port. */
   targetPort?: number | string;

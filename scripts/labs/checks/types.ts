@@ -39,7 +39,7 @@ export interface GatherContext extends EvalContext {
 }
 
 /** Observations are whatever gather returns, as long as JSON.stringify keeps them intact. */
-export type Observations = unknown;
+type Observations = unknown;
 
 /** The schema of a check's observations: applied to what gather returns and to every replayed file. */
 export type ObservationSchema<O> = z.ZodType<O, z.ZodTypeDef, unknown>;

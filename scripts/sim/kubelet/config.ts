@@ -18,7 +18,7 @@ const dnsSubdomain = z
 
 const ipv4 = z.string().regex(/^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/, 'an IPv4 address');
 
-export const kubeletConfigSchema = z
+const kubeletConfigSchema = z
   .object({
     /** The Node object's name and the `kubernetes.io/hostname` label (kind-like: `dplab-iptables-worker`). */
     nodeName: dnsSubdomain,

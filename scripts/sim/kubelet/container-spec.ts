@@ -6,7 +6,7 @@
  */
 import { IMAGE_PATHS, type SimBinary } from './images.ts';
 
-export interface EnvVar {
+interface EnvVar {
   name: string;
   value?: string;
   valueFrom?: { fieldRef?: { fieldPath: string } };

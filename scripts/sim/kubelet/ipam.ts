@@ -11,7 +11,7 @@ export interface Cidr {
   prefix: number;
 }
 
-export function ipToNumber(ip: string): number {
+function ipToNumber(ip: string): number {
   const parts = ip.split('.');
   if (parts.length !== 4) throw new DplabError(`not an IPv4 address: ${ip}`);
   let n = 0;
@@ -22,7 +22,7 @@ export function ipToNumber(ip: string): number {
   return n;
 }
 
-export function numberToIp(n: number): string {
+function numberToIp(n: number): string {
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
@@ -34,7 +34,7 @@ export function parseCidr(text: string): Cidr {
   return { base: (ipToNumber(m[1]) & mask) >>> 0, prefix };
 }
 
-export function cidrSize(c: Cidr): number {
+function cidrSize(c: Cidr): number {
   return 2 ** (32 - c.prefix);
 }
 

@@ -9,9 +9,9 @@ import type { KubeletConfig } from './config.ts';
 import { leaseObject, microTime, nodeObject, nodeStatus, type MachineFacts } from './node-object.ts';
 
 /** The kubelet's defaults: renew the lease every 10 s of a 40 s lease, post status every 10 s. */
-export const LEASE_DURATION_SECONDS = 40;
-export const LEASE_RENEW_MS = 10_000;
-export const STATUS_UPDATE_MS = 10_000;
+const LEASE_DURATION_SECONDS = 40;
+const LEASE_RENEW_MS = 10_000;
+const STATUS_UPDATE_MS = 10_000;
 const POD_CIDR_POLL_MS = 500;
 
 export async function machineFacts(): Promise<MachineFacts> {

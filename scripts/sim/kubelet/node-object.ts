@@ -4,7 +4,7 @@
  */
 import type { KubeletConfig } from './config.ts';
 
-export const KUBELET_VERSION = 'v1.35.0';
+const KUBELET_VERSION = 'v1.35.0';
 export const KUBELET_PORT = 10250;
 
 export interface MachineFacts {
@@ -17,7 +17,7 @@ export interface MachineFacts {
   bootID: string;
 }
 
-export function nodeLabels(config: KubeletConfig, architecture: string): Record<string, string> {
+function nodeLabels(config: KubeletConfig, architecture: string): Record<string, string> {
   return {
     'beta.kubernetes.io/arch': architecture,
     'beta.kubernetes.io/os': 'linux',

@@ -145,7 +145,7 @@ async function netnsPids(netns: string): Promise<number[]> {
 }
 
 /** SIGKILL every process in the namespace, then wait (bounded) until none is left. */
-export async function killNetnsProcesses(netns: string): Promise<void> {
+async function killNetnsProcesses(netns: string): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const pids = await netnsPids(netns);
     if (!pids.length) return;

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export interface PodNamespaces {
+interface PodNamespaces {
   netns: string;
   utsFile: string;
 }
@@ -33,7 +33,7 @@ const MOUNT_SCRIPT =
   'while [ "$1" != -- ]; do mkdir -p "$2" && mount --bind "$1" "$2" || exit 127; ' +
   'if [ "$3" = ro ]; then mount -o remount,bind,ro "$2" || exit 127; fi; shift 3; done; shift; exec "$@"';
 
-export function podCommand(place: PodPlace, argv: string[]): [string, string[]] {
+function podCommand(place: PodPlace, argv: string[]): [string, string[]] {
   const mounted = place.mounts.length
     ? ['sh', '-c', MOUNT_SCRIPT, 'sh', ...place.mounts.flatMap((m) => [m.source, m.target, m.readOnly ? 'ro' : 'rw']), '--', ...argv]
     : argv;

@@ -7,7 +7,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promise
 import { join } from 'node:path';
 import { z } from 'zod';
 
-export const containerRecordSchema = z.object({
+const containerRecordSchema = z.object({
   name: z.string(),
   /** Process id of the running container (the agnhost process), or null while it is not running. */
   pid: z.number().int().nullable(),
@@ -18,7 +18,7 @@ export const containerRecordSchema = z.object({
   restartCount: z.number().int(),
 });
 
-export const podRecordSchema = z.object({
+const podRecordSchema = z.object({
   namespace: z.string(),
   name: z.string(),
   uid: z.string(),
@@ -34,7 +34,6 @@ export const podRecordSchema = z.object({
   containers: z.array(containerRecordSchema),
 });
 
-export type ContainerRecord = z.infer<typeof containerRecordSchema>;
 export type PodRecord = z.infer<typeof podRecordSchema>;
 
 export interface StatePaths {

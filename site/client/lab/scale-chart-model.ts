@@ -17,7 +17,7 @@ export interface ChartSize {
 
 export const DEFAULT_SIZE: ChartSize = { width: 560, height: 260, margin: { top: 24, right: 24, bottom: 36, left: 52 } };
 
-export interface Tick {
+interface Tick {
   value: number;
   /** Pixel position along its axis. */
   pos: number;
@@ -30,7 +30,7 @@ export interface Point {
   value: number;
 }
 
-export interface Series {
+interface Series {
   mode: string;
   points: Point[];
 }

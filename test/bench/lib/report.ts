@@ -32,7 +32,7 @@ function fmt(n: number): string {
 }
 
 /** The rows as a Markdown table (also readable as plain text). */
-export function markdownTable(rows: readonly BenchRow[]): string {
+function markdownTable(rows: readonly BenchRow[]): string {
   const head = '| measure | ours | peer | limit | goal | met |\n| --- | --- | --- | --- | --- | --- |';
   const lines = rows.map((r) =>
     [

@@ -16,7 +16,7 @@ interface VirtualServer {
   reals: Array<{ ip: string; port: number }>;
 }
 
-export function virtualServers(c: SynthCluster): VirtualServer[] {
+function virtualServers(c: SynthCluster): VirtualServer[] {
   const out: VirtualServer[] = [];
   for (const s of c.services) {
     const protocol = s.protocol === 'tcp' ? 'TCP' : 'UDP';
