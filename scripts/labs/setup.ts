@@ -19,7 +19,7 @@ import { leaveLastLab } from './leaving.ts';
 /** Label on every lab namespace, so `kubectl get ns -l dplab.io/lab` lists what the course created. */
 const LAB_LABEL = 'dplab.io/lab';
 /** Set once the whole setup went through; its absence means "apply the setup". */
-const SETUP_LABEL = 'dplab.io/setup';
+export const SETUP_LABEL = 'dplab.io/setup';
 
 import type { SetupResult } from '../wire/setup.ts';
 export type { SetupResult };

@@ -14,7 +14,7 @@ const PERCENT_DIGITS = 1;
 
 export { el } from './dom.ts';
 
-function percent(share: number): string {
+export function percent(share: number): string {
   return `${(share * 100).toFixed(PERCENT_DIGITS)}%`;
 }
 

@@ -7,7 +7,7 @@
 import type { TraceResult } from '../../scripts/wire/trace.ts';
 
 /** One box of the flowchart as declared: `n3["KUBE-SVC-<br/>LOLE4…"]` or `n4("DNAT to pod<br/>…")`. */
-export interface DiagramNode {
+interface DiagramNode {
   id: string;
   /** The label's lines, as drawn (a long chain name spans several). */
   lines: string[];
@@ -19,7 +19,7 @@ export interface DiagramNode {
   box: string | null;
 }
 
-export interface DiagramLink {
+interface DiagramLink {
   /** mermaid numbers links in the order written, invisible ones (`~~~`) included: linkStyle's index. */
   index: number;
   from: string;
@@ -165,7 +165,7 @@ export interface TraceColours {
 }
 
 /** "2 of 6 traced requests" */
-export function countLine(count: number, traced: number): string {
+function countLine(count: number, traced: number): string {
   return `${count} of ${traced} traced ${traced === 1 ? 'request' : 'requests'}`;
 }
 

@@ -39,7 +39,7 @@ const WENT: Record<TracedRequest['outcome'], string> = {
 };
 
 /** What a step did, in words: "jump to KUBE-SVC-…", "left the chain by its policy: accept". */
-export function stepVerdict(s: TraceStep): string {
+function stepVerdict(s: TraceStep): string {
   if (s.kind === 'policy') return `left the chain by its policy: ${s.verdict}`;
   if (s.kind === 'return') return 'fell off the end of the chain: back to the one that jumped here';
   if ((s.verdict === 'jump' || s.verdict === 'goto') && s.target) return `${s.verdict} to ${s.target}`;
@@ -155,7 +155,7 @@ function requestList(t: TraceResult, level: number): HTMLElement {
 }
 
 /** "10 requests from the node dplab-iptables-worker to 10.96.45.112:80, 6 traced" */
-export function traceHeadline(t: TraceResult): string {
+function traceHeadline(t: TraceResult): string {
   const from = t.flow.client ? `the pod at ${t.flow.client}` : `the node ${t.node}`;
   return `${t.sent} ${t.sent === 1 ? 'request' : 'requests'} from ${from} to ${t.flow.protocol.toUpperCase()} ${address(t.flow)}, ${t.requests.length} traced on ${t.node}`;
 }
