@@ -36,9 +36,12 @@ const NODE_PORT = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.ports[
 /**
  * iptables: the hash kube-proxy gives web's chains (KUBE-EXT-, KUBE-SVC- and KUBE-SVL- share it,
  * on every node), cut from web's KUBE-NODEPORTS rule. Found from that rule, not from the chains'
- * comments: the last rule of KUBE-EXT (the jump to KUBE-SVL or KUBE-SVC) carries none.
+ * comments: the last rule of KUBE-EXT (the jump to KUBE-SVL or KUBE-SVC) carries none. awk reads
+ * to the end rather than `exit` at the first match: under a solution's `set -o pipefail`, an early
+ * exit can end iptables-save with SIGPIPE mid-write, and the whole solution with it (exit 141,
+ * seen on real kind).
  */
-const HASH = `$(docker exec ${ON('worker')} iptables-save -t nat | awk '$2 == "KUBE-NODEPORTS" && /"${NS}\\/web"/ {sub("KUBE-EXT-", "", $NF); print $NF; exit}')`;
+const HASH = `$(docker exec ${ON('worker')} iptables-save -t nat | awk '!seen && $2 == "KUBE-NODEPORTS" && /"${NS}\\/web"/ {sub("KUBE-EXT-", "", $NF); print $NF; seen = 1}')`;
 /** web's NodePort rules, its external and local chains, and the filter table's drop, on one node. */
 const IPT_PATH = (node: 'worker' | 'worker2') =>
   `docker exec ${ON(node)} iptables-save | grep -E "^-A .*(KUBE-(EXT|SVL)-${HASH}|${NS}/web has no local endpoints)"`;
@@ -48,7 +51,7 @@ const IPT_LOCAL_COUNT = (node: 'worker' | 'worker2') =>
 const IPT_EXT = `docker exec ${ON('worker2')} iptables-save -t nat | grep "^-A KUBE-EXT-${HASH} "`;
 const IPT_MASQ = `docker exec ${ON('worker2')} iptables-save -t nat | grep -E '^-A KUBE-(MARK-MASQ|POSTROUTING) '`;
 const IPT_CLUSTER_COUNT = `$(docker exec ${ON('worker2')} iptables-save -t nat | grep -c "^-A KUBE-SVC-${HASH} .*-j KUBE-SEP-" || true)`;
-const IPT_FIRST_JUMP = `$(docker exec ${ON('worker2')} iptables-save -t nat | awk -v c="KUBE-EXT-${HASH}" '$2 == c {print $NF; exit}')`;
+const IPT_FIRST_JUMP = `$(docker exec ${ON('worker2')} iptables-save -t nat | awk -v c="KUBE-EXT-${HASH}" '!seen && $2 == c {print $NF; seen = 1}')`;
 
 /** nftables: the whole of the named chains of web (`external`, `local`, `service`), as `nft list table` prints them. */
 const NFT_CHAINS = (node: 'worker' | 'worker2', kinds: string) =>

@@ -20,7 +20,7 @@ const CLUSTER_IP = `$(kubectl -n ${NS} get service web -o jsonpath='{.spec.clust
 /** The recent-module rules of web's chains (found from its KUBE-SVC chain: their comments go in large cluster mode). */
 const IPT_RECENT = `docker exec ${NODE} iptables-save -t nat | ${iptablesServiceRules(NS, 'web', 'chains')} | grep recent`;
 const IPVS_PROC = `docker exec ${NODE} cat /proc/net/ip_vs`;
-const SECONDS_IPT = `$(${IPT_RECENT} | grep -o 'seconds [0-9]*' | head -1 | cut -d' ' -f2)`;
+const SECONDS_IPT = `$(${IPT_RECENT} | grep -o 'seconds [0-9]*' | sed -n 1p | cut -d' ' -f2)`;
 
 export default defineLab({
   id: ID,
