@@ -101,7 +101,7 @@ describe('goto (fast-forward to a step)', { timeout: 60_000 }, () => {
     const r = await gotoStep(lab, requireStep(lab, 'expose-web'), 'iptables', { reset: true });
     expect(r).toMatchObject({ status: 'ready', reset: true, solved: ['deploy-web'] });
     const lines = d.commandLines();
-    const sweep = lines.findIndex((l) => /delete \S+ -n lab-first-service --all/.test(l));
+    const sweep = lines.findIndex((l) => /delete \S+ -n lab-first-service --ignore-not-found/.test(l));
     expect(sweep).toBeGreaterThanOrEqual(0);
     expect(sweep).toBeLessThan(lines.findIndex((l) => /web-deployment\.yaml/.test(l)));
     expect(d.state()).toMatchObject({ s1: '1', s2: '0', s3: '0' });

@@ -94,7 +94,6 @@ describe('emptying a lab namespace in place', () => {
     expect(flags).toEqual([
       '-n',
       'lab-x',
-      '--all',
       '--ignore-not-found',
       '--field-selector=metadata.name!=default,metadata.name!=kube-root-ca.crt',
       '--grace-period=0',

@@ -64,7 +64,7 @@ export async function emptyNamespace(cluster: ClusterHandle, namespace: string, 
         (await namespacedKinds(cluster, opts, fresh)).join(','),
         '-n',
         namespace,
-        '--all',
+        // The field selector picks every object but the kept ones (kubectl refuses --all beside a selector).
         '--ignore-not-found',
         `--field-selector=${KEPT_NAMES.map((n) => `metadata.name!=${n}`).join(',')}`,
         '--grace-period=0',
