@@ -16,6 +16,7 @@ import { type ClusterHandle } from '../../scripts/clusters/handle.ts';
 import { clusterHandle } from '../../scripts/clusters/providers.ts';
 import { ClusterManager } from '../../scripts/clusters/manager.ts';
 import { verifyLabs } from '../../scripts/labs/harness.ts';
+import { resetLab } from '../../scripts/labs/reset.ts';
 import { loadLabs } from '../../scripts/labs/registry.ts';
 import { labsDir } from '../../scripts/base/paths.ts';
 import { SIM_MODES, simLayout } from '../../scripts/sim/layout.ts';
@@ -211,6 +212,27 @@ for (const mode of modes) {
       const report = await verifyLabs(labs, { modes: [mode], log: (l) => process.stderr.write(`[${mode}] ${l}\n`) });
       process.stderr.write(`${report.table}\n`);
       expect(report.rows.filter((r) => r.breach).map((r) => `${r.lab}/${r.step}: ${r.breach}`)).toEqual([]);
+    });
+
+    it('Reset empties a lab namespace in place through the real API server, and the lab runs on it again', async () => {
+      const lab = loadLabs().find((l) => l.id === 'first-service')!;
+      const log = (l: string) => process.stderr.write(`[${mode}] reset: ${l}\n`);
+      const breaches = (r: Awaited<ReturnType<typeof verifyLabs>>) => r.rows.filter((x) => x.breach).map((x) => `${x.step}: ${x.breach}`);
+      // Every step solved: web's Deployment, ReplicaSet, pods and Service, and the recorded answer.
+      expect(breaches(await verifyLabs([lab], { modes: [mode], log }))).toEqual([]);
+      const held = async () =>
+        (
+          await kubectl(['get', 'deployments,replicasets,pods,services,configmaps,serviceaccounts', '-n', lab.namespace, '-o', 'name'])
+        ).stdout
+          .trim()
+          .split('\n')
+          .sort();
+      expect(await held()).toEqual(expect.arrayContaining(['deployment.apps/web', 'service/web', 'configmap/proxy-mode']));
+      await resetLab(lab, mode, { cluster });
+      // What every namespace keeps, and nothing else, straight away: no pod left terminating.
+      expect(await held()).toEqual(['configmap/kube-root-ca.crt', 'serviceaccount/default']);
+      // The namespace is marked set up again, and the next run sets it up through the same sweep.
+      expect(breaches(await verifyLabs([lab], { modes: [mode], log }))).toEqual([]);
     });
 
     it('delete removes every namespace, link, process and file it made', async () => {
