@@ -165,7 +165,8 @@ describe.skipIf(!hasChromium)(`the course's spine in the browser${chromiumNote}`
     const { page } = stage.browser;
     await openSignedIn(page, stage.course, '/labs/first-service/');
     // What only a Reset does: unmark the lab's namespace and empty it.
-    const namespaceCalls = () => stage.doubles.commandLines().filter((c) => /dplab\.io\/setup-|-n lab-first-service --ignore-not-found/.test(c)).length;
+    const namespaceCalls = () =>
+      stage.doubles.commandLines().filter((c) => /dplab\.io\/setup-|-n lab-first-service --ignore-not-found/.test(c)).length;
     const beforeDialog = namespaceCalls();
     await page.locator('[data-action="reset-lab"]').focus();
     await page.keyboard.press('Enter');
