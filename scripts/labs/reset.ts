@@ -2,14 +2,14 @@
  * Reset: empty the lab's namespace in place (namespace-sweep.ts) and set it up again (labels,
  * setup manifests, workspace files). Resetting to a step (the earlier steps solved and checked) is goto.ts.
  */
-import { TIMEOUTS, type RunOptions } from '../base/exec.ts';
+import { TIMEOUTS } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import type { Mode } from '../catalogue/modes.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import type { Lab } from './schema.ts';
-import { applySetup, SETUP_LABEL } from './setup.ts';
+import { applySetup, readNamespace, SETUP_LABEL } from './setup.ts';
 import { emptyNamespace } from './namespace-sweep.ts';
 import { leaveLastLab } from './leaving.ts';
 
@@ -38,31 +38,24 @@ async function setupLab(lab: Lab, cluster: ClusterHandle, signal?: AbortSignal):
   const opts = { signal, timeoutMs: TIMEOUTS.long };
   // What the lab set up here before this one changed outside its namespace, then this lab's own.
   const restored = [...(await leaveLastLab(lab, cluster, signal)), ...(await restoreCluster(lab, cluster, signal))];
-  const phase = await namespacePhase(cluster, lab.namespace, opts);
+  const ns = await readNamespace(cluster, lab.namespace, opts);
   // On the sim, first-service's re-made client pod reached nothing after an in-place Reset (curl exit 28;
   // real kind passes the same sequence, test/sim/cluster.test.ts says more): there the namespace is
   // deleted and waited for, as before, until the sim's side is found.
-  const inPlace = phase === 'Active' && cluster.provider !== 'sim';
-  if (phase === 'Active' && !inPlace) {
-    await cluster.kubectl(['delete', 'namespace', lab.namespace, '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
-  } else if (phase === 'Terminating') {
-    // Deleted by hand a moment ago: a namespace of that name can be made once it is gone.
-    await cluster.kubectl(['wait', '--for=delete', `namespace/${lab.namespace}`, `--timeout=${NAMESPACE_DELETE_TIMEOUT}`], opts);
-  } else if (inPlace) {
+  const inPlace = ns !== undefined && !ns.terminating && cluster.provider !== 'sim';
+  if (inPlace) {
     // Unmarked first, so a Reset cut off half-way is set up again when the lab next opens.
     await cluster.kubectl(['label', 'namespace', lab.namespace, `${SETUP_LABEL}-`], opts);
     await emptyNamespace(cluster, lab.namespace, opts);
+  } else if (ns) {
+    // Being deleted (by hand a moment ago), or on the sim: a namespace of that name can be made once it is gone.
+    await cluster.kubectl(
+      ['delete', 'namespace', lab.namespace, '--ignore-not-found', '--wait=true', `--timeout=${NAMESPACE_DELETE_TIMEOUT}`],
+      opts,
+    );
   }
   await applySetup(lab, cluster, { signal, exists: inPlace });
   return restored;
-}
-
-/** The namespace's phase, or 'absent'; a namespace without a status reads as Active. */
-async function namespacePhase(cluster: ClusterHandle, namespace: string, opts: RunOptions): Promise<'absent' | 'Active' | 'Terminating'> {
-  const r = await cluster.kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'json'], opts);
-  if (!r.stdout.trim()) return 'absent';
-  const ns = JSON.parse(r.stdout) as { status?: { phase?: string } };
-  return ns.status?.phase === 'Terminating' ? 'Terminating' : 'Active';
 }
 
 export async function resetLab(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluster?: ClusterHandle } = {}): Promise<ResetResult> {

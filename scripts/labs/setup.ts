@@ -5,7 +5,7 @@
  * alone (a second apply would undo what the learner changed), marked by a label set last.
  * The workspace files are written even without a cluster, so reading them works at once.
  */
-import { TIMEOUTS } from '../base/exec.ts';
+import { TIMEOUTS, type RunOptions } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
@@ -36,6 +36,18 @@ export async function applySetup(lab: Lab, cluster: ClusterHandle, opts: { signa
   await cluster.kubectl(['label', 'namespace', lab.namespace, `${SETUP_LABEL}=${lab.id}`, '--overwrite'], run);
 }
 
+/** The lab's namespace as the API server has it (its phase, its labels), or undefined when there is none. */
+export async function readNamespace(
+  cluster: ClusterHandle,
+  namespace: string,
+  opts: RunOptions,
+): Promise<{ terminating: boolean; labels: Record<string, string> } | undefined> {
+  const r = await cluster.kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'json'], opts);
+  if (!r.stdout.trim()) return undefined;
+  const ns = JSON.parse(r.stdout) as { metadata?: { labels?: Record<string, string> }; status?: { phase?: string } };
+  return { terminating: ns.status?.phase === 'Terminating', labels: ns.metadata?.labels ?? {} };
+}
+
 /** Concurrent callers (two tabs, a reload) share one run per lab and mode. */
 const inFlight = new Map<string, Promise<SetupResult>>();
 
@@ -56,13 +68,7 @@ async function ensure(lab: Lab, mode: Mode, opts: { signal?: AbortSignal; cluste
   try {
     // Opening this lab leaves the one set up here before: undo its changes outside its namespace.
     const restored = await leaveLastLab(lab, cluster, opts.signal);
-    const r = await cluster.kubectl(['get', 'namespace', lab.namespace, '--ignore-not-found', '-o', 'json'], {
-      signal: opts.signal,
-      timeoutMs: TIMEOUTS.normal,
-    });
-    const labels = r.stdout.trim()
-      ? ((JSON.parse(r.stdout) as { metadata?: { labels?: Record<string, string> } }).metadata?.labels ?? {})
-      : undefined;
+    const labels = (await readNamespace(cluster, lab.namespace, { signal: opts.signal, timeoutMs: TIMEOUTS.normal }))?.labels;
     const put = restored.length ? { restored } : {};
     if (labels?.[SETUP_LABEL] === lab.id) return { ...base, ...put, cluster: 'already' };
     await applySetup(lab, cluster, { signal: opts.signal, exists: labels !== undefined });
