@@ -239,12 +239,12 @@ export function connectCheck(n: number, script: string) {
     evaluate(obs, ctx): Verdict {
       const run = parseConnectRun(obs.connect.run.stdout);
       const figures = scaleFigures(obs.scale, ctx.mode, obs.services);
-      return measured(connectVerdict(n, obs, ctx), figures && { ...figures, ...connectFigures(run) });
+      return measured(connectVerdict(n, obs), figures && { ...figures, ...connectFigures(run) });
     },
   });
 }
 
-function connectVerdict(n: number, obs: ConnectObservations, ctx: EvalContext): Verdict {
+function connectVerdict(n: number, obs: ConnectObservations): Verdict {
   const facts: Fact[] = [fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n)];
   if (obs.services < n)
     return fail(`${obs.services} generated Services exist; time the connections at ${n}: \`sh scale-compare/make-services.sh ${n}\` first.`, facts);
