@@ -22,13 +22,15 @@ export function drawRecordedCost(root: HTMLElement): void {
   const list = recordedMeasurements(parsed.data);
   if (!list.length) return;
   const what = (mode: string) => list.find((m) => m.mode === mode)?.entriesLabel ?? '';
+  const missing = parsed.data.modes.filter((m) => !m.recorded).map((m) => m.mode);
+  const notYet = missing.length ? ` Not recorded yet: ${missing.join(', ')} (the table says why).` : '';
   target.replaceChildren(
     figure(
       list,
       'connectUs',
       connectText('dplab-recorded-connect', 'Recorded: a new TCP connection to a ClusterIP from a node, median, against generated Services'),
       () => '',
-      `Median of ${parsed.data.samples} connections per point, after ${parsed.data.warmUp} to warm up; on iptables to the Service whose KUBE-SERVICES rule came last.`,
+      `Median of ${parsed.data.samples} connections per point, after ${parsed.data.warmUp} to warm up; on iptables to the Service whose KUBE-SERVICES rule came last.${notYet}`,
       DEFAULT_SIZE.height,
     ),
     figure(
