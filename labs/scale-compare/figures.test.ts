@@ -9,7 +9,7 @@ import { findObservationFile, readObservationFile } from '../../scripts/labs/obs
 import { requireLab } from '../../scripts/labs/registry.ts';
 
 const lab = requireLab('scale-compare');
-const SERVICES: Record<string, number> = { baseline: 0, hundred: 100, thousand: 1000, cleanup: 0 };
+const SERVICES: Record<string, number> = { baseline: 0, hundred: 100, thousand: 1000, connect: 1000, cleanup: 0 };
 const replay = (step: string, state: 'solved' | 'unsolved', mode: (typeof lab.modes)[number]) => {
   const check = lab.steps.find((s) => s.id === step)!.check;
   return check.evaluate(readObservationFile(findObservationFile(lab.id, step, state, mode)!, undefined, check.observations).observations, {
@@ -24,8 +24,16 @@ describe('scale-compare figures', () => {
     const { figures, message } = replay(step, 'solved', mode);
     expect(figures?.services.value).toBe(SERVICES[step]);
     expect(figures?.entries.value).toBeGreaterThan(0);
-    // The message quotes the count after the arrow (growth steps) or as the baseline: the same number.
-    expect(message).toContain(String(figures?.entries.value));
+    if (step === 'connect') {
+      // The connection step quotes the median it timed itself; on iptables, the rules ahead too.
+      expect(message).toContain(`takes ${figures?.connectUs.value.toLocaleString('en')} µs`);
+      expect(figures?.connectP90Us.value).toBeGreaterThanOrEqual(figures!.connectUs.value);
+      if (mode === 'iptables') expect(message).toContain(`with ${figures?.connectAhead.value.toLocaleString('en')} KUBE-SERVICES rules ahead`);
+      else expect(figures?.connectAhead).toBeUndefined();
+    } else {
+      // The message quotes the count after the arrow (growth steps) or as the baseline: the same number.
+      expect(message).toContain(String(figures?.entries.value));
+    }
     expect(figures?.entries.label).toMatch(/rules|lines|Service addresses|frontends/);
     if (MODE_INFO[mode].proxyMode) expect(figures?.syncMsAvg.value).toBeGreaterThan(0);
     else expect(figures?.syncMsAvg).toBeUndefined();

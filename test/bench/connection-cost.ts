@@ -14,7 +14,8 @@
  *   flock /work/kind.lock npx tsx test/bench/connection-cost.ts iptables [--sizes 0,1000] [--samples 400]
  *
  * Clusters are named for the benchmark (seat `conncost`), so a learner's own are not touched, and
- * each is deleted when its mode is done. IPVS needs the QEMU guest (ip_vs): its entry stays "not
+ * each is deleted when its mode is done; `--seat none` uses (or makes) the learner's `dplab-<mode>`
+ * instead, e.g. the cluster `dplab verify-labs --record` just used, and `--keep` leaves it up. IPVS needs the QEMU guest (ip_vs): its entry stays "not
  * recorded yet". Figures only.
  */
 import { spawnSync } from 'node:child_process';
@@ -23,7 +24,7 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { CILIUM_VERSION, KIND_VERSION, KUBERNETES_VERSION } from '../../scripts/base/versions.ts';
-import { labsDir, projectRoot } from '../../scripts/base/paths.ts';
+import { labsDir, projectRoot, stateDir } from '../../scripts/base/paths.ts';
 import { ENTRY_COUNTS } from '../../scripts/labs/checks/scale.ts';
 import { onNodeArgs, parseConnectRun, summarise, type ConnectRun } from '../../scripts/labs/checks/connect-cost.ts';
 import { connectionCostSchema, type ConnectionCost, type ConnectionPoint } from '../../scripts/wire/connection-cost.ts';
@@ -39,12 +40,16 @@ const IPVS_NOTE =
 
 const manifests = join(labsDir, 'scale-compare', 'manifests');
 
-/** The run's settings, from the command line: modes, then `--sizes a,b,…`, `--samples N`, `--warm-up N`. */
+/** The run's settings, from the command line: modes, then `--sizes a,b,…`, `--samples N`, `--warm-up N`, `--seat S`, `--keep`. */
 interface Settings {
   modes: Mode[];
   sizes: number[];
   samples: number;
   warmUp: number;
+  /** The clusters' seat (`dplab-<seat>-<mode>`, in a state folder of their own); null: a learner's `dplab-<mode>` and state folder. */
+  seat: string | null;
+  /** Leave the cluster up at the end. */
+  keep: boolean;
 }
 
 function settings(argv: string[]): Settings {
@@ -56,18 +61,24 @@ function settings(argv: string[]): Settings {
   const sizes = option('--sizes', '0,1000,5000,10000').split(',').map(Number);
   const samples = Number(option('--samples', '400'));
   const warmUp = Number(option('--warm-up', '50'));
+  const seatArg = option('--seat', SEAT);
+  const keepAt = args.indexOf('--keep');
+  if (keepAt >= 0) args.splice(keepAt, 1);
   const modes = args.length ? args : [...KIND_MODES];
   for (const m of modes)
     if (!(KIND_MODES as readonly string[]).includes(m)) throw new Error(`connection-cost records ${KIND_MODES.join(', ')} on kind; not "${m}".`);
-  return { modes: modes as Mode[], sizes, samples, warmUp };
+  return { modes: modes as Mode[], sizes, samples, warmUp, seat: seatArg === 'none' ? null : seatArg, keep: keepAt >= 0 };
 }
 
+let seat: string | null = SEAT;
+let benchState: string | undefined;
+/** The state folder: the benchmark's own for a seat, the learner's (`.dplab`, or DPLAB_STATE_DIR) without. */
 const state = () => {
-  stateDir ??= mkdtempSync(join(tmpdir(), 'dplab-bench-conncost-'));
-  return stateDir;
+  if (seat === null) return stateDir();
+  benchState ??= mkdtempSync(join(tmpdir(), 'dplab-bench-conncost-'));
+  return benchState;
 };
-let stateDir: string | undefined;
-const benchEnv = () => ({ ...process.env, DPLAB_SEAT: SEAT, DPLAB_STATE_DIR: state(), NO_COLOR: '1' });
+const benchEnv = () => ({ ...process.env, ...(seat === null ? {} : { DPLAB_SEAT: seat, DPLAB_STATE_DIR: state() }), NO_COLOR: '1' });
 
 interface Run {
   status: number | null;
@@ -127,7 +138,7 @@ function save(entry: ConnectionCost['modes'][number], kubernetes: string, chosen
 
 function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
   const script = readFileSync(join(manifests, 'connect-cost.sh'), 'utf8');
-  const cluster = `dplab-${SEAT}-${mode}`;
+  const cluster = seat === null ? `dplab-${mode}` : `dplab-${seat}-${mode}`;
   const node = `${cluster}-worker`;
   const kubeconfig = join(state(), 'kube', `${cluster}.yaml`);
   const labEnv = { ...benchEnv(), KUBECONFIG: kubeconfig, DPLAB_CLUSTER: cluster, DPLAB_MODE: mode };
@@ -225,8 +236,11 @@ function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
       );
     }
   } finally {
-    log(`${mode}: dplab down`);
-    run('node', ['scripts/dplab.mjs', 'down', mode]);
+    if (settings.keep) log(`${mode}: ${cluster} left up (--keep)`);
+    else {
+      log(`${mode}: dplab down`);
+      run('node', ['scripts/dplab.mjs', 'down', mode]);
+    }
   }
   log(`${mode}: recorded in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   return points;
@@ -278,6 +292,7 @@ function sideBySide(file: ConnectionCost): string {
 
 function main(): void {
   const chosen = settings(process.argv.slice(2));
+  seat = chosen.seat;
   for (const tool of ['docker', 'kind']) {
     if (run(tool, tool === 'docker' ? ['info', '--format', '{{.ServerVersion}}'] : ['version'], { timeoutMs: 20_000 }).status !== 0) {
       process.stderr.write(`connection-cost not run: it needs ${tool} (on these machines \`. ~/.cache/dplab/testenv/env.sh\`).\n`);
