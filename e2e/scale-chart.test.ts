@@ -24,9 +24,7 @@ const PAGE = `/labs/${LAB}/`;
 const NODES = ['dplab-iptables-control-plane', 'dplab-iptables-worker', 'dplab-iptables-worker2'];
 const CHART = 'dplab-lab [data-scale-chart]';
 const RECORDED = 'dplab-lab [data-recorded-cost]';
-const recording = connectionCostSchema.parse(
-  JSON.parse(readFileSync(join(labsDir, LAB, 'recorded', 'connection-cost.json'), 'utf8')),
-);
+const recording = connectionCostSchema.parse(JSON.parse(readFileSync(join(labsDir, LAB, 'recorded', 'connection-cost.json'), 'utf8')));
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
 /** Two earlier clusters, two points each, as the page stores them. */
@@ -105,7 +103,10 @@ describe.skipIf(!hasChromium)(`scale-compare chart in the browser${chromiumNote}
       if (!m.recorded) expect(rows.slice(1)).toEqual([m.note]);
       else
         expect(rows.slice(1)).toEqual(
-          m.points.map((p) => `${n(p.services)} | ${n(p.entries)} | ${n(p.medianUs)} µs | ${n(p.p90Us)} µs | ${p.ahead === undefined ? '—' : n(p.ahead)}`),
+          m.points.map(
+            (p) =>
+              `${n(p.services)} | ${n(p.entries)} | ${n(p.medianUs)} µs | ${n(p.p90Us)} µs | ${p.ahead === undefined ? '—' : n(p.ahead)}`,
+          ),
         );
     }
     if (!recorded.length) return;
@@ -117,7 +118,8 @@ describe.skipIf(!hasChromium)(`scale-compare chart in the browser${chromiumNote}
     for (const m of recorded) expect(await page.locator(`${svg} g[data-mode="${m.mode}"] circle`).count()).toBe(m.points.length);
     expect(await page.locator(`${RECORDED} svg.dplab-recorded-entries g.dplab-chart-series`).count()).toBe(recorded.length);
     expect(await page.locator(svg).getAttribute('role')).toBe('img');
-    if (process.env.DPLAB_SCREENSHOT) await page.locator(RECORDED).screenshot({ path: process.env.DPLAB_SCREENSHOT.replace(/\.png$/, '-recorded.png') });
+    if (process.env.DPLAB_SCREENSHOT)
+      await page.locator(RECORDED).screenshot({ path: process.env.DPLAB_SCREENSHOT.replace(/\.png$/, '-recorded.png') });
   });
 
   it('before any measurement the section says how to fill it', async () => {

@@ -6,7 +6,15 @@
 import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
 import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
 import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
-import { ENTRY_COUNTS, entryCount, gatherScale, scaleFigures, scaleNode, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';
+import {
+  ENTRY_COUNTS,
+  entryCount,
+  gatherScale,
+  scaleFigures,
+  scaleNode,
+  syncTime,
+  type ScaleObservation,
+} from '../../scripts/labs/checks/scale.ts';
 import { connectFigures, gatherConnect, parseConnectRun, summarise } from '../../scripts/labs/checks/connect-cost.ts';
 import type { EvalContext, Fact, Figure, Verdict } from '../../scripts/labs/checks/types.ts';
 import { z } from 'zod';
@@ -247,7 +255,10 @@ export function connectCheck(n: number, script: string) {
 function connectVerdict(n: number, obs: ConnectObservations): Verdict {
   const facts: Fact[] = [fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n)];
   if (obs.services < n)
-    return fail(`${obs.services} generated Services exist; time the connections at ${n}: \`sh scale-compare/make-services.sh ${n}\` first.`, facts);
+    return fail(
+      `${obs.services} generated Services exist; time the connections at ${n}: \`sh scale-compare/make-services.sh ${n}\` first.`,
+      facts,
+    );
   const run = parseConnectRun(obs.connect.run.stdout);
   const s = run && summarise(run.samples);
   if (!run || !s)

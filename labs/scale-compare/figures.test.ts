@@ -28,7 +28,8 @@ describe('scale-compare figures', () => {
       // The connection step quotes the median it timed itself; on iptables, the rules ahead too.
       expect(message).toContain(`takes ${figures?.connectUs.value.toLocaleString('en')} µs`);
       expect(figures?.connectP90Us.value).toBeGreaterThanOrEqual(figures!.connectUs.value);
-      if (mode === 'iptables') expect(message).toContain(`with ${figures?.connectAhead.value.toLocaleString('en')} KUBE-SERVICES rules ahead`);
+      if (mode === 'iptables')
+        expect(message).toContain(`with ${figures?.connectAhead.value.toLocaleString('en')} KUBE-SERVICES rules ahead`);
       else expect(figures?.connectAhead).toBeUndefined();
     } else {
       // The message quotes the count after the arrow (growth steps) or as the baseline: the same number.

@@ -130,7 +130,8 @@ export default defineLab({
         { label: 'The same, to the Service whose rule comes first', command: `${CONNECT} --first`, modes: ['iptables'] },
         {
           label: "Where the Services' rules stand in KUBE-SERVICES",
-          command: 'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save -t nat | grep "^-A KUBE-SERVICES" | grep -n "cluster IP" | tail -3\'',
+          command:
+            'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save -t nat | grep "^-A KUBE-SERVICES" | grep -n "cluster IP" | tail -3\'',
           modes: ['iptables'],
         },
         ...recordSnippets(NS, CONNECT_ANSWER.configMap, { [CONNECT_ANSWER.key]: '<median>' }, 'Record your median'),
@@ -138,7 +139,7 @@ export default defineLab({
       hints: [
         '`connect-cost.sh` prints the median and the 90th percentile of 400 timed connects; `--median` prints the median alone.',
         `Keep it in a variable and store it: \`median_us="$(${CONNECT} --median)"\`, then the record command.`,
-        "On iptables, run it twice: kube-proxy rewrites KUBE-SERVICES in a new order on every sync, so the Service with the most rules ahead of it can change between runs; the script says how many were ahead before and after.",
+        'On iptables, run it twice: kube-proxy rewrites KUBE-SERVICES in a new order on every sync, so the Service with the most rules ahead of it can change between runs; the script says how many were ahead before and after.',
         'To see the curve further, go to 5,000 Services (`sh scale-compare/make-services.sh 5000`, a few minutes) and time again; the chart under the steps shows what real kind clusters measured at 10,000.',
       ],
       solution: {

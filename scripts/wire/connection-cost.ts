@@ -66,4 +66,3 @@ export const connectionCostSchema = z.object({
   modes: z.array(z.discriminatedUnion('recorded', [recordedModeSchema, notRecordedSchema])),
 });
 export type ConnectionCost = z.infer<typeof connectionCostSchema>;
-export type RecordedMode = z.infer<typeof recordedModeSchema>;

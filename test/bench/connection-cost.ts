@@ -31,7 +31,7 @@ import { connectionCostSchema, type ConnectionCost, type ConnectionPoint } from 
 import { MODES, type Mode } from '../../scripts/wire/modes.ts';
 import { report, type BenchRow } from './lib/report.ts';
 
-export const RECORDING = join(labsDir, 'scale-compare', 'recorded', 'connection-cost.json');
+const RECORDING = join(labsDir, 'scale-compare', 'recorded', 'connection-cost.json');
 const SEAT = 'conncost';
 const NS = 'lab-scale-compare';
 const KIND_MODES = ['iptables', 'nftables', 'cilium'] as const;
@@ -66,7 +66,8 @@ function settings(argv: string[]): Settings {
   if (keepAt >= 0) args.splice(keepAt, 1);
   const modes = args.length ? args : [...KIND_MODES];
   for (const m of modes)
-    if (!(KIND_MODES as readonly string[]).includes(m)) throw new Error(`connection-cost records ${KIND_MODES.join(', ')} on kind; not "${m}".`);
+    if (!(KIND_MODES as readonly string[]).includes(m))
+      throw new Error(`connection-cost records ${KIND_MODES.join(', ')} on kind; not "${m}".`);
   return { modes: modes as Mode[], sizes, samples, warmUp, seat: seatArg === 'none' ? null : seatArg, keep: keepAt >= 0 };
 }
 
@@ -143,7 +144,13 @@ function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
   const kubeconfig = join(state(), 'kube', `${cluster}.yaml`);
   const labEnv = { ...benchEnv(), KUBECONFIG: kubeconfig, DPLAB_CLUSTER: cluster, DPLAB_MODE: mode };
   const kubectl = (...a: string[]) => must('kubectl', ['--kubeconfig', kubeconfig, ...a], { timeoutMs: 10 * 60_000 });
-  const count = () => Number(must('sh', [join(manifests, 'count.sh')], { env: labEnv }).stdout.trim().split('\n').pop());
+  const count = () =>
+    Number(
+      must('sh', [join(manifests, 'count.sh')], { env: labEnv })
+        .stdout.trim()
+        .split('\n')
+        .pop(),
+    );
 
   const started = performance.now();
   log(`${mode}: dplab up`);
@@ -161,7 +168,8 @@ function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
       seen.push(count());
       const last = seen.slice(-3);
       const grown = floor === undefined || last[0] - floor >= services;
-      if (last.length === 3 && last.every((v) => v === last[0]) && grown) return { entries: last[0], seconds: (performance.now() - t) / 1000 };
+      if (last.length === 3 && last.every((v) => v === last[0]) && grown)
+        return { entries: last[0], seconds: (performance.now() - t) / 1000 };
       sleep(5000);
     }
     throw new Error(`${mode}: the dataplane did not settle at ${services} Services in 15 min (counts ${seen.slice(-6).join(', ')}).`);
@@ -172,7 +180,14 @@ function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
       const r = must('docker', [
         'exec',
         node,
-        ...onNodeArgs(mode, { script, namespace: NS, target: `${NS}/web ${web}`, samples: settings.samples, warmUp: settings.warmUp, which }),
+        ...onNodeArgs(mode, {
+          script,
+          namespace: NS,
+          target: `${NS}/web ${web}`,
+          samples: settings.samples,
+          warmUp: settings.warmUp,
+          which,
+        }),
       ]);
       const parsed = parseConnectRun(r.stdout);
       if (!parsed || !parsed.samples.length) throw new Error(`${mode}: connect-cost.sh timed nothing:\n${r.out.slice(-2000)}`);
@@ -214,7 +229,13 @@ function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
         point.rulesInChain = last.position.total;
         const first = time('first');
         const f = summarise(first.samples)!;
-        point.first = { target: first.target.name, ahead: first.position?.ahead ?? 0, medianUs: f.medianUs, p90Us: f.p90Us, samples: f.samples };
+        point.first = {
+          target: first.target.name,
+          ahead: first.position?.ahead ?? 0,
+          medianUs: f.medianUs,
+          p90Us: f.p90Us,
+          samples: f.samples,
+        };
       }
       points.push(point);
       log(
@@ -276,14 +297,16 @@ export function rows(file: ConnectionCost): BenchRow[] {
   );
 }
 
-function sideBySide(file: ConnectionCost): string {
+export function sideBySide(file: ConnectionCost): string {
   const sizes = [...new Set(file.modes.flatMap((m) => (m.recorded ? m.points.map((p) => p.services) : [])))].sort((a, b) => a - b);
   const head = `| mode | ${sizes.map((s) => `${s.toLocaleString('en')} Services`).join(' | ')} |`;
   const lines = file.modes.map((m) => {
     if (!m.recorded) return `| ${m.mode} | ${sizes.map(() => 'not recorded yet').join(' | ')} |`;
     const cells = sizes.map((s) => {
       const p = m.points.find((x) => x.services === s);
-      return p ? `${p.medianUs} µs (p90 ${p.p90Us}; ${p.entries.toLocaleString('en')} entries${p.ahead === undefined ? '' : `, ${p.ahead.toLocaleString('en')} ahead`})` : '—';
+      return p
+        ? `${p.medianUs} µs (p90 ${p.p90Us}; ${p.entries.toLocaleString('en')} entries${p.ahead === undefined ? '' : `, ${p.ahead.toLocaleString('en')} ahead`})`
+        : '—';
     });
     return `| ${m.mode} | ${cells.join(' | ')} |`;
   });

@@ -129,13 +129,19 @@ describe("the learner's summary", () => {
     expect(summary).toContain('KUBE-SERVICES: 1002 rules ahead of its rule (of 1004) before timing, 1002 after.');
     expect(summary).toContain(`Timed 10 new TCP connections from dplab-iptables-worker to ${NS}/scale-512 (10.96.41.7:80)`);
     expect((await run('bash', [SCRIPT_PATH, '--median'], { env: e })).stdout.trim()).toBe(String(s.medianUs));
-    expect(connectFigures(parsed)).toMatchObject({ connectUs: { value: 165 }, connectP90Us: { value: 400 }, connectAhead: { value: 1002 } });
+    expect(connectFigures(parsed)).toMatchObject({
+      connectUs: { value: 165 },
+      connectP90Us: { value: 400 },
+      connectAhead: { value: 1002 },
+    });
   });
 
   it('says so when kube-proxy rewrote the chain while it timed', async () => {
     writeFileSync(join(bin, 'captured'), `${CAPTURED.replace('position-after 1003', 'position-after 17')}\n`);
     const e = { ...env(), DPLAB_CLUSTER: 'dplab-iptables', DPLAB_MODE: 'iptables' };
-    expect((await run('bash', [SCRIPT_PATH], { env: e })).stdout).toContain('before timing, 16 after (kube-proxy rewrote the chain meanwhile');
+    expect((await run('bash', [SCRIPT_PATH], { env: e })).stdout).toContain(
+      'before timing, 16 after (kube-proxy rewrote the chain meanwhile',
+    );
   });
 });
 

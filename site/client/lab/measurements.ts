@@ -53,9 +53,7 @@ export function fromFigures(mode: string, figures: Record<string, Figure> | unde
  */
 export function upsert(list: readonly Measurement[], m: Measurement): Measurement[] {
   const same = list.find((x) => x.mode === m.mode && x.services === m.services);
-  return [...list.filter((x) => x !== same), { ...same, ...m }].sort(
-    (a, b) => a.mode.localeCompare(b.mode) || a.services - b.services,
-  );
+  return [...list.filter((x) => x !== same), { ...same, ...m }].sort((a, b) => a.mode.localeCompare(b.mode) || a.services - b.services);
 }
 
 /** Stored measurements; anything malformed (an older shape, a hand edit) is dropped, not thrown. */

@@ -34,9 +34,23 @@ const SAMPLE: ConnectionCost = {
   samples: 400,
   warmUp: 50,
   modes: [
-    { mode: 'iptables', recorded: true, entriesLabel: 'rules', node: 'n', seconds: 1, points: [point(0, 40, 100, 5), point(10000, 110040, 900, 10003)] },
+    {
+      mode: 'iptables',
+      recorded: true,
+      entriesLabel: 'rules',
+      node: 'n',
+      seconds: 1,
+      points: [point(0, 40, 100, 5), point(10000, 110040, 900, 10003)],
+    },
     { mode: 'ipvs', recorded: false, note: 'not recorded yet' },
-    { mode: 'nftables', recorded: true, entriesLabel: 'lines', node: 'n', seconds: 1, points: [point(0, 60, 110), point(10000, 70060, 120)] },
+    {
+      mode: 'nftables',
+      recorded: true,
+      entriesLabel: 'lines',
+      node: 'n',
+      seconds: 1,
+      points: [point(0, 60, 110), point(10000, 70060, 120)],
+    },
   ],
 };
 
@@ -54,7 +68,9 @@ describe('connection-cost.json', () => {
     };
     expect(bad(() => {})).toBe(true);
     expect(bad((d) => Object.assign(d.modes[0], { points: [] }))).toBe(false);
-    expect(bad((d) => Object.assign((d.modes[2] as Extract<ConnectionCost['modes'][number], { recorded: true }>).points[0], { medianUs: -1 }))).toBe(false);
+    expect(
+      bad((d) => Object.assign((d.modes[2] as Extract<ConnectionCost['modes'][number], { recorded: true }>).points[0], { medianUs: -1 })),
+    ).toBe(false);
     expect(bad((d) => Object.assign(d.modes[1], { note: '' }))).toBe(false);
     expect(bad((d) => Object.assign(d.modes[1], { mode: 'bpf' }))).toBe(false);
   });

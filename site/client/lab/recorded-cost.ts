@@ -9,7 +9,7 @@ import { recordedMeasurements } from './measurements.ts';
 import { connectText, entriesText, figure } from './scale-chart.ts';
 import { DEFAULT_SIZE } from './scale-chart-model.ts';
 
-export function drawRecordedCost(root: HTMLElement): void {
+function drawRecordedCost(root: HTMLElement): void {
   const target = root.querySelector<HTMLElement>('.dplab-recorded-charts');
   let raw: unknown;
   try {
@@ -28,7 +28,10 @@ export function drawRecordedCost(root: HTMLElement): void {
     figure(
       list,
       'connectUs',
-      connectText('dplab-recorded-connect', 'Recorded: a new TCP connection to a ClusterIP from a node, median, against generated Services'),
+      connectText(
+        'dplab-recorded-connect',
+        'Recorded: a new TCP connection to a ClusterIP from a node, median, against generated Services',
+      ),
       () => '',
       `Median of ${parsed.data.samples} connections per point, after ${parsed.data.warmUp} to warm up; on iptables to the Service whose KUBE-SERVICES rule came last.${notYet}`,
       DEFAULT_SIZE.height,

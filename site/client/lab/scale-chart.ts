@@ -265,7 +265,10 @@ export class ScaleChart {
         figure(
           this.list,
           'connectUs',
-          connectText('dplab-scale-connect', 'A new TCP connection to a ClusterIP from the node, median, against generated Services, per mode'),
+          connectText(
+            'dplab-scale-connect',
+            'A new TCP connection to a ClusterIP from the node, median, against generated Services, per mode',
+          ),
           () => '',
           "Median of the connections the connection step's check timed from the first worker (on iptables to the Service whose KUBE-SERVICES rule came last).",
           180,

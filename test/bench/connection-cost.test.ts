@@ -1,0 +1,59 @@
+/**
+ * The connection-cost recorder's report: each recorded point beside its own mode at 0 Services
+ * (the floor) and beside nftables at the same size (iptables for nftables itself), as `dplab
+ * bench` joins it, and the side-by-side table of mode × size, where a mode not recorded says so.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ConnectionCost } from '../../scripts/wire/connection-cost.ts';
+import { rows, sideBySide } from './connection-cost.ts';
+
+const point = (services: number, medianUs: number, ahead?: number) => ({
+  services,
+  entries: services * 11 + 40,
+  target: 'lab-scale-compare/scale-1',
+  samples: 400,
+  failed: 0,
+  medianUs,
+  p90Us: medianUs + 50,
+  ...(ahead === undefined
+    ? {}
+    : { ahead, rulesInChain: ahead + 2, first: { target: 'x', ahead: 0, medianUs: 100, p90Us: 150, samples: 400 } }),
+  settledSeconds: 5,
+  at: '2026-12-07T15:00:00Z',
+});
+/** Made-up figures for the report's arithmetic, not a measurement. */
+const FILE: ConnectionCost = {
+  date: '2026-12-07T15:00:00Z',
+  machine: 'test',
+  versions: { kind: 'v0.31.0', kubernetes: 'v1.35.0', cilium: '1.19.4' },
+  samples: 400,
+  warmUp: 50,
+  modes: [
+    { mode: 'iptables', recorded: true, entriesLabel: 'rules', node: 'w', seconds: 1, points: [point(0, 100, 3), point(1000, 160, 1002)] },
+    { mode: 'ipvs', recorded: false, note: 'not recorded yet' },
+    { mode: 'nftables', recorded: true, entriesLabel: 'lines', node: 'w', seconds: 1, points: [point(0, 110), point(1000, 112)] },
+  ],
+};
+
+describe('connection-cost report', () => {
+  it('a row per recorded point, with its floor (0 Services) as the limit and the other kube-proxy mode at the same size as the peer', () => {
+    const r = rows(FILE);
+    expect(r.map((x) => [x.measure.split(':')[0], x.ours, x.peer, x.limit])).toEqual([
+      ['iptables @ 0 Services', 100, { name: 'nftables @ same size', value: 110 }, undefined],
+      ['iptables @ 1,000 Services', 160, { name: 'nftables @ same size', value: 112 }, { name: 'iptables @ 0 Services', value: 100 }],
+      ['nftables @ 0 Services', 110, { name: 'iptables @ same size', value: 100 }, undefined],
+      ['nftables @ 1,000 Services', 112, { name: 'iptables @ same size', value: 160 }, { name: 'nftables @ 0 Services', value: 110 }],
+    ]);
+    expect(r[1].measure).toContain('1,002 rules ahead; first rule 100 µs');
+  });
+
+  it('prints mode × size side by side, a mode not recorded as such', () => {
+    expect(sideBySide(FILE).split('\n')).toEqual([
+      '| mode | 0 Services | 1,000 Services |',
+      '| --- | --- | --- |',
+      '| iptables | 100 µs (p90 150; 40 entries, 3 ahead) | 160 µs (p90 210; 11,040 entries, 1,002 ahead) |',
+      '| ipvs | not recorded yet | not recorded yet |',
+      '| nftables | 110 µs (p90 160; 40 entries) | 112 µs (p90 162; 11,040 entries) |',
+    ]);
+  });
+});
