@@ -4,36 +4,10 @@
  * bench` joins it, and the side-by-side table of mode × size, where a mode not recorded says so.
  */
 import { describe, expect, it } from 'vitest';
-import type { ConnectionCost } from '../../scripts/wire/connection-cost.ts';
+import { madeUpRecording } from '../fixtures/connection-cost.ts';
 import { rows, sideBySide } from './connection-cost.ts';
 
-const point = (services: number, medianUs: number, ahead?: number) => ({
-  services,
-  entries: services * 11 + 40,
-  target: 'lab-scale-compare/scale-1',
-  samples: 400,
-  failed: 0,
-  medianUs,
-  p90Us: medianUs + 50,
-  ...(ahead === undefined
-    ? {}
-    : { ahead, rulesInChain: ahead + 2, first: { target: 'x', ahead: 0, medianUs: 100, p90Us: 150, samples: 400 } }),
-  settledSeconds: 5,
-  at: '2026-12-07T15:00:00Z',
-});
-/** Made-up figures for the report's arithmetic, not a measurement. */
-const FILE: ConnectionCost = {
-  date: '2026-12-07T15:00:00Z',
-  machine: 'test',
-  versions: { kind: 'v0.31.0', kubernetes: 'v1.35.0', cilium: '1.19.4' },
-  samples: 400,
-  warmUp: 50,
-  modes: [
-    { mode: 'iptables', recorded: true, entriesLabel: 'rules', node: 'w', seconds: 1, points: [point(0, 100, 3), point(1000, 160, 1002)] },
-    { mode: 'ipvs', recorded: false, note: 'not recorded yet' },
-    { mode: 'nftables', recorded: true, entriesLabel: 'lines', node: 'w', seconds: 1, points: [point(0, 110), point(1000, 112)] },
-  ],
-};
+const FILE = madeUpRecording();
 
 describe('connection-cost report', () => {
   it('a row per recorded point, with its floor (0 Services) as the limit and the other kube-proxy mode at the same size as the peer', () => {

@@ -10,49 +10,12 @@ import { labsDir } from '../../../scripts/base/paths.ts';
 import { connectionCostSchema, type ConnectionCost } from '../../../scripts/wire/connection-cost.ts';
 import { recordedMeasurements, upsert } from './measurements.ts';
 import { chartModel } from './scale-chart-model.ts';
+import { madeUpRecording } from '../../../test/fixtures/connection-cost.ts';
 
 const FILE = join(labsDir, 'scale-compare', 'recorded', 'connection-cost.json');
 const committed = () => JSON.parse(readFileSync(FILE, 'utf8')) as unknown;
 
-/** A made-up recording for the model's maths (not figures anyone measured). */
-const point = (services: number, entries: number, medianUs: number, ahead?: number) => ({
-  services,
-  entries,
-  target: 'lab-scale-compare/scale-1',
-  samples: 400,
-  failed: 0,
-  medianUs,
-  p90Us: medianUs * 2,
-  ...(ahead === undefined ? {} : { ahead, rulesInChain: ahead + 3 }),
-  settledSeconds: 10,
-  at: '2026-12-07T15:00:00Z',
-});
-const SAMPLE: ConnectionCost = {
-  date: '2026-12-07T15:00:00Z',
-  machine: 'a test machine',
-  versions: { kind: 'v0.31.0', kubernetes: 'v1.35.0', cilium: '1.19.4' },
-  samples: 400,
-  warmUp: 50,
-  modes: [
-    {
-      mode: 'iptables',
-      recorded: true,
-      entriesLabel: 'rules',
-      node: 'n',
-      seconds: 1,
-      points: [point(0, 40, 100, 5), point(10000, 110040, 900, 10003)],
-    },
-    { mode: 'ipvs', recorded: false, note: 'not recorded yet' },
-    {
-      mode: 'nftables',
-      recorded: true,
-      entriesLabel: 'lines',
-      node: 'n',
-      seconds: 1,
-      points: [point(0, 60, 110), point(10000, 70060, 120)],
-    },
-  ],
-};
+const SAMPLE = madeUpRecording();
 
 describe('connection-cost.json', () => {
   it('the committed recording holds to the schema the page and the recorder use', () => {
@@ -80,15 +43,15 @@ describe('recorded figures as chart points', () => {
   it('one point per recorded size, with the median, p90 and the rules ahead; a mode not recorded has none', () => {
     const list = recordedMeasurements(SAMPLE);
     expect(list.map((m) => [m.mode, m.services, m.connectUs, m.connectP90Us, m.connectAhead])).toEqual([
-      ['iptables', 0, 100, 200, 5],
-      ['iptables', 10000, 900, 1800, 10003],
-      ['nftables', 0, 110, 220, undefined],
-      ['nftables', 10000, 120, 240, undefined],
+      ['iptables', 0, 100, 150, 3],
+      ['iptables', 1000, 160, 210, 1002],
+      ['nftables', 0, 110, 160, undefined],
+      ['nftables', 1000, 112, 162, undefined],
     ]);
     const model = chartModel(list, 'connectUs');
     expect(model.series.map((s) => s.mode)).toEqual(['iptables', 'nftables']);
-    expect(model.yTicks.at(-1)?.value).toBe(1000);
-    expect(model.xTicks.at(-1)?.value).toBe(10000);
+    expect(model.yTicks.at(-1)?.value).toBe(200);
+    expect(model.xTicks.at(-1)?.value).toBe(1000);
   });
 
   it("the connection step's point at 1,000 Services keeps the count the step before measured there, and the reverse", () => {
