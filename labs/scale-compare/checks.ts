@@ -226,19 +226,25 @@ export function connectCheck(n: number, script: string) {
   return defineCheck({
     observations: connectObservationsSchema,
     async gather(ctx) {
-      const [scale, answer, names, node, web] = await Promise.all([
+      const [scale, answer, names, node] = await Promise.all([
         gatherScale(ctx),
         gatherConfigMap(ctx, CONNECT_ANSWER.configMap),
         ctx.cluster.kubectl(['get', 'services', '-n', ctx.namespace, '-l', SCALE_LABEL, '-o', 'name'], { signal: ctx.signal }),
         scaleNode(ctx),
-        ctx.cluster.kubectl(['get', 'service', 'web', '-n', ctx.namespace, '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].port}'], {
-          signal: ctx.signal,
-        }),
       ]);
+      // As connect-cost.sh chooses off iptables: web where there is one, else the first generated Service.
+      const address = (name: string) =>
+        ctx.cluster
+          .kubectl(['get', 'service', name, '-n', ctx.namespace, '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].port}'], {
+            signal: ctx.signal,
+          })
+          .then((r) => `${ctx.namespace}/${name} ${r.stdout.trim()}`)
+          .catch(() => undefined);
+      const target = (await address('web')) ?? (await address('scale-1')) ?? `${ctx.namespace}/scale-1 0.0.0.0 80`;
       const connect = await gatherConnect(ctx, node, {
         script,
         namespace: ctx.namespace,
-        target: `${ctx.namespace}/web ${web.stdout.trim()}`,
+        target,
         samples: CHECK_SAMPLES,
         warmUp: CHECK_WARM_UP,
       });

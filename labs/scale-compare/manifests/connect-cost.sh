@@ -14,7 +14,8 @@
 # anew on every sync. So the script reads the chain on the node, takes the lab's Service whose
 # rule comes last (the most rules ahead of it; --first takes the one with the fewest) and says
 # how many rules were ahead, before and after timing. nftables, IPVS and Cilium find a Service
-# with one hash lookup, so any Service costs the same there: the script times `web`.
+# with one hash lookup, so any Service costs the same there: the script times `web` where the
+# namespace has one, else `scale-1`, the first generated Service (both in front of the web pods).
 set -euo pipefail
 
 # --- On the node (the script runs itself there: `bash -c <this file> connect-cost on-node …`) ---
@@ -81,7 +82,12 @@ node="$DPLAB_CLUSTER-worker"
 if [ "$DPLAB_MODE" = iptables ]; then
   target=iptables
 else
-  target="$ns/web $(kubectl -n "$ns" get service web -o jsonpath='{.spec.clusterIP} {.spec.ports[0].port}')"
+  # A hash finds any Service alike: web where there is one, else the first generated Service.
+  for name in web scale-1; do
+    addr=$(kubectl -n "$ns" get service "$name" -o jsonpath='{.spec.clusterIP} {.spec.ports[0].port}' 2>/dev/null) && break
+  done
+  [ -n "${addr:-}" ] || { echo "no Service web or scale-1 in $ns to time: create the Services first (make-services.sh)" >&2; exit 1; }
+  target="$ns/$name $addr"
 fi
 out=$(docker exec "$node" bash -c "$(cat "$0")" connect-cost on-node "$ns" "$which" "$samples" "$warm" "$target")
 printf '%s\n' "$out" | awk -v node="$node" -v only="$only" -v warm="$warm" '
