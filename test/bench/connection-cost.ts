@@ -8,7 +8,8 @@
  * labs/scale-compare/recorded/connection-cost.json (committed; the lab page and the comparing
  * lesson chart them) after every point, so a run cut short keeps what it measured, and are
  * printed side by side: each point beside the same mode at 0 Services (its floor) and beside
- * nftables at the same size (a hash lookup).
+ * nftables at the same size (a hash lookup). At 1,000 Services, where scale-compare's connection
+ * step starts, it also runs that step's contract and records its observations, as verify-labs would.
  *
  *   . ~/.cache/dplab/testenv/env.sh
  *   flock /work/kind.lock npx tsx test/bench/connection-cost.ts iptables [--sizes 0,1000] [--samples 400]
@@ -30,6 +31,8 @@ import { onNodeArgs, parseConnectRun, summarise, type ConnectRun } from '../../s
 import { connectionCostSchema, type ConnectionCost, type ConnectionPoint } from '../../scripts/wire/connection-cost.ts';
 import { MODES, type Mode } from '../../scripts/wire/modes.ts';
 import { report, type BenchRow } from './lib/report.ts';
+import { verifyStepInPlace } from '../../scripts/labs/harness.ts';
+import { requireLab } from '../../scripts/labs/registry.ts';
 
 const RECORDING = join(labsDir, 'scale-compare', 'recorded', 'connection-cost.json');
 const SEAT = 'conncost';
@@ -137,7 +140,10 @@ function save(entry: ConnectionCost['modes'][number], kubernetes: string, chosen
   writeFileSync(RECORDING, `${JSON.stringify(next, null, 2)}\n`);
 }
 
-function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
+/** The size at which the recording also runs the lab's connection step (its check expects 1,000 generated Services). */
+const STEP_AT = 1000;
+
+async function measure(mode: Mode, settings: Settings): Promise<ConnectionPoint[]> {
   const script = readFileSync(join(manifests, 'connect-cost.sh'), 'utf8');
   const cluster = seat === null ? `dplab-${mode}` : `dplab-${seat}-${mode}`;
   const node = `${cluster}-worker`;
@@ -241,6 +247,12 @@ function measure(mode: Mode, settings: Settings): ConnectionPoint[] {
         };
       }
       points.push(point);
+      if (services === STEP_AT) {
+        // The cluster stands where scale-compare's connection step starts: run its contract here and record it, as verify-labs would.
+        log(`${mode}: scale-compare's connect step, recorded`);
+        const row = await verifyStepInPlace(requireLab('scale-compare'), 'connect', mode, { record: true, log: (l) => log(l) });
+        log(`${mode}: connect step: unsolved ${row.unsolved}, solved ${row.solved}${row.breach ? `; BREACH: ${row.breach}` : ''}`);
+      }
       log(
         `${mode} @ ${services}: ${entries} ${ENTRY_COUNTS[mode].what}; median ${s.medianUs} µs, p90 ${s.p90Us} µs (${s.samples})` +
           (point.ahead === undefined ? '' : `, ${point.ahead} rules ahead; first: ${point.first?.medianUs} µs`) +
@@ -316,9 +328,11 @@ export function sideBySide(file: ConnectionCost): string {
   return [head, `|${' --- |'.repeat(sizes.length + 1)}`, ...lines].join('\n');
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const chosen = settings(process.argv.slice(2));
   seat = chosen.seat;
+  // The lab's engine (the connection step's contract) runs in this process: it finds the cluster by these.
+  if (seat !== null) Object.assign(process.env, { DPLAB_SEAT: seat, DPLAB_STATE_DIR: state() });
   for (const tool of ['docker', 'kind']) {
     if (run(tool, tool === 'docker' ? ['info', '--format', '{{.ServerVersion}}'] : ['version'], { timeoutMs: 20_000 }).status !== 0) {
       process.stderr.write(`connection-cost not run: it needs ${tool} (on these machines \`. ~/.cache/dplab/testenv/env.sh\`).\n`);
@@ -326,11 +340,11 @@ function main(): void {
     }
   }
   const t = performance.now();
-  for (const mode of chosen.modes) measure(mode, chosen);
+  for (const mode of chosen.modes) await measure(mode, chosen);
   const file = load()!;
   log(`recorded ${chosen.modes.join(', ')} in ${((performance.now() - t) / 1000).toFixed(0)} s; ${RECORDING}`);
   process.stdout.write(`\nMedian time of a new TCP connection to a ClusterIP, from the first worker:\n\n${sideBySide(file)}\n\n`);
   report('connection-cost', rows(file));
 }
 
-if (process.argv[1]?.endsWith('connection-cost.ts')) main();
+if (process.argv[1]?.endsWith('connection-cost.ts')) await main();
