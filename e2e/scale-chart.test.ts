@@ -98,7 +98,9 @@ describe.skipIf(!hasChromium)(`scale-compare chart in the browser${chromiumNote}
     for (const m of recording.modes) {
       const rows = await page
         .locator(`${RECORDED} table tbody[data-mode="${m.mode}"] tr`)
-        .evaluateAll((trs) => trs.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent?.trim()).join(' | ')));
+        .evaluateAll((trs) =>
+          trs.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent?.replace(/\u00a0/g, ' ').trim()).join(' | ')),
+        );
       expect(rows[0]).toMatch(new RegExp(`^${m.mode}`));
       if (!m.recorded) expect(rows.slice(1)).toEqual([m.note]);
       else
