@@ -7,7 +7,7 @@ import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
 import { ensureKubeconfigDir, kubectlFor, nodeHealth } from './kube.ts';
 import { kindConfigFor, kindNodeCount, kindOverlay } from './kind-overlay.ts';
-import { clusterName, type Mode } from '../catalogue/modes.ts';
+import { type Mode } from '../catalogue/modes.ts';
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
 import { CILIUM_HELM_REPO, CILIUM_VERSION } from '../base/versions.ts';
 import { waitUntil } from './wait.ts';
@@ -34,18 +34,47 @@ export interface Action {
   title: string;
   /** Only for some modes. */
   modes?: readonly Mode[];
+  /**
+   * Runs beside the actions after it instead of before them: it starts when the actions before it
+   * have ended, and the cluster is ready only when it has ended too. Its failure stops the run.
+   */
+  beside?: boolean;
   /** The fix to show when this action fails and the failure itself has none. */
   fix?: (ctx: ProvisionContext) => string;
   run(ctx: ProvisionContext): Promise<void>;
 }
 
-/** Cilium's values for kube-proxy replacement on kind. ipam=kubernetes makes Cilium use the
- * podSubnet of our kind config, so each cluster keeps its distinct pod range. */
-export function ciliumValues(mode: Mode): string[] {
-  return ['kubeProxyReplacement=true', `k8sServiceHost=${clusterName(mode)}-control-plane`, 'k8sServicePort=6443', 'ipam.mode=kubernetes'];
+/** Cilium's values for kube-proxy replacement on the kind cluster `name`. ipam=kubernetes makes
+ * Cilium use the podSubnet of our kind config, so each cluster keeps its distinct pod range. */
+function ciliumValues(name: string): string[] {
+  return ['kubeProxyReplacement=true', `k8sServiceHost=${name}-control-plane`, 'k8sServicePort=6443', 'ipam.mode=kubernetes'];
 }
 
 const setFlags = (values: string[]) => values.flatMap((v) => ['--set', v]);
+
+/**
+ * The command that installs Cilium on the kind cluster `name` (reached through `kubeconfig`) with
+ * the installer the preflight chose: helm, or else the cilium CLI. The test environment's overlay
+ * installs from a chart folder with extra values. The kind bench runs the same command by hand.
+ */
+export function ciliumInstallCommand(
+  name: string,
+  kubeconfig: string,
+  installer: CiliumInstaller | undefined,
+): { file: string; args: string[]; env?: NodeJS.ProcessEnv } {
+  const local = kindOverlay()?.cilium;
+  const values = setFlags([...ciliumValues(name), ...(local?.values ?? [])]);
+  if (installer === 'helm') {
+    const chart = local ? [local.chart] : ['cilium', '--repo', CILIUM_HELM_REPO, '--version', CILIUM_VERSION];
+    return {
+      file: 'helm',
+      args: ['upgrade', '--install', 'cilium', ...chart, '--namespace', 'kube-system', '--kubeconfig', kubeconfig, ...values],
+    };
+  }
+  // The cilium CLI has no --kubeconfig flag; KUBECONFIG keeps it off ~/.kube/config.
+  const chart = local ? ['--chart-directory', local.chart] : [];
+  return { file: 'cilium', args: ['install', '--version', CILIUM_VERSION, ...chart, ...values], env: { KUBECONFIG: kubeconfig } };
+}
 
 const rolloutArgs = (ctx: ProvisionContext, kind: 'daemonset' | 'deployment', name: string) => ({
   args: ['-n', 'kube-system', 'rollout', 'status', `${kind}/${name}`, kubectlTimeoutFlag(ctx.timeouts.rollout)],
@@ -97,30 +126,43 @@ export const ACTIONS: readonly Action[] = [
     },
   },
   {
+    id: 'images',
+    title: 'Load lab images into the nodes',
+    // Loading needs the nodes' containerd, not a Ready node: it runs while the cluster comes up.
+    beside: true,
+    fix: () => 'Loading images is an optimisation: `docker pull` them again, or remove them locally to skip this step.',
+    async run(ctx) {
+      for (const image of ctx.images) {
+        try {
+          await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+        } catch (err) {
+          if (err instanceof CommandError && err.kind === 'failed') {
+            ctx.note(`Skipped ${image}: not present locally (the nodes will pull it when a lab needs it).`);
+            continue;
+          }
+          throw err;
+        }
+        try {
+          await run('kind', ['load', 'docker-image', '--name', ctx.name, image], { timeoutMs: ctx.timeouts.imageLoad, signal: ctx.signal });
+        } catch (err) {
+          // Preloading is an optimisation. It fails for multi-arch images under Docker's
+          // containerd image store (Docker Desktop's default, new Docker installs: "ctr: content
+          // digest … not found"); the nodes pull the image themselves, so the start goes on.
+          if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
+          const why = (err.stderr || err.message).trim().split('\n').filter(Boolean).at(-1) ?? err.message;
+          ctx.note(`Could not preload ${image} (${why.slice(0, 200)}); the nodes will pull it when a lab needs it.`);
+        }
+      }
+    },
+  },
+  {
     id: 'cilium-install',
     title: `Install Cilium ${CILIUM_VERSION} as kube-proxy replacement`,
     modes: ['cilium'],
     fix: (ctx) => logsFix(ctx, 'the cilium pods (`-l k8s-app=cilium`)'),
     async run(ctx) {
-      const opts = { timeoutMs: ctx.timeouts.ciliumInstall, signal: ctx.signal };
-      // The overlay (test environment only) installs from a chart folder with extra values.
-      const local = kindOverlay()?.cilium;
-      const values = [...ciliumValues(ctx.mode), ...(local?.values ?? [])];
-      if (ctx.ciliumInstaller === 'helm') {
-        const chart = local ? [local.chart] : ['cilium', '--repo', CILIUM_HELM_REPO, '--version', CILIUM_VERSION];
-        await run(
-          'helm',
-          ['upgrade', '--install', 'cilium', ...chart, '--namespace', 'kube-system', '--kubeconfig', ctx.kubeconfig, ...setFlags(values)],
-          opts,
-        );
-      } else {
-        // The cilium CLI has no --kubeconfig flag; KUBECONFIG keeps it off ~/.kube/config.
-        const chart = local ? ['--chart-directory', local.chart] : [];
-        await run('cilium', ['install', '--version', CILIUM_VERSION, ...chart, ...setFlags(values)], {
-          ...opts,
-          env: { KUBECONFIG: ctx.kubeconfig },
-        });
-      }
+      const c = ciliumInstallCommand(ctx.name, ctx.kubeconfig, ctx.ciliumInstaller);
+      await run(c.file, c.args, { timeoutMs: ctx.timeouts.ciliumInstall, signal: ctx.signal, ...(c.env ? { env: c.env } : {}) });
     },
   },
   {
@@ -195,34 +237,6 @@ export const ACTIONS: readonly Action[] = [
     async run(ctx) {
       const r = rolloutArgs(ctx, 'deployment', 'coredns');
       await kubectlFor(ctx.mode)(r.args, r.opts);
-    },
-  },
-  {
-    id: 'images',
-    title: 'Load lab images into the nodes',
-    fix: () => 'Loading images is an optimisation: `docker pull` them again, or remove them locally to skip this step.',
-    async run(ctx) {
-      for (const image of ctx.images) {
-        try {
-          await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
-        } catch (err) {
-          if (err instanceof CommandError && err.kind === 'failed') {
-            ctx.note(`Skipped ${image}: not present locally (the nodes will pull it when a lab needs it).`);
-            continue;
-          }
-          throw err;
-        }
-        try {
-          await run('kind', ['load', 'docker-image', '--name', ctx.name, image], { timeoutMs: ctx.timeouts.imageLoad, signal: ctx.signal });
-        } catch (err) {
-          // Preloading is an optimisation. It fails for multi-arch images under Docker's
-          // containerd image store (Docker Desktop's default, new Docker installs: "ctr: content
-          // digest … not found"); the nodes pull the image themselves, so the start goes on.
-          if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
-          const why = (err.stderr || err.message).trim().split('\n').filter(Boolean).at(-1) ?? err.message;
-          ctx.note(`Could not preload ${image} (${why.slice(0, 200)}); the nodes will pull it when a lab needs it.`);
-        }
-      }
     },
   },
 ];

@@ -16,8 +16,12 @@ function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts:
 }
 
 /** Lines without the preflight probes, which run in parallel and so in no fixed order. */
-const provisioningLines = (doubles: Doubles) =>
+const allProvisioningLines = (doubles: Doubles) =>
   doubles.commandLines().filter((l) => !/^(docker info|kind version|kubectl version|cilium version|helm version)/.test(l));
+/** The image load's lines: it runs beside the waits after `kind create`, so its lines interleave with theirs. */
+const isImageLine = (l: string) => /^(docker image inspect|kind load docker-image) /.test(l);
+/** The provisioning lines in their fixed order, without the image load's. */
+const provisioningLines = (doubles: Doubles) => allProvisioningLines(doubles).filter((l) => !isImageLine(l));
 
 describe('ensure: exact command lines per mode', () => {
   for (const mode of MODES.filter((m) => m !== 'cilium')) {
@@ -35,11 +39,17 @@ describe('ensure: exact command lines per mode', () => {
         `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
         `kubectl --kubeconfig ${kc} -n kube-system rollout status daemonset/kube-proxy --timeout=4s`,
         `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
+        `kubectl --kubeconfig ${kc} get nodes -o json`,
+      ]);
+      const all = allProvisioningLines(d);
+      expect(all.filter(isImageLine)).toEqual([
         `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
         `kind load docker-image --name ${name} ${PRESENT_IMAGE}`,
         `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
-        `kubectl --kubeconfig ${kc} get nodes -o json`,
       ]);
+      // The images go in after the nodes exist, and before the cluster is reported ready (its last node read).
+      expect(all.findIndex(isImageLine)).toBeGreaterThan(all.findIndex((l) => l.startsWith('kind create')));
+      expect(all.findLastIndex(isImageLine)).toBeLessThan(all.length - 1);
     });
   }
 
@@ -80,13 +90,23 @@ describe('ensure: exact command lines per mode', () => {
 });
 
 describe('ensure: pipeline, events, reuse, coalescing', () => {
-  it('emits start/end per action in order, notes skipped images, then a ready status', async () => {
+  it('emits start/end per action in order, the image load beside the waits, notes skipped images, then a ready status', async () => {
     const { manager, events } = setup('iptables');
     await manager.ensure('iptables');
     const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    expect(actions).toEqual(
-      ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns', 'images'].flatMap((id) => [`start ${id}`, `end ${id}`]),
+    // The image load starts as soon as the nodes exist; the waits start beside it.
+    expect(actions.slice(0, 6)).toEqual([
+      'start preflight',
+      'end preflight',
+      'start create',
+      'end create',
+      'start images',
+      'start nodes-ready',
+    ]);
+    expect(actions.filter((a) => !a.endsWith(' images'))).toEqual(
+      ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns'].flatMap((id) => [`start ${id}`, `end ${id}`]),
     );
+    expect(actions).toContain('end images');
     expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toEqual([expect.stringContaining(`Skipped ${ABSENT_IMAGE}`)]);
     const statuses = events.filter((e) => e.type === 'status').map((e) => e.status.state);
     expect(statuses).toEqual(['provisioning', 'ready']);
@@ -110,6 +130,63 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
         ),
       ),
     );
+  });
+
+  it('the image load runs beside the waits: it is under way before the Ready wait has answered', async () => {
+    const { d, manager } = setup('iptables', [
+      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 400 },
+    ]);
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    const lines = d.commandLines();
+    expect(lines.indexOf(`kind load docker-image --name dplab-iptables ${PRESENT_IMAGE}`)).toBeGreaterThan(-1);
+    expect(lines.indexOf(`kind load docker-image --name dplab-iptables ${PRESENT_IMAGE}`)).toBeLessThan(
+      lines.findIndex((l) => l.includes(' rollout status daemonset/kube-proxy ')),
+    );
+  });
+
+  it('an image load that fails stops the wait beside it: the run fails at the load, the wait is skipped, the cluster goes', async () => {
+    const { d, manager, events } = setup('iptables', [
+      // `docker image inspect` not answering within its bound is not "image absent": the load fails.
+      { tool: 'docker', match: `^image inspect --format \\{\\{\\.Id\\}\\} ${PRESENT_IMAGE.replace(/[.]/g, '\\.')}$`, delayMs: 10_000 },
+      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 10_000 },
+    ]);
+    const err = await manager.ensure('iptables', { timeouts: { quick: 300 } }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Load lab images into the nodes"/);
+    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(phases).toContain('fail images');
+    expect(phases).toContain('skip nodes-ready');
+    expect(phases.some((p) => p.startsWith('start dataplane'))).toBe(false);
+    expect(d.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
+    expect((await manager.status('iptables')).state).toBe('absent');
+  });
+
+  it('a wait that fails while the images load stops the load: the run fails at the wait, the load is skipped, the cluster goes', async () => {
+    const { d, manager, events } = setup('iptables', [
+      { tool: 'kind', match: '^load docker-image ', delayMs: 10_000 },
+      {
+        tool: 'kubectl',
+        match: ' wait --for=condition=Ready nodes --all ',
+        stderr: 'error: timed out waiting for the condition\n',
+        exit: 1,
+      },
+    ]);
+    const err = await manager.ensure('iptables').then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Wait for the nodes to be Ready"/);
+    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(phases).toContain('fail nodes-ready');
+    expect(phases).toContain('skip images');
+    const lines = d.commandLines();
+    expect(lines.findIndex((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBeGreaterThan(
+      lines.findIndex((l) => l.startsWith('kind load docker-image')),
+    );
+    const last = await manager.status('iptables');
+    expect(last.progress?.actions.find((a) => a.id === 'images')?.state).toBe('skipped');
   });
 
   it('reuses a healthy cluster without creating anything', async () => {

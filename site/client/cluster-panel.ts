@@ -248,11 +248,12 @@ export class ClusterPanel extends HTMLElement {
       const list = el('ol', { class: 'dplab-cp-actions-list', id: this.#toggle.getAttribute('aria-controls')! });
       const now = Date.now();
       const actions = s.progress.actions;
-      // The step a folded list shows: the failed one, else the running one, else the next to run, else the last.
+      // The step a folded list shows: the failed one, else the running one (the last started, when
+      // one runs beside the waits), else the next to run, else the last.
       const current =
         [
           actions.findIndex((a) => a.state === 'failed'),
-          actions.findIndex((a) => a.state === 'running'),
+          actions.findLastIndex((a) => a.state === 'running'),
           actions.findIndex((a) => a.state === 'pending'),
           actions.length - 1,
         ].find((i) => i >= 0) ?? 0;

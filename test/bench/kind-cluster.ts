@@ -16,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { CLUSTER_FOOTPRINT } from '../../scripts/base/versions.ts';
 import { projectRoot } from '../../scripts/base/paths.ts';
 import { report, type BenchRow } from './lib/report.ts';
+import { ciliumInstallCommand } from '../../scripts/clusters/actions.ts';
 
 const SEAT = 'bench';
 const BARE = 'dplab-bench-bare';
@@ -101,6 +102,19 @@ for (const [tool, fix] of [
   }
 }
 
+/** Cilium installed on the bare cluster as a person would, and waited for; returns the time taken. */
+function installCiliumByHand(kubeconfig: string): number {
+  const t = performance.now();
+  const installer = run('helm', ['version', '--short'], { timeoutMs: 20_000 }).status === 0 ? 'helm' : 'cilium';
+  const c = ciliumInstallCommand(BARE, kubeconfig, installer);
+  must(c.file, c.args, { env: { ...env, ...c.env } });
+  const kubectl = (...args: string[]) => must('kubectl', ['--kubeconfig', kubeconfig, ...args]);
+  kubectl('-n', 'kube-system', 'rollout', 'status', 'daemonset/cilium', '--timeout=5m');
+  kubectl('wait', '--for=condition=Ready', 'nodes', '--all', '--timeout=5m');
+  kubectl('-n', 'kube-system', 'rollout', 'status', 'deployment/coredns', '--timeout=5m');
+  return performance.now() - t;
+}
+
 function measure(MODE: BenchMode, rows: BenchRow[]): void {
   const OURS = `dplab-${SEAT}-${MODE}`;
   run('kind', ['delete', 'cluster', '--name', BARE]);
@@ -125,18 +139,26 @@ function measure(MODE: BenchMode, rows: BenchRow[]): void {
   while (MODE !== 'cilium' && !/^(\S+=(\d+)\/\2\s*)+$/.test(daemonSets(bareKubeconfig)) && performance.now() - bareReady < 5 * 60_000)
     spawnSync('sleep', ['1']);
   const bareSettledMs = bare.ms + (performance.now() - bareReady);
+  // Cilium's peer: kind alone plus Cilium's own install and readiness, by hand, with the same
+  // installer and values `dplab up` uses: the agents rolled out, every node Ready, CoreDNS up.
+  const ciliumByHandMs = MODE === 'cilium' ? bare.ms + installCiliumByHand(bareKubeconfig) : undefined;
 
   rows.push({
     measure: `\`dplab up ${MODE}\` → ready for the labs (3 nodes; DaemonSets: ${oursDaemonSets})`,
     unit: 's',
     ours: up.ms / 1000,
-    peer: { name: MODE === 'cilium' ? '`kind create` alone (no CNI, no Cilium)' : '`kind create --wait` alone', value: bare.ms / 1000 },
-    ...(MODE === 'cilium' ? {} : { limit: { name: '… + its DaemonSets ready', value: bareSettledMs / 1000 } }),
-    // Cilium's goal is bare kind plus Cilium's own install, which this bench does not time apart yet.
+    peer:
+      ciliumByHandMs === undefined
+        ? { name: '`kind create --wait` alone', value: bare.ms / 1000 }
+        : { name: '`kind create`, then Cilium installed and ready by hand', value: ciliumByHandMs / 1000 },
+    limit:
+      ciliumByHandMs === undefined
+        ? { name: '… + its DaemonSets ready', value: bareSettledMs / 1000 }
+        : { name: '`kind create` alone (no CNI, no Cilium)', value: bare.ms / 1000 },
     goal:
-      MODE === 'cilium'
-        ? { text: '≤ 5 min on 2 cores', met: up.ms <= 300_000 }
-        : { text: '≤ 1.1 × `kind create --wait`', met: up.ms <= 1.1 * bare.ms },
+      ciliumByHandMs === undefined
+        ? { text: '≤ 1.1 × `kind create --wait`', met: up.ms <= 1.1 * bare.ms }
+        : { text: '≤ 1.1 × kind + Cilium by hand', met: up.ms <= 1.1 * ciliumByHandMs },
   });
   console.log(`${MODE}: bare kind cluster's DaemonSets right after kind create: ${bareDaemonSets || '(none)'}`);
   // Where `up`'s time went: each step as `dplab up` printed it, with its own time.
@@ -214,7 +236,7 @@ function measure(MODE: BenchMode, rows: BenchRow[]): void {
     measure: `${MODE}: the cluster's 3 nodes in memory (docker stats)`,
     unit: 'MiB',
     ours: oursMiB,
-    peer: { name: 'kind alone', value: nodesMemoryMiB(BARE) },
+    peer: { name: MODE === 'cilium' ? 'kind + Cilium by hand' : 'kind alone', value: nodesMemoryMiB(BARE) },
     goal: { text: `≤ ${budgetMiB} MiB (CLUSTER_FOOTPRINT)`, met: oursMiB <= budgetMiB },
   });
 
