@@ -16,8 +16,8 @@ export interface WarmFacts {
   enabled: boolean;
   /** This runner serves a workshop seat (DPLAB_SEAT). */
   seat: boolean;
-  /** Every mode's cluster as the runner sees it now. */
-  clusters: readonly Pick<ClusterStatus, 'mode' | 'state'>[];
+  /** Every mode's cluster as the runner sees it now; read only when the choices above allow warming. */
+  clusters: () => Promise<readonly Pick<ClusterStatus, 'mode' | 'state'>[]>;
   /** The host's memory, as the doctor reads it. */
   system: PreflightSystem;
 }
@@ -31,7 +31,7 @@ const STATE_WORDS: Record<ClusterStatus['state'], string> = {
   broken: 'there but not healthy',
 };
 
-export function warmDecision(f: WarmFacts): WarmDecision {
+export async function warmDecision(f: WarmFacts): Promise<WarmDecision> {
   const name = `the ${MODE_INFO[f.mode].short} cluster`;
   const no = (reason: WarmDecline, message: string): WarmDecision => ({ warm: false, reason, message });
   if (f.optedOut) return no('opted-out', 'You turned off starting the next lab’s cluster ahead.');
@@ -39,9 +39,10 @@ export function warmDecision(f: WarmFacts): WarmDecision {
   // A seat's memory is the workshop's budget (`dplab doctor --seats`), counted for the clusters
   // its learner starts; the host's free memory says nothing about what the other seats will need.
   if (f.seat) return no('seat', 'Workshop seats start no cluster ahead: the host’s memory is shared among the seats.');
-  const own = f.clusters.find((c) => c.mode === f.mode);
+  const clusters = await f.clusters();
+  const own = clusters.find((c) => c.mode === f.mode);
   if (own && own.state !== 'absent') return no('exists', `${capital(name)} is ${STATE_WORDS[own.state]}.`);
-  const busy = MODES.filter((m) => f.clusters.some((c) => c.mode === m && c.state === 'provisioning'));
+  const busy = MODES.filter((m) => clusters.some((c) => c.mode === m && c.state === 'provisioning'));
   if (busy.length > 0)
     return no('busy', `The ${busy.map((m) => MODE_INFO[m].short).join(' and ')} cluster is still starting; one cluster starts at a time.`);
   const memory = checkMemory(f.system, [f.mode], 1);

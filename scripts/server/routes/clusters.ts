@@ -87,12 +87,12 @@ export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'prefl
         const mode = modeParam(ctx.params.mode);
         const body = clusterWarmRequestSchema.safeParse(ctx.body ?? {});
         if (!body.success) throw new DplabError(`Bad warm request: ${describeIssues(body.error)}.`, { status: 400 });
-        const decision = warmDecision({
+        const decision = await warmDecision({
           mode,
           optedOut: body.data.optedOut === true,
           enabled: opts.warm ?? true,
           seat: seatId() !== undefined,
-          clusters: await manager.statusAll({ signal: ctx.signal }),
+          clusters: () => manager.statusAll({ signal: ctx.signal }),
           system: services.system,
         });
         if (!decision.warm) {
