@@ -41,7 +41,7 @@ export interface Course {
 /** A fresh random token per course, as strong as the runner's own (it refuses weaker ones). */
 export async function startCourse(
   token = `e2e-${randomBytes(16).toString('hex')}`,
-  opts: Pick<ServeOptions, 'maxTerminals' | 'limits'> = {},
+  opts: Pick<ServeOptions, 'maxTerminals' | 'limits' | 'services'> = {},
 ): Promise<Course> {
   // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
   const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true, ...opts });
@@ -115,7 +115,7 @@ export interface Stage {
  */
 export async function stageWithDoubles(
   scenario: Scenario,
-  opts: { env?: Record<string, string>; clusterOf?: Mode; browser?: LaunchOptions } = {},
+  opts: { env?: Record<string, string>; clusterOf?: Mode; browser?: LaunchOptions; course?: Parameters<typeof startCourse>[1] } = {},
 ): Promise<Stage> {
   const doubles = useDoubles(scenario);
   const restore = applyEnv({ ...doubles.env, ...opts.env });
@@ -123,7 +123,7 @@ export async function stageWithDoubles(
     mkdirSync(dirname(kubeconfigPath(opts.clusterOf)), { recursive: true });
     writeFileSync(kubeconfigPath(opts.clusterOf), 'apiVersion: v1\nkind: Config\n');
   }
-  const course = await startCourse();
+  const course = await startCourse(undefined, opts.course);
   const browser = await launchBrowser(opts.browser);
   return {
     course,

@@ -56,6 +56,8 @@ export interface ServeOptions {
   maxTerminals?: number;
   /** Whether lab pages may have the next lab's cluster started ahead (`--no-warm`: no). */
   warm?: boolean;
+  /** The runner's services; tests replace the parts they play (the host's memory, say). */
+  services?: RunnerOptions['services'];
   /** Tests shorten these. */
   limits?: Partial<HttpLimits>;
   /**
@@ -126,6 +128,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     terminalNotice: opts.terminalNotice,
     maxTerminals: opts.maxTerminals,
     warm: opts.warm,
+    services: opts.services,
   });
   const serveStatic = createStaticHandler(opts.siteDir);
   const building = opts.building;

@@ -92,11 +92,17 @@ export class WarmNext extends HTMLElement {
         current,
         (m) => {
           const c = byMode.get(m);
-          return !c || c.state !== 'absent' || !!c.blocked;
+          if (c?.startedAhead) return 'ahead';
+          return c && c.state === 'absent' && !c.blocked ? 'none' : 'other';
         },
         (lab) => loadLocal(lab).mode,
       );
       if (!target) return this.#show({ kind: 'hidden' });
+      if (target.startedAhead) {
+        const c = byMode.get(target.mode)!;
+        this.#show(c.state === 'ready' ? { kind: 'ready', target } : { kind: 'warming', target, step: stepText(c) });
+        return this.#follow(target);
+      }
       const answer = await api(`/api/clusters/${encodeURIComponent(target.mode)}/warm`, clusterWarmSchema, {
         method: 'POST',
         body: { optedOut: warmingOff() },
@@ -131,7 +137,7 @@ export class WarmNext extends HTMLElement {
             return;
           }
           const e = clusterEventSchema.parse(JSON.parse(data));
-          if (e.mode !== target.mode || this.#view.kind !== 'warming') return;
+          if (e.mode !== target.mode || (this.#view.kind !== 'warming' && this.#view.kind !== 'ready')) return;
           if (e.type === 'status') status(e.status);
           else if (e.type === 'action' && e.phase === 'start') this.#show({ kind: 'warming', target, step: e.title });
         } catch {
@@ -185,7 +191,7 @@ export class WarmNext extends HTMLElement {
     let parts: (Node | string)[] = [];
     let control: HTMLButtonElement | undefined;
     if (v.kind === 'warming') {
-      parts = [`Starting the ${name(v.target)} cluster for the next lab, `, labTitle(v.target), ', in the background', v.step ? ` (${v.step})` : '', '.'];
+      parts = [`Starting the ${name(v.target)} cluster for the next lab, `, labTitle(v.target), ', in the background.', v.step ? ` Now: ${v.step}.` : ''];
       control = button('Stop, and don’t start ahead', () => void this.#stop(v.target));
     } else if (v.kind === 'ready') {
       parts = [`The ${name(v.target)} cluster for the next lab, `, labTitle(v.target), ', is ready.'];

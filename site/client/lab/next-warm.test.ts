@@ -3,17 +3,22 @@ import { nextWarmTarget, type UpcomingLab } from './next-warm.ts';
 import { labsAfter } from '../../course/course.ts';
 
 const lab = (id: string, ...modes: string[]): UpcomingLab => ({ id, title: `Lab ${id}`, modes });
-const none = () => false;
+const none = () => 'none' as const;
 
 describe('nextWarmTarget', () => {
   it('skips labs on this page’s mode and takes the first on another', () => {
     const t = nextWarmTarget([lab('a', 'iptables'), lab('b', 'nftables'), lab('c', 'cilium')], 'iptables', none);
-    expect(t).toEqual({ lab: lab('b', 'nftables'), mode: 'nftables' });
+    expect(t).toEqual({ lab: lab('b', 'nftables'), mode: 'nftables', startedAhead: false });
   });
 
   it('skips a lab whose cluster exists already, and looks further', () => {
-    const t = nextWarmTarget([lab('b', 'nftables'), lab('c', 'cilium')], 'iptables', (m) => m === 'nftables');
+    const t = nextWarmTarget([lab('b', 'nftables'), lab('c', 'cilium')], 'iptables', (m) => (m === 'nftables' ? 'other' : 'none'));
     expect(t?.mode).toBe('cilium');
+  });
+
+  it('stops at a cluster already started ahead, and says so (after a reload the page shows it again, and asks nothing)', () => {
+    const t = nextWarmTarget([lab('b', 'nftables'), lab('c', 'cilium')], 'iptables', (m) => (m === 'nftables' ? 'ahead' : 'none'));
+    expect(t).toEqual({ lab: lab('b', 'nftables'), mode: 'nftables', startedAhead: true });
   });
 
   it('a lab opens on the mode the learner chose for it, else its first; a choice it does not offer is ignored', () => {
@@ -25,7 +30,7 @@ describe('nextWarmTarget', () => {
 
   it('nothing after the last lab, or when every later mode has its cluster', () => {
     expect(nextWarmTarget([], 'iptables', none)).toBeUndefined();
-    expect(nextWarmTarget([lab('b', 'nftables')], 'iptables', () => true)).toBeUndefined();
+    expect(nextWarmTarget([lab('b', 'nftables')], 'iptables', () => 'other')).toBeUndefined();
   });
 
   it('reads the course’s own order: the labs after one are the course’s labs after it', () => {

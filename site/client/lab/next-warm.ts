@@ -15,23 +15,30 @@ export interface UpcomingLab {
 export interface WarmTarget {
   readonly lab: UpcomingLab;
   readonly mode: string;
+  /** Its cluster was already started ahead (by this page before a reload, or another lab page): show it, ask nothing. */
+  readonly startedAhead: boolean;
 }
 
+/** A mode's cluster as the page sees it: none yet, one the runner started ahead, or another (the learner's, or none can start here). */
+export type ClusterKind = 'none' | 'ahead' | 'other';
+
 /**
- * `current`: this page's mode; `hasCluster(mode)`: whether that mode's cluster exists or is
- * starting (or cannot start here at all); `chosenMode(lab)`: the learner's saved choice for a lab.
+ * `current`: this page's mode; `cluster(mode)`: what that mode's cluster is;
+ * `chosenMode(lab)`: the learner's saved choice for a lab.
  */
 export function nextWarmTarget(
   upcoming: readonly UpcomingLab[],
   current: string,
-  hasCluster: (mode: string) => boolean,
+  cluster: (mode: string) => ClusterKind,
   chosenMode: (lab: string) => string | undefined = () => undefined,
 ): WarmTarget | undefined {
   for (const lab of upcoming) {
     const chosen = chosenMode(lab.id);
     const mode = chosen !== undefined && lab.modes.includes(chosen) ? chosen : lab.modes[0];
-    if (mode === undefined || mode === current || hasCluster(mode)) continue;
-    return { lab, mode };
+    if (mode === undefined || mode === current) continue;
+    const kind = cluster(mode);
+    if (kind === 'other') continue;
+    return { lab, mode, startedAhead: kind === 'ahead' };
   }
   return undefined;
 }
