@@ -22,8 +22,10 @@ const GiB = 1024 ** 3;
 const SHOTS = process.env.DPLAB_WARM_SHOTS ?? join(process.cwd(), 'test-results', 'screenshots', 'warm-next');
 mkdirSync(SHOTS, { recursive: true });
 
-const creates = (stage: Stage) => stage.doubles.commandLines().filter((l) => l.startsWith('kind create cluster --name dplab-nftables ')).length;
-const deletes = (stage: Stage) => stage.doubles.commandLines().filter((l) => l.startsWith('kind delete cluster --name dplab-nftables ')).length;
+const creates = (stage: Stage) =>
+  stage.doubles.commandLines().filter((l) => l.startsWith('kind create cluster --name dplab-nftables ')).length;
+const deletes = (stage: Stage) =>
+  stage.doubles.commandLines().filter((l) => l.startsWith('kind delete cluster --name dplab-nftables ')).length;
 const line = (page: Page) => page.locator('dplab-warm-next');
 const lineState = (page: Page) => line(page).getAttribute('data-state');
 
@@ -31,7 +33,11 @@ describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNo
   let stage: Stage;
 
   beforeAll(async () => {
-    const nft = (rest: object) => ({ tool: 'kubectl' as const, match: ' --kubeconfig \\S*dplab-nftables\\.yaml get nodes -o json$', ...rest });
+    const nft = (rest: object) => ({
+      tool: 'kubectl' as const,
+      match: ' --kubeconfig \\S*dplab-nftables\\.yaml get nodes -o json$',
+      ...rest,
+    });
     stage = await stageWithDoubles(
       {
         rules: [
@@ -91,7 +97,9 @@ describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNo
     expect(await line(page).getAttribute('aria-live')).toBe('polite');
     await expect.poll(() => creates(stage), { timeout: 10_000 }).toBe(1);
     // The step under way shows, from the event stream.
-    await expect.poll(() => line(page).innerText(), { timeout: 10_000 }).toMatch(/in the background\. Now: .+\.$/);
+    await expect
+      .poll(() => line(page).locator('.dplab-warm-text').innerText(), { timeout: 10_000 })
+      .toMatch(/in the background\. Now: .+\.$/);
     // The nftables panel (hidden on this page: another mode) says how that cluster came.
     await expect
       .poll(() => page.locator('dplab-cluster-panel[mode="nftables"]').textContent(), { timeout: 10_000 })

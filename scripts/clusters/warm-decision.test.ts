@@ -8,7 +8,13 @@ const GiB = 1024 ** 3;
 
 /** The iptables cluster ready (the lab the learner is on), the rest absent, a roomy Linux host. */
 function facts(over: Partial<WarmFacts> & { states?: Partial<Record<Mode, ClusterStatus['state']>> } = {}): WarmFacts {
-  const states: Record<Mode, ClusterStatus['state']> = { iptables: 'ready', ipvs: 'absent', nftables: 'absent', cilium: 'absent', ...over.states };
+  const states: Record<Mode, ClusterStatus['state']> = {
+    iptables: 'ready',
+    ipvs: 'absent',
+    nftables: 'absent',
+    cilium: 'absent',
+    ...over.states,
+  };
   return {
     mode: 'nftables',
     optedOut: false,

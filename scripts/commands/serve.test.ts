@@ -11,7 +11,11 @@ describe('dplab serve --no-warm', () => {
     expect(serveSettings([], {}).warm).toBe(true);
     expect(serveSettings(['--no-warm'], {}).warm).toBe(false);
     expect(serveSettings([], { DPLAB_NO_WARM: '1' }).warm).toBe(false);
-    expect(serveSettings(['--port', '0', '--no-warm', '--build-if-needed'], {})).toMatchObject({ warm: false, port: 0, buildIfNeeded: true });
+    expect(serveSettings(['--port', '0', '--no-warm', '--build-if-needed'], {})).toMatchObject({
+      warm: false,
+      port: 0,
+      buildIfNeeded: true,
+    });
   });
 
   it('--no-warm takes no value, and the usage names it', () => {

@@ -62,10 +62,9 @@ export const clusterWarmRequestSchema = z.strictObject({
   /** The learner turned starting ahead off in this browser: the runner declines and says so (the page offers to turn it on again). */
   optedOut: z.optional(z.boolean()),
 });
-export type ClusterWarmRequest = z.infer<typeof clusterWarmRequestSchema>;
 
 /** Why the runner did not start a cluster ahead (scripts/clusters/warm-decision.ts decides). */
-export const warmDeclineSchema = z.enum(['opted-out', 'off', 'seat', 'exists', 'busy', 'memory']);
+const warmDeclineSchema = z.enum(['opted-out', 'off', 'seat', 'exists', 'busy', 'memory']);
 export type WarmDecline = z.infer<typeof warmDeclineSchema>;
 
 /** POST /api/clusters/:mode/warm's answer: 202 and warming (progress on the event stream), or 200 and declined, with one sentence why. */

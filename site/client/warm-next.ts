@@ -6,7 +6,13 @@
  * this browser (every lab page reads the same setting); the line then offers to turn it on.
  * A decline says the runner's reason, quietly.
  */
-import { clusterEventSchema, clusterListSchema, clusterStatusSchema, clusterWarmSchema, type ClusterStatus } from '../../scripts/wire/clusters.ts';
+import {
+  clusterEventSchema,
+  clusterListSchema,
+  clusterStatusSchema,
+  clusterWarmSchema,
+  type ClusterStatus,
+} from '../../scripts/wire/clusters.ts';
 import { api, RunnerUnavailable } from './runner-api.ts';
 import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
@@ -16,7 +22,7 @@ import { nextWarmTarget, type UpcomingLab, type WarmTarget } from './lab/next-wa
 import { el } from './dom.ts';
 
 /** Set to "off" when the learner stops a cluster started ahead; every lab page respects it. */
-export const WARM_OFF_KEY = 'dplab:warm-ahead';
+const WARM_OFF_KEY = 'dplab:warm-ahead';
 
 type View =
   | { kind: 'hidden' }
@@ -112,7 +118,11 @@ export class WarmNext extends HTMLElement {
         this.#follow(target);
       } else if (answer.reason === 'opted-out') this.#show({ kind: 'off' });
       else if (answer.reason === 'exists') this.#show({ kind: 'hidden' });
-      else this.#show({ kind: 'declined', message: `Not starting the ${this.#name(target.mode)} cluster for the next lab ahead: ${answer.message}` });
+      else
+        this.#show({
+          kind: 'declined',
+          message: `Not starting the ${this.#name(target.mode)} cluster for the next lab ahead: ${answer.message}`,
+        });
     } catch (err) {
       // No runner, or it said no in another way: the cluster panel already says what matters.
       if (!(err instanceof RunnerUnavailable)) console.warn('[dplab] starting the next cluster ahead:', err);
@@ -191,7 +201,12 @@ export class WarmNext extends HTMLElement {
     let parts: (Node | string)[] = [];
     let control: HTMLButtonElement | undefined;
     if (v.kind === 'warming') {
-      parts = [`Starting the ${name(v.target)} cluster for the next lab, `, labTitle(v.target), ', in the background.', v.step ? ` Now: ${v.step}.` : ''];
+      parts = [
+        `Starting the ${name(v.target)} cluster for the next lab, `,
+        labTitle(v.target),
+        ', in the background.',
+        v.step ? ` Now: ${v.step}.` : '',
+      ];
       control = button('Stop, and don’t start ahead', () => void this.#stop(v.target));
     } else if (v.kind === 'ready') {
       parts = [`The ${name(v.target)} cluster for the next lab, `, labTitle(v.target), ', is ready.'];

@@ -28,7 +28,10 @@ export interface ClusterRouteOptions {
 }
 
 /** The routes, over the runner's cluster service and preflight. */
-export function clusterRoutes(services: Pick<RunnerServices, 'clusters' | 'preflight' | 'system'>, opts: ClusterRouteOptions = {}): Route[] {
+export function clusterRoutes(
+  services: Pick<RunnerServices, 'clusters' | 'preflight' | 'system'>,
+  opts: ClusterRouteOptions = {},
+): Route[] {
   const manager: ClusterService = services.clusters;
   const heartbeatMs = opts.heartbeatMs ?? SSE_HEARTBEAT_MS;
   return [
