@@ -72,7 +72,7 @@ describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNo
         clusterOf: 'iptables',
         browser: { bypassCSP: true },
         // The host's memory as the decision reads it: room for one more cluster, on any machine.
-        course: { services: { system: fakeSystem({ memAvailableBytes: () => 8 * GiB }) } },
+        course: { warm: true, services: { system: fakeSystem({ memAvailableBytes: () => 8 * GiB }) } },
       },
     );
     stage.doubles.setState({ created: 'yes', slow: 'yes' });

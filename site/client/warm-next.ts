@@ -117,7 +117,8 @@ export class WarmNext extends HTMLElement {
         this.#show({ kind: 'warming', target });
         this.#follow(target);
       } else if (answer.reason === 'opted-out') this.#show({ kind: 'off' });
-      else if (answer.reason === 'exists') this.#show({ kind: 'hidden' });
+      // The runner's own settings (--no-warm, a workshop seat) are not the learner's to change: no line on every page.
+      else if (answer.reason === 'exists' || answer.reason === 'off' || answer.reason === 'seat') this.#show({ kind: 'hidden' });
       else
         this.#show({
           kind: 'declined',

@@ -171,30 +171,32 @@ describe('POST /api/clusters/:mode/warm', () => {
     return { ...a, parsed: a.status < 300 ? clusterWarmSchema.parse(a.json) : undefined };
   };
 
-  it('202 and the cluster starts ahead when memory allows; the answer is the wire shape', async () => {
-    const r = await serve(8 * GiB);
+  it.each([
+    {
+      memory: 'room for one more',
+      free: 8 * GiB,
+      status: 202,
+      answer: {
+        outcome: 'warming',
+        message: 'Starting the nftables cluster ahead: 8 GiB available; it needs about 2 GiB.',
+        events: '/api/clusters/events',
+      },
+      started: true,
+    },
+    {
+      memory: 'too little',
+      free: 1.5 * GiB,
+      status: 200,
+      answer: { outcome: 'declined', reason: 'memory', message: '1.5 GiB available; the nftables cluster needs about 2 GiB.' },
+      started: false,
+    },
+  ])('memory $memory: $status, an answer in the wire shape, and started: $started', async ({ free, status, answer, started }) => {
+    const r = await serve(free);
     const a = await warmCall(r, 'nftables', {});
-    expect(a.status).toBe(202);
-    expect(a.parsed).toEqual({
-      outcome: 'warming',
-      mode: 'nftables',
-      message: 'Starting the nftables cluster ahead: 8 GiB available; it needs about 2 GiB.',
-      events: '/api/clusters/events',
-    });
-    expect(manager.calls).toContain('ensure nftables retain=false ahead');
-  });
-
-  it('200 and declined, with the reason and its figures, when memory is short; nothing starts', async () => {
-    const r = await serve(1.5 * GiB);
-    const a = await warmCall(r, 'nftables');
-    expect(a.status).toBe(200);
-    expect(a.parsed).toEqual({
-      outcome: 'declined',
-      mode: 'nftables',
-      reason: 'memory',
-      message: '1.5 GiB available; the nftables cluster needs about 2 GiB.',
-    });
-    expect(manager.calls.some((c) => c.startsWith('ensure'))).toBe(false);
+    expect(a.status).toBe(status);
+    expect(a.parsed).toEqual({ mode: 'nftables', ...answer });
+    expect(manager.calls.includes('ensure nftables retain=false ahead')).toBe(started);
+    expect(manager.calls.filter((c) => c.startsWith('ensure'))).toHaveLength(started ? 1 : 0);
   });
 
   it('declines when the learner opted out, when the runner runs with --no-warm, and when the cluster exists', async () => {
