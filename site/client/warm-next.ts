@@ -122,7 +122,7 @@ export class WarmNext extends HTMLElement {
       else
         this.#show({
           kind: 'declined',
-          message: `Not starting the ${this.#name(target.mode)} cluster for the next lab ahead: ${answer.message}`,
+          message: `Not starting the next lab’s cluster ahead: ${lowerFirst(answer.message)}`,
         });
     } catch (err) {
       // No runner, or it said no in another way: the cluster panel already says what matters.
@@ -223,6 +223,11 @@ export class WarmNext extends HTMLElement {
     this.replaceChildren(el('span', { class: 'dplab-warm-text' }, ...parts), ...(control ? [control] : []));
     if (hadFocus && control) control.focus({ preventScroll: true });
   }
+}
+
+/** "The iptables cluster is…" → "the iptables cluster is…", after a colon. */
+function lowerFirst(text: string): string {
+  return /^[A-Z][a-z]/.test(text) ? text.charAt(0).toLowerCase() + text.slice(1) : text;
 }
 
 function readJson(text: string | undefined): unknown {
