@@ -198,6 +198,27 @@ describe('ensure: failure paths', () => {
     expect((await manager.ensure('iptables')).state).toBe('ready');
   });
 
+  it("delete cancels a cluster started ahead while it starts (the page's Stop), cleans up, and the mark goes", async () => {
+    const { d, manager, events } = setup('nftables', [
+      { tool: 'kind', match: '^create cluster ', when: { slow: 'yes' }, delayMs: 20_000, set: { created: 'yes' } },
+    ]);
+    d.setState({ slow: 'yes' });
+    // The run's waiter sees the cancel while delete still runs: take its answer from the start.
+    const p = manager.ensure('nftables', { ahead: true }).then(
+      () => new Error('not cancelled'),
+      (e: Error) => e,
+    );
+    while (!created(d)) await new Promise((r) => setTimeout(r, 50));
+    expect((await manager.status('nftables')).startedAhead).toBe(true);
+    expect((await manager.delete('nftables')).state).toBe('absent');
+    expect((await p).message).toMatch(/cancelled/);
+    expect(deleted(d)).toBe(true);
+    expect(manager.isProvisioning('nftables')).toBe(false);
+    const last = events.filter((e) => e.type === 'status').at(-1) as Extract<ClusterEvent, { type: 'status' }>;
+    expect(last.status).toMatchObject({ state: 'absent' });
+    expect(last.status.startedAhead).toBeUndefined();
+  });
+
   it('a node the stopped create was still making, which appears after the delete, is deleted too', async () => {
     // The engine finishes the killed kind's `docker run` after the first delete has run.
     const { d, manager } = setup('iptables', [

@@ -250,6 +250,25 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
   });
 });
 
+describe('a cluster started ahead', () => {
+  it('says so in its status while it starts and once ready, until it is deleted', async () => {
+    const { manager, events } = setup('nftables');
+    const ready = await manager.ensure('nftables', { ahead: true });
+    expect(ready.state).toBe('ready');
+    const statuses = events.flatMap((e) => (e.type === 'status' ? [e.status] : []));
+    expect(statuses.map((s) => `${s.state}:${s.startedAhead === true}`)).toEqual(['provisioning:true', 'ready:true']);
+    writeFileSync(kubeconfigPath('nftables'), 'apiVersion: v1\n');
+    expect((await manager.status('nftables')).startedAhead).toBe(true);
+    expect((await manager.status('iptables')).startedAhead).toBeUndefined();
+    await manager.delete('nftables');
+    expect(events.at(-1)).toMatchObject({ type: 'status', status: { state: 'absent' } });
+    expect((events.at(-1) as Extract<ClusterEvent, { type: 'status' }>).status.startedAhead).toBeUndefined();
+    // Started again by the learner, it is theirs: no mark.
+    await manager.ensure('nftables');
+    expect((await manager.status('nftables')).startedAhead).toBeUndefined();
+  });
+});
+
 describe('delete and status', () => {
   it('delete removes the cluster and its kubeconfig; status is cheap and reports absent', async () => {
     const { d, manager } = setup('iptables');

@@ -40,6 +40,8 @@ export interface EnsureOptions extends ManagerOptions {
   signal?: AbortSignal;
   /** This caller's view of the run's events (for the CLI's progress lines). */
   onEvent?: (event: ClusterEvent) => void;
+  /** Started ahead for a later lab (warm-decision.ts said yes): its status says so until it is deleted. */
+  ahead?: boolean;
 }
 
 interface Run {
@@ -72,6 +74,8 @@ export class ClusterManager {
   readonly #runs = new Map<Mode, Run>();
   readonly #lastError = new Map<Mode, ErrorJson>();
   readonly #lastProgress = new Map<Mode, Progress>();
+  /** Clusters started ahead (`ensure(mode, { ahead: true })`), until deleted or their start fails. */
+  readonly #ahead = new Set<Mode>();
 
   constructor(private readonly defaults: ManagerOptions = {}) {}
 
@@ -82,7 +86,10 @@ export class ClusterManager {
   /** Make sure `dplab-<mode>` exists and is healthy; concurrent callers share one run. */
   ensure(mode: Mode, opts: EnsureOptions = {}): Promise<ClusterStatus> {
     let run = this.#runs.get(mode);
-    if (!run) run = this.#start(mode, opts);
+    if (!run) {
+      if (opts.ahead) this.#ahead.add(mode);
+      run = this.#start(mode, opts);
+    }
     return this.#attach(mode, run, opts);
   }
 
@@ -98,6 +105,7 @@ export class ClusterManager {
     rmSync(kubeconfigPath(mode), { force: true });
     this.#lastError.delete(mode);
     this.#lastProgress.delete(mode);
+    this.#ahead.delete(mode);
     const status = baseStatus(mode, 'absent');
     this.#emit({ type: 'status', mode, status });
     return status;
@@ -118,7 +126,14 @@ export class ClusterManager {
   }
 
   #emit(event: ClusterEvent): void {
-    this.events.emit(event);
+    this.events.emit(event.type === 'status' ? { ...event, status: this.#marked(event.status) } : event);
+  }
+
+  /** A cluster started ahead says so while it starts and once ready (every panel shows it). */
+  #marked(status: ClusterStatus): ClusterStatus {
+    if (!this.#ahead.has(status.mode)) return status;
+    if (status.state === 'absent') this.#ahead.delete(status.mode);
+    return status.state === 'provisioning' || status.state === 'ready' ? { ...status, startedAhead: true } : status;
   }
 
   #attach(mode: Mode, run: Run, opts: EnsureOptions): Promise<ClusterStatus> {
@@ -354,7 +369,7 @@ export class ClusterManager {
         const provider = providers.get(mode)!;
         const l = lists.get(provider.id);
         return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal).then((st) =>
-          l?.blocked && st.state === 'absent' ? { ...st, blocked: true } : st,
+          l?.blocked && st.state === 'absent' ? { ...st, blocked: true } : this.#marked(st),
         );
       }),
     );

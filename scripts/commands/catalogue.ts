@@ -17,7 +17,7 @@ const ENTRIES = {
   serve: {
     summary: 'Serve the course, the runner API and the terminals on 127.0.0.1.',
     usage:
-      'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
+      "dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed] [--no-warm]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS, DPLAB_NO_WARM=1)\n  --no-warm   never start the next lab's cluster ahead while you work (a lab page asks for it when memory allows)",
   },
   build: {
     summary: 'Build the course into dist/ (serve --build-if-needed does it when a source changed).',

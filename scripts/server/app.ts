@@ -58,6 +58,8 @@ export interface RunnerOptions {
   sseHeartbeatMs?: number;
   /** Most shells open at once (DEFAULT_MAX_TERMINALS); one more socket is told so and closed. */
   maxTerminals?: number;
+  /** Whether a lab page may have the next lab's cluster started ahead (default yes; `dplab serve --no-warm`). */
+  warm?: boolean;
 }
 
 /** A classroom laptop runs a few tabs with a terminal or two each; 100 shells is an attack. */
@@ -116,7 +118,7 @@ export function createRunner(opts: RunnerOptions): Runner {
   const broadcast = new TerminalBroadcast();
   // The composition root: every route and the terminal notice run on these services.
   const services = runnerServices(opts.services);
-  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs, broadcast, viewerToken });
+  const routes = apiRoutes(services, { sseHeartbeatMs: opts.sseHeartbeatMs, broadcast, viewerToken, warm: opts.warm });
   const notice =
     typeof opts.terminalNotice === 'function'
       ? opts.terminalNotice

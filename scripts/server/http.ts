@@ -54,6 +54,10 @@ export interface ServeOptions {
   /** Host names besides loopback and the bound address that pages and the API answer to (--allow-host). */
   allowHosts?: readonly string[];
   maxTerminals?: number;
+  /** Whether lab pages may have the next lab's cluster started ahead (`--no-warm`: no). */
+  warm?: boolean;
+  /** The runner's services; tests replace the parts they play (the host's memory, say). */
+  services?: RunnerOptions['services'];
   /** Tests shorten these. */
   limits?: Partial<HttpLimits>;
   /**
@@ -123,6 +127,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     extraHosts: [...bound, ...(opts.allowHosts ?? [])],
     terminalNotice: opts.terminalNotice,
     maxTerminals: opts.maxTerminals,
+    warm: opts.warm,
+    services: opts.services,
   });
   const serveStatic = createStaticHandler(opts.siteDir);
   const building = opts.building;

@@ -235,7 +235,7 @@ export class ClusterPanel extends HTMLElement {
       return;
     }
     if (s.state === 'ready') {
-      const meta = `${nodeCountText(s)} · dataplane: ${s.proxyMode} · cluster ${s.name}`;
+      const meta = `${nodeCountText(s)}${s.startedAhead ? ' · started ahead' : ''} · dataplane: ${s.proxyMode} · cluster ${s.name}`;
       // The one-row bar may end it in "…": all of it on hover.
       parts.push(el('p', { class: 'dplab-cp-meta', title: meta }, meta));
     }
@@ -281,6 +281,8 @@ export class ClusterPanel extends HTMLElement {
         );
       }
       live.append(list);
+      if (s.startedAhead && s.state === 'provisioning')
+        live.append(el('p', { class: 'dplab-cp-note' }, 'Started ahead by the runner, for a later lab, while you worked on another.'));
       for (const n of s.progress.notes) live.append(el('p', { class: 'dplab-cp-note' }, n));
       if (this.#compact && actions.length > 1) {
         toggle = this.#toggle;

@@ -19,13 +19,15 @@ export interface RouteOptions {
   broadcast?: TerminalBroadcast;
   /** The read-only viewer token (the presenter's page asks for its link). */
   viewerToken?: string;
+  /** Whether the runner may start the next lab's cluster ahead (`dplab serve --no-warm`: no). */
+  warm?: boolean;
 }
 
 export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): readonly Route[] {
   return [
     ...healthRoutes,
     ...sessionRoutes,
-    ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
+    ...clusterRoutes(services, { heartbeatMs: opts.sseHeartbeatMs, warm: opts.warm }),
     ...labRoutes,
     ...replayRoutes(),
     ...activityRoutes(services.clusters, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
