@@ -15,6 +15,7 @@ import {
   kubeProxyReplacement,
   pass,
   podNotUsable,
+  socketLB,
 } from '../../scripts/labs/checks/index.ts';
 import type { Fact, Verdict } from '../../scripts/labs/checks/types.ts';
 import { z } from 'zod';
@@ -45,10 +46,16 @@ export const kprCheck = defineCheck({
     if (agent.status === 'fail') return agent;
     const seen = obs.agent.kind === 'cilium' ? (kubeProxyReplacement(obs.agent.status.stdout) ?? '') : '';
     const wrong = recorded(obs.answer, 'kpr', 'KubeProxyReplacement', seen, ctx.namespace, agent.facts);
+    const socket = obs.agent.kind === 'cilium' ? socketLB(obs.agent.status.stdout) : null;
+    const how = !socket
+      ? ' (`cilium-dbg status --verbose` did not say whether socket-level load balancing is on.)'
+      : socket.startsWith('Enabled')
+        ? ` Socket LB is ${socket}: a pod's connect() to a ClusterIP gets a backend's address before any packet leaves it.`
+        : ` Socket LB is ${socket}: the programs on each pod's interface translate a Service's packets one by one.`;
     return (
       wrong ??
       pass(
-        'Right: no kube-proxy runs here, and the Cilium agent reports KubeProxyReplacement: True. Its eBPF programs implement every Service.',
+        `Right: no kube-proxy runs here, and the Cilium agent reports KubeProxyReplacement: True. Its eBPF programs implement every Service.${how}`,
         agent.facts,
       )
     );

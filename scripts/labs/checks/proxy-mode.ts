@@ -1,7 +1,9 @@
 /**
  * "A node's proxy mode is M" (syllabus S3, E2). kube-proxy answers `/proxyMode` on
  * 127.0.0.1:10249 inside each node; on the Cilium cluster there is no kube-proxy, and the
- * agent's `cilium-dbg status` says `KubeProxyReplacement: True` instead.
+ * agent's `cilium-dbg status` says `KubeProxyReplacement: True` instead. Its `--verbose` form
+ * also says whether socket-level load balancing is on, which the verdict reports beside it: kind
+ * gives it only on a cgroup v2 host, so the course's recordings say which they ran with.
  */
 import { CommandError } from '../../base/exec.ts';
 import { MODE_INFO } from '../../catalogue/modes.ts';
@@ -22,6 +24,7 @@ export const CILIUM_STATUS_COMMAND = [
   '--',
   'cilium-dbg',
   'status',
+  '--verbose',
 ] as const;
 
 export const proxyModeObservationSchema = z.discriminatedUnion('kind', [
@@ -53,6 +56,14 @@ export function kubeProxyReplacement(statusText: string): string | null {
   return /^KubeProxyReplacement:\s+(\S+)/m.exec(statusText)?.[1] ?? null;
 }
 
+/** `Enabled (coverage Full)` from the `KubeProxyReplacement Details` block of `cilium-dbg status --verbose`, or null. */
+export function socketLB(statusText: string): string | null {
+  const on = /^\s+Socket LB:\s+(\S+)/m.exec(statusText)?.[1];
+  if (!on) return null;
+  const coverage = /^\s+Socket LB Coverage:\s+(.+?)\s*$/m.exec(statusText)?.[1];
+  return coverage ? `${on} (coverage ${coverage})` : on;
+}
+
 /** What the node says about who implements Services: kube-proxy's mode, or Cilium's replacement flag. */
 export function seenProxyMode(obs: ProxyModeObservation): string | null {
   return obs.kind === 'kube-proxy' ? obs.proxyMode : kubeProxyReplacement(obs.status.stdout);
@@ -77,6 +88,10 @@ export function evaluateProxyMode(obs: ProxyModeObservation, ctx: EvalContext): 
     fact('cilium-dbg status: KubeProxyReplacement', 'True', kpr ?? `not shown (exit code ${obs.status.exitCode})`),
     fact('kube-proxy DaemonSet', 'absent', hasKubeProxy ? 'present' : 'absent'),
   ];
-  if (facts.every((f) => f.ok)) return pass('No kube-proxy here: Cilium replaces it (KubeProxyReplacement: True).', facts);
-  return fail('This cluster should run Cilium with kube-proxy replacement and no kube-proxy DaemonSet.', facts);
+  if (!facts.every((f) => f.ok))
+    return fail('This cluster should run Cilium with kube-proxy replacement and no kube-proxy DaemonSet.', facts);
+  // Reported, not required: either way Cilium implements the Services, at connect() or per packet.
+  const socket = socketLB(obs.status.stdout);
+  facts.push(fact('cilium-dbg status --verbose: Socket LB', 'Enabled or Disabled', socket ?? 'not shown', socket !== null));
+  return pass('No kube-proxy here: Cilium replaces it (KubeProxyReplacement: True).', facts);
 }
