@@ -112,6 +112,13 @@ export function kindConfigFor(mode: Mode): string {
 }
 
 /** How many nodes the mode's kind config makes (its `nodes:` entries). */
+/** The worker nodes kind makes for the mode's config (`<name>-worker`, `<name>-worker2`, …), in order. */
+export function kindWorkerNames(mode: Mode, name: string): string[] {
+  const nodes = parseDocument(readFileSync(kindConfigPath(mode), 'utf8')).toJS()?.nodes as unknown;
+  const workers = Array.isArray(nodes) ? nodes.filter((n: { role?: unknown }) => n?.role === 'worker').length : 0;
+  return Array.from({ length: workers }, (_, i) => `${name}-worker${i === 0 ? '' : i + 1}`);
+}
+
 export function kindNodeCount(mode: Mode): number {
   const nodes = parseDocument(readFileSync(kindConfigPath(mode), 'utf8')).toJS()?.nodes as unknown;
   return Array.isArray(nodes) && nodes.length ? nodes.length : 1;
