@@ -12,14 +12,14 @@ import type { Mode } from '../catalogue/modes.ts';
 import { findObservationFiles, readObservationFile, STATES } from './observations.ts';
 import type { Lab } from './schema.ts';
 
-export interface Reworded {
+interface Reworded {
   /** The file, relative to the project. */
   file: string;
   from: string;
   to: string;
 }
 
-export interface NotReworded {
+interface NotReworded {
   file: string;
   why: string;
 }
