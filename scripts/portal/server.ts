@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { DplabError } from '../base/errors.ts';
 import { projectRoot } from '../base/paths.ts';
 import { GuessLimiters } from '../server/guess-limit.ts';
-import { clientSource } from './client-source.ts';
+import { clientSource, isOperator } from './client-source.ts';
 import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
 import { capConnections } from '../server/connection-shedding.ts';
 import { pageHeaders } from '../server/page-policy.ts';
@@ -186,8 +186,10 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
         });
       if (!right) wrongCodes.wrongGuess(source.key);
       else joins.wrongGuess(source.key);
-      // The operator's own user on this host (their browser, a script of theirs) is not counted.
-      const counted = !(source.uid !== undefined && source.uid === process.getuid?.()) && !source.key.startsWith('net:127.');
+      // The operator's own user on this host (their browser, a script of theirs) is not counted; a
+      // loopback client whose owner the kernel did not say is (before, it was not: a seat's shell
+      // whose line was missed in /proc/net/tcp under load took a third seat).
+      const counted = !isOperator(source);
       try {
         return sendJson(
           res,
