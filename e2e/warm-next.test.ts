@@ -3,31 +3,18 @@
  * on first-service, once its iptables cluster is ready, the page asks the runner for the next
  * lab's cluster (proxy-mode-rules, which this learner opens on nftables), and one line says so;
  * Stop deletes it, and the opt-out holds across a reload until the learner turns it on again.
- * The line is looked at in both sizes and themes (screenshots, the visibility audit, axe).
+ * The page runs under its own CSP. Its look at both sizes and themes (the visibility audit, axe)
+ * is the audit tier's e2e/warm-next-audit.test.ts; the stage is e2e/warm-next-stage.ts.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Page } from 'playwright-core';
-import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
-import { fakeSystem, healthyRules, nodesJson } from '../test/fixtures/cluster-scenarios.ts';
-import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
-import { auditPage } from './visibility-audit.ts';
-import { runAxe } from './axe-run.ts';
-import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
+import { hasChromium, chromiumNote, openSignedIn, type Stage } from './harness.ts';
+import { SCREENSHOT_DIR } from './workspace-view.ts';
+import { creates, deletes, GiB, LAB, line, lineState, NEXT_TITLE, warmNextStage } from './warm-next-stage.ts';
 
-const LAB = '/labs/first-service/';
-const NEXT_TITLE = 'Proxy mode and the rules behind web';
-const GiB = 1024 ** 3;
-const SHOTS = process.env.DPLAB_WARM_SHOTS ?? join(process.cwd(), 'test-results', 'screenshots', 'warm-next');
+const SHOTS = process.env.DPLAB_WARM_SHOTS ?? join(SCREENSHOT_DIR, 'warm-next');
 mkdirSync(SHOTS, { recursive: true });
-
-const creates = (stage: Stage) =>
-  stage.doubles.commandLines().filter((l) => l.startsWith('kind create cluster --name dplab-nftables ')).length;
-const deletes = (stage: Stage) =>
-  stage.doubles.commandLines().filter((l) => l.startsWith('kind delete cluster --name dplab-nftables ')).length;
-const line = (page: Page) => page.locator('dplab-warm-next');
-const lineState = (page: Page) => line(page).getAttribute('data-state');
 
 describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNote}`, { timeout: 120_000 }, () => {
   let stage: Stage;
@@ -35,54 +22,7 @@ describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNo
   let free = 8 * GiB;
 
   beforeAll(async () => {
-    const nft = (rest: object) => ({
-      tool: 'kubectl' as const,
-      match: ' --kubeconfig \\S*dplab-nftables\\.yaml get nodes -o json$',
-      ...rest,
-    });
-    stage = await stageWithDoubles(
-      {
-        rules: [
-          // iptables (this lab's) exists from the start; nftables once the runner has made it.
-          { tool: 'kind', match: '^get clusters$', when: { nft: 'yes' }, stdout: 'dplab-iptables\ndplab-nftables\n' },
-          { tool: 'kind', match: '^get clusters$', stdout: 'dplab-iptables\n' },
-          // A start that takes its time, until the test lets the next one through at once.
-          {
-            tool: 'kind',
-            match: '^create cluster --name dplab-nftables ',
-            when: { slow: 'yes' },
-            delayMs: 60_000,
-            set: { nft: 'yes' },
-            writesAfter: '--kubeconfig',
-            writes: 'apiVersion: v1\n',
-          },
-          {
-            tool: 'kind',
-            match: '^create cluster --name dplab-nftables ',
-            set: { nft: 'yes' },
-            writesAfter: '--kubeconfig',
-            writes: 'apiVersion: v1\n',
-          },
-          { tool: 'kind', match: '^delete cluster --name dplab-nftables ', set: { nft: 'no' } },
-          nft({ when: { nft: 'yes' }, stdout: nodesJson('nftables') }),
-          nft({ stderr: 'The connection to the server 127.0.0.1:6443 was refused\n', exit: 1 }),
-          ...firstServiceScenario('iptables').rules,
-          ...healthyRules('iptables'),
-        ],
-      },
-      {
-        clusterOf: 'iptables',
-        browser: { bypassCSP: true },
-        // The host's memory as the decision reads it: room for one more cluster, on any machine.
-        course: { warm: true, services: { system: fakeSystem({ memAvailableBytes: () => free }) } },
-      },
-    );
-    stage.doubles.setState({ created: 'yes', slow: 'yes' });
-    // This learner opened the next lab on nftables before: it opens there again, so that is its cluster.
-    await stage.browser.context.addInitScript(() => {
-      if (!localStorage.getItem('dplab:lab:proxy-mode-rules'))
-        localStorage.setItem('dplab:lab:proxy-mode-rules', JSON.stringify({ passed: {}, hints: {}, mode: 'nftables' }));
-    });
+    stage = await warmNextStage(() => free);
   });
   afterAll(async () => {
     await stage?.close();
@@ -108,29 +48,13 @@ describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNo
       .toContain('Started ahead');
   });
 
-  it('fits and reads in both sizes and both themes (screenshots, the visibility audit, axe)', async () => {
+  it('a reload shows the cluster started ahead again, and asks nothing more of the runner', async () => {
     const { page } = stage.browser;
-    for (const size of [
-      { width: 1280, height: 800 },
-      { width: 390, height: 844 },
-    ]) {
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.setViewportSize(size);
-        await page.emulateMedia({ colorScheme: scheme });
-        // A reload shows the cluster started ahead again, and asks nothing more of the runner.
-        await page.reload();
-        await expect.poll(() => lineState(page), { timeout: 30_000 }).toBe('warming');
-        expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
-        const findings = (await page.evaluate(auditPage, MIN_TEXT_PX)).filter((f) => f.selector.includes('warm'));
-        expect(findings).toEqual([]);
-        const box = await line(page).boundingBox();
-        expect(box!.x).toBeGreaterThanOrEqual(0);
-        expect(box!.x + box!.width).toBeLessThanOrEqual(size.width);
-        await page.screenshot({ path: join(SHOTS, `warming-${size.width}-${scheme}.png`) });
-        const axe = (await runAxe(page)).filter((v) => v.targets.some((t) => t.includes('warm')));
-        expect(axe).toEqual([]);
-      }
-    }
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.reload();
+    await expect.poll(() => lineState(page), { timeout: 30_000 }).toBe('warming');
+    await page.screenshot({ path: join(SHOTS, 'warming-390-dark-reloaded.png') });
     expect(creates(stage)).toBe(1);
   });
 
