@@ -2,7 +2,7 @@
  * Provisioning as an ordered list of actions (as kind does it): each has an id, a title the
  * UI shows, and `run(ctx)`. The manager runs them in order, emits start/end/fail, and cleans up.
  */
-import { CommandError, run } from '../base/exec.ts';
+import { CommandError, howItEnded, run } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
 import { ensureKubeconfigDir, kubectlFor, nodeHealth } from './kube.ts';
@@ -87,6 +87,38 @@ const logsFix = (ctx: ProvisionContext, what: string) =>
 /** `KubeProxyReplacement:    True   [eth0 …]` in `cilium-dbg status`. */
 export const KPR_TRUE = /^KubeProxyReplacement:\s+True\b/m;
 
+/**
+ * Wait, beside `kind create`, until `nodes` can take an image: kind has started kubeadm on the
+ * control plane (its CA exists), so its configuration step, which may patch and restart every
+ * node's containerd (`containerdConfigPatches`), is over; and each node's containerd answers.
+ */
+async function nodesTakeImages(ctx: ProvisionContext, nodes: readonly string[]): Promise<void> {
+  const probes = [
+    { node: `${ctx.name}-control-plane`, args: ['test', '-f', '/etc/kubernetes/pki/ca.crt'], not: 'kubeadm has not started yet' },
+    ...nodes.map((node) => ({ node, args: ['ctr', '--namespace', 'k8s.io', 'version'], not: 'containerd does not answer yet' })),
+  ];
+  await waitUntil(
+    async () => {
+      for (const p of probes) {
+        try {
+          await run('docker', ['exec', p.node, ...p.args], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+        } catch (err) {
+          if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
+          return { done: false, seen: `${p.node}: ${p.not} (${err.stderr.trim().split('\n').at(-1) || howItEnded(err)})` };
+        }
+      }
+      return { done: true, value: undefined };
+    },
+    {
+      timeoutMs: ctx.timeouts.create,
+      intervalMs: Math.min(ctx.timeouts.pollInterval, 1_000),
+      signal: ctx.signal,
+      what: `the nodes of ${ctx.name} to take images`,
+      fix: `Check \`docker ps -a --filter name=${ctx.name}\`; \`dplab doctor --mode ${ctx.mode}\` checks the host.`,
+    },
+  );
+}
+
 export const ACTIONS: readonly Action[] = [
   {
     id: 'preflight',
@@ -96,6 +128,50 @@ export const ACTIONS: readonly Action[] = [
       const err = preflightError(report);
       if (err) throw err;
       ctx.ciliumInstaller = report.ciliumInstaller;
+    },
+  },
+  {
+    id: 'images',
+    title: 'Load lab images into the nodes',
+    // Loading needs only the nodes' containerd, not a cluster: it starts beside `kind create`, as
+    // soon as kind has configured the nodes, and runs while kubeadm and the waits after it do.
+    beside: true,
+    fix: () => 'Loading images is an optimisation: `docker pull` them again, or remove them locally to skip this step.',
+    async run(ctx) {
+      const present: string[] = [];
+      for (const image of ctx.images) {
+        try {
+          await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+          present.push(image);
+        } catch (err) {
+          if (err instanceof CommandError && err.kind === 'failed') {
+            ctx.note(`Skipped ${image}: not present locally (the nodes will pull it when a lab needs it).`);
+            continue;
+          }
+          throw err;
+        }
+      }
+      if (present.length === 0) return;
+      // Into the workers only, where lab pods run (the control plane keeps kind's NoSchedule
+      // taint): one import fewer beside the nodes' start, which it slows (2 cores, measured).
+      const workers = kindWorkerNames(ctx.mode, ctx.name);
+      await nodesTakeImages(ctx, workers.length ? workers : [`${ctx.name}-control-plane`]);
+      const nodes = workers.length ? ['--nodes', workers.join(',')] : [];
+      for (const image of present) {
+        try {
+          await run('kind', ['load', 'docker-image', '--name', ctx.name, ...nodes, image], {
+            timeoutMs: ctx.timeouts.imageLoad,
+            signal: ctx.signal,
+          });
+        } catch (err) {
+          // Preloading is an optimisation. It fails for multi-arch images under Docker's
+          // containerd image store (Docker Desktop's default, new Docker installs: "ctr: content
+          // digest … not found"); the nodes pull the image themselves, so the start goes on.
+          if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
+          const why = (err.stderr || err.message).trim().split('\n').filter(Boolean).at(-1) ?? err.message;
+          ctx.note(`Could not preload ${image} (${why.slice(0, 200)}); the nodes will pull it when a lab needs it.`);
+        }
+      }
     },
   },
   {
@@ -123,43 +199,6 @@ export const ACTIONS: readonly Action[] = [
       ];
       if (ctx.retain) args.push('--retain');
       await run('kind', args, { timeoutMs: ctx.timeouts.create, signal: ctx.signal });
-    },
-  },
-  {
-    id: 'images',
-    title: 'Load lab images into the nodes',
-    // Loading needs the nodes' containerd, not a Ready node: it runs while the cluster comes up.
-    beside: true,
-    fix: () => 'Loading images is an optimisation: `docker pull` them again, or remove them locally to skip this step.',
-    async run(ctx) {
-      for (const image of ctx.images) {
-        try {
-          await run('docker', ['image', 'inspect', '--format', '{{.Id}}', image], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
-        } catch (err) {
-          if (err instanceof CommandError && err.kind === 'failed') {
-            ctx.note(`Skipped ${image}: not present locally (the nodes will pull it when a lab needs it).`);
-            continue;
-          }
-          throw err;
-        }
-        try {
-          // Into the workers only, where lab pods run (the control plane keeps kind's NoSchedule
-          // taint): one import fewer beside the nodes' start, which it slows (2 cores, measured).
-          const workers = kindWorkerNames(ctx.mode, ctx.name);
-          const nodes = workers.length ? ['--nodes', workers.join(',')] : [];
-          await run('kind', ['load', 'docker-image', '--name', ctx.name, ...nodes, image], {
-            timeoutMs: ctx.timeouts.imageLoad,
-            signal: ctx.signal,
-          });
-        } catch (err) {
-          // Preloading is an optimisation. It fails for multi-arch images under Docker's
-          // containerd image store (Docker Desktop's default, new Docker installs: "ctr: content
-          // digest … not found"); the nodes pull the image themselves, so the start goes on.
-          if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
-          const why = (err.stderr || err.message).trim().split('\n').filter(Boolean).at(-1) ?? err.message;
-          ctx.note(`Could not preload ${image} (${why.slice(0, 200)}); the nodes will pull it when a lab needs it.`);
-        }
-      }
     },
   },
   {

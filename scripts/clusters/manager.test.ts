@@ -6,6 +6,7 @@ import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scen
 import { ClusterManager, type ClusterEvent } from './manager.ts';
 import { kubeconfigPath, MODES, type Mode } from '../catalogue/modes.ts';
 import { CILIUM_VERSION } from '../base/versions.ts';
+import type { DplabError } from '../base/errors.ts';
 
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
   const d = installDoubles(scenario(mode, overrides), opts);
@@ -18,8 +19,8 @@ function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts:
 /** Lines without the preflight probes, which run in parallel and so in no fixed order. */
 const allProvisioningLines = (doubles: Doubles) =>
   doubles.commandLines().filter((l) => !/^(docker info|kind version|kubectl version|cilium version|helm version)/.test(l));
-/** The image load's lines: it runs beside the waits after `kind create`, so its lines interleave with theirs. */
-const isImageLine = (l: string) => /^(docker image inspect|kind load docker-image) /.test(l);
+/** The image load's lines: it runs beside `kind create` and the waits after it, so its lines interleave with theirs. */
+const isImageLine = (l: string) => /^(docker image inspect|docker exec|kind load docker-image) /.test(l);
 /** The provisioning lines in their fixed order, without the image load's. */
 const provisioningLines = (doubles: Doubles) => allProvisioningLines(doubles).filter((l) => !isImageLine(l));
 
@@ -42,14 +43,26 @@ describe('ensure: exact command lines per mode', () => {
         `kubectl --kubeconfig ${kc} get nodes -o json`,
       ]);
       const all = allProvisioningLines(d);
-      expect(all.filter(isImageLine)).toEqual([
+      const probes = [
+        `docker exec ${name}-control-plane test -f /etc/kubernetes/pki/ca.crt`,
+        `docker exec ${name}-worker ctr --namespace k8s.io version`,
+        `docker exec ${name}-worker2 ctr --namespace k8s.io version`,
+      ];
+      const images = all.filter(isImageLine);
+      expect(images.slice(0, 2)).toEqual([
         `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
-        // Into the workers only: lab pods never run on the control plane.
-        `kind load docker-image --name ${name} --nodes ${name}-worker,${name}-worker2 ${PRESENT_IMAGE}`,
         `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
       ]);
-      // The images go in after the nodes exist, and before the cluster is reported ready (its last node read).
-      expect(all.findIndex(isImageLine)).toBeGreaterThan(all.findIndex((l) => l.startsWith('kind create')));
+      // Then it waits for kubeadm to be under way and each worker's containerd to answer (asking
+      // again while the nodes do not exist yet), and loads into the workers only: lab pods never
+      // run on the control plane.
+      expect(images.slice(-4)).toEqual([
+        ...probes,
+        `kind load docker-image --name ${name} --nodes ${name}-worker,${name}-worker2 ${PRESENT_IMAGE}`,
+      ]);
+      expect(images.slice(2, -4).every((l) => probes.includes(l))).toBe(true);
+      // The load goes in once the nodes exist, and before the cluster is reported ready (its last node read).
+      expect(all.indexOf(images.at(-1)!)).toBeGreaterThan(all.findIndex((l) => l.startsWith('kind create')));
       expect(all.findLastIndex(isImageLine)).toBeLessThan(all.length - 1);
     });
   }
@@ -95,15 +108,8 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
     const { manager, events } = setup('iptables');
     await manager.ensure('iptables');
     const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    // The image load starts as soon as the nodes exist; the waits start beside it.
-    expect(actions.slice(0, 6)).toEqual([
-      'start preflight',
-      'end preflight',
-      'start create',
-      'end create',
-      'start images',
-      'start nodes-ready',
-    ]);
+    // The image load starts beside `kind create` (it waits there for the nodes); the waits follow create.
+    expect(actions.slice(0, 4)).toEqual(['start preflight', 'end preflight', 'start images', 'start create']);
     expect(actions.filter((a) => !a.endsWith(' images'))).toEqual(
       ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns'].flatMap((id) => [`start ${id}`, `end ${id}`]),
     );
@@ -131,6 +137,47 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
         ),
       ),
     );
+  });
+
+  it('the image load starts beside kind create: once kubeadm is under way the images go in before create has ended', async () => {
+    const { d, manager, events } = setup('iptables', [
+      // The nodes exist (and kubeadm runs) from the start of a create that takes a while.
+      {
+        tool: 'kind',
+        match: '^create cluster --name dplab-iptables ',
+        delayMs: 800,
+        set: { created: 'yes' },
+        writesAfter: '--kubeconfig',
+        writes: 'apiVersion: v1\n',
+      },
+    ]);
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(actions.indexOf('end images')).toBeGreaterThan(-1);
+    expect(actions.indexOf('end images')).toBeLessThan(actions.indexOf('end create'));
+    expect(d.commandLines()).toContain(
+      'kind load docker-image --name dplab-iptables --nodes dplab-iptables-worker,dplab-iptables-worker2 ' + PRESENT_IMAGE,
+    );
+  });
+
+  it('nodes that never take images: the load gives up within its bound, says what it saw, and the cluster goes', async () => {
+    const { d, manager } = setup('iptables', [
+      {
+        tool: 'docker',
+        match: '^exec dplab-iptables-worker2 ctr ',
+        stderr: 'ctr: failed to dial "/run/containerd/containerd.sock": connection refused\n',
+        exit: 1,
+      },
+      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 10_000 },
+    ]);
+    const err = await manager.ensure('iptables', { timeouts: { create: 600 } }).then(
+      () => undefined,
+      (e: DplabError) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Load lab images into the nodes"/);
+    expect(err?.details).toContain('dplab-iptables-worker2: containerd does not answer yet (ctr: failed to dial');
+    expect(d.commandLines().some((l) => l.startsWith('kind load'))).toBe(false);
+    expect(d.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
   });
 
   it('the image load runs beside the waits: it is under way before the Ready wait has answered', async () => {
