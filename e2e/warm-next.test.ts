@@ -65,8 +65,15 @@ describe.skipIf(!hasChromium)(`the next lab's cluster, started ahead${chromiumNo
     // From the keyboard.
     await stop.focus();
     await page.keyboard.press('Enter');
+    // At once, while the start is cancelled and its nodes deleted (seconds, on kind): what is happening.
+    await expect.poll(() => lineState(page), { timeout: 5_000 }).toBe('stopping');
+    expect(await line(page).innerText()).toBe(`Stopping the nftables cluster started ahead for ${NEXT_TITLE} and deleting it…`);
+    expect(await line(page).getByRole('button').count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'stopping-1280-dark.png') });
     await expect.poll(() => lineState(page), { timeout: 20_000 }).toBe('off');
     expect(deletes(stage)).toBeGreaterThanOrEqual(1);
+    // The keyboard's place stays in the line, now on its one button.
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Turn it on');
     expect(await line(page).innerText()).toContain('Starting the next lab’s cluster ahead is off.');
     expect(await page.evaluate(() => localStorage.getItem('dplab:warm-ahead'))).toBe('off');
     await expect.poll(() => stage.doubles.state().nft ?? 'no').toBe('no');

@@ -28,6 +28,8 @@ type View =
   | { kind: 'hidden' }
   | { kind: 'warming'; target: WarmTarget; step?: string }
   | { kind: 'ready'; target: WarmTarget }
+  /** Stop pressed: the start is being cancelled and what it made deleted (a few seconds on kind). */
+  | { kind: 'stopping'; target: WarmTarget }
   | { kind: 'failed'; target: WarmTarget }
   | { kind: 'declined'; message: string }
   | { kind: 'off' };
@@ -165,7 +167,7 @@ export class WarmNext extends HTMLElement {
     this.#source?.close();
     this.#source = undefined;
     this.#busy = true;
-    this.#render();
+    this.#show({ kind: 'stopping', target });
     try {
       await api(`/api/clusters/${encodeURIComponent(target.mode)}`, clusterStatusSchema, { method: 'DELETE' });
     } catch (err) {
@@ -212,6 +214,8 @@ export class WarmNext extends HTMLElement {
     } else if (v.kind === 'ready') {
       parts = [`The ${name(v.target)} cluster for the next lab, `, labTitle(v.target), ', is ready.'];
       control = button('Delete it, and don’t start ahead', () => void this.#stop(v.target));
+    } else if (v.kind === 'stopping') {
+      parts = [`Stopping the ${name(v.target)} cluster started ahead for `, labTitle(v.target), ' and deleting it…'];
     } else if (v.kind === 'failed') {
       parts = [`Starting the ${name(v.target)} cluster for `, labTitle(v.target), ' ahead did not work; that lab’s page will start it.'];
     } else if (v.kind === 'declined') {
@@ -220,8 +224,15 @@ export class WarmNext extends HTMLElement {
       parts = ['Starting the next lab’s cluster ahead is off.'];
       control = button('Turn it on', () => this.#turnOn());
     }
-    this.replaceChildren(el('span', { class: 'dplab-warm-text' }, ...parts), ...(control ? [control] : []));
-    if (hadFocus && control) control.focus({ preventScroll: true });
+    const text = el('span', { class: 'dplab-warm-text' }, ...parts);
+    this.replaceChildren(text, ...(control ? [control] : []));
+    if (!hadFocus) return;
+    // Focus stays in the line (a keyboard user pressed Stop here): on its button, or on the text while it has none.
+    if (control) control.focus({ preventScroll: true });
+    else {
+      text.tabIndex = -1;
+      text.focus({ preventScroll: true });
+    }
   }
 }
 
