@@ -22,6 +22,7 @@ function facts(over: Partial<WarmFacts> & { states?: Partial<Record<Mode, Cluste
     seat: false,
     clusters: async () => MODES.map((mode) => ({ mode, state: states[mode] })),
     system: fakeSystem({ memAvailableBytes: () => 8 * GiB }),
+    blocker: async () => undefined,
     ...over,
   };
 }
@@ -94,7 +95,31 @@ describe('warmDecision', () => {
   });
 });
 
+describe('a start that would fail at its first step', () => {
+  it('is not tried: the preflight’s first failure is the reason', async () => {
+    const blocker = async () =>
+      'This kernel (6.1.0) has no ip_vs module to load (not in modules.dep): kube-proxy’s IPVS mode cannot start on it.';
+    expect(await warmDecision(facts({ mode: 'ipvs', blocker }))).toEqual({
+      warm: false,
+      reason: 'host',
+      message:
+        'The IPVS cluster cannot start here. This kernel (6.1.0) has no ip_vs module to load (not in modules.dep): kube-proxy’s IPVS mode cannot start on it.',
+    });
+  });
+});
+
 describe('what the decision reads', () => {
+  it('the host is asked last (it runs docker, kind and kubectl), only when everything else says yes', async () => {
+    let asked = 0;
+    const counting = { blocker: async () => (asked++, undefined) };
+    await warmDecision(facts({ optedOut: true, ...counting }));
+    await warmDecision(facts({ states: { nftables: 'ready' }, ...counting }));
+    await warmDecision(facts({ system: fakeSystem({ memAvailableBytes: () => 1.5 * GiB }), ...counting }));
+    expect(asked).toBe(0);
+    expect((await warmDecision(facts(counting))).warm).toBe(true);
+    expect(asked).toBe(1);
+  });
+
   it('the clusters are not read when the learner, the runner or the seat already said no', async () => {
     let reads = 0;
     const counting = { clusters: async () => (reads++, []) };

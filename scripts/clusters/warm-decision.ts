@@ -20,6 +20,11 @@ export interface WarmFacts {
   clusters: () => Promise<readonly Pick<ClusterStatus, 'mode' | 'state'>[]>;
   /** The host's memory, as the doctor reads it. */
   system: PreflightSystem;
+  /**
+   * What on this host stops the mode's cluster from starting (the preflight's first failure, such
+   * as a kernel without ip_vs), or undefined; asked last, since it runs `docker`, `kind` and `kubectl`.
+   */
+  blocker: () => Promise<string | undefined>;
 }
 
 export type WarmDecision = { warm: true; message: string } | { warm: false; reason: WarmDecline; message: string };
@@ -48,6 +53,9 @@ export async function warmDecision(f: WarmFacts): Promise<WarmDecision> {
   const memory = checkMemory(f.system, [f.mode], 1);
   // Only when the doctor would say ok: a warning (too little, or unknown) is a reason not to.
   if (memory.status !== 'ok') return no('memory', `${memory.detail.replace(/one cluster needs/, `${name} needs`)}`);
+  // A start that would fail at its first step is not tried: the lab's own page says why and how to fix it.
+  const blocker = await f.blocker();
+  if (blocker) return no('host', `${capital(name)} cannot start here. ${blocker}`);
   return { warm: true, message: `Starting ${name} ahead: ${memory.detail.replace(/one cluster needs/, 'it needs')}` };
 }
 

@@ -64,7 +64,7 @@ export const clusterWarmRequestSchema = z.strictObject({
 });
 
 /** Why the runner did not start a cluster ahead (scripts/clusters/warm-decision.ts decides). */
-const warmDeclineSchema = z.enum(['opted-out', 'off', 'seat', 'exists', 'busy', 'memory']);
+const warmDeclineSchema = z.enum(['opted-out', 'off', 'seat', 'exists', 'busy', 'memory', 'host']);
 export type WarmDecline = z.infer<typeof warmDeclineSchema>;
 
 /** POST /api/clusters/:mode/warm's answer: 202 and warming (progress on the event stream), or 200 and declined, with one sentence why. */

@@ -154,14 +154,23 @@ describe('GET /api/doctor', () => {
 describe('POST /api/clusters/:mode/warm', () => {
   const GiB = 1024 ** 3;
   let warmRunner: TestRunner | undefined;
+  // Docker, kind and kubectl answer as on a healthy host (the decision asks the preflight last).
+  let d: Doubles;
+  let restore: () => void;
+  beforeEach(() => {
+    d = useDoubles(scenario('iptables'));
+    restore = applyEnv(d.env);
+  });
   afterEach(async () => {
     await warmRunner?.close();
     warmRunner = undefined;
+    restore();
+    d.cleanup();
   });
   /** A runner whose host has `free` bytes available, started with warming on or off. */
-  async function serve(free: number, warm?: boolean) {
+  async function serve(free: number, warm?: boolean, files?: Record<string, string>) {
     warmRunner = await serveRunner(
-      { clusters: manager, preflight: runPreflight, system: fakeSystem({ memAvailableBytes: () => free }) },
+      { clusters: manager, preflight: runPreflight, system: fakeSystem({ memAvailableBytes: () => free, files }) },
       { sseHeartbeatMs: 50, warm },
     );
     return warmRunner;
@@ -210,6 +219,25 @@ describe('POST /api/clusters/:mode/warm', () => {
     r = await serve(8 * GiB, false);
     expect((await warmCall(r, 'ipvs')).parsed).toMatchObject({ outcome: 'declined', reason: 'off' });
     expect(manager.calls.some((c) => c.startsWith('ensure'))).toBe(false);
+  });
+
+  it('a cluster this host cannot start is not tried: IPVS on a kernel without ip_vs declines with the preflight’s reason', async () => {
+    const r = await serve(8 * GiB, true, {
+      '/proc/modules': 'nf_conntrack 196608 5 - Live 0x0\n',
+      '/proc/sys/kernel/osrelease': '6.1.0-test\n',
+      '/lib/modules/6.1.0-test/modules.dep': 'kernel/net/netfilter/nf_conntrack.ko:\n',
+    });
+    const a = await warmCall(r, 'ipvs');
+    expect(a.status).toBe(200);
+    expect(a.parsed).toEqual({
+      outcome: 'declined',
+      mode: 'ipvs',
+      reason: 'host',
+      message: expect.stringMatching(/^The IPVS cluster cannot start here\. This kernel \(6\.1\.0-test\) has no ip_vs, .*module to load/),
+    });
+    // The same host starts the nftables cluster ahead.
+    expect((await warmCall(r, 'nftables')).status).toBe(202);
+    expect(manager.calls.filter((c) => c.startsWith('ensure'))).toEqual(['ensure nftables retain=false ahead']);
   });
 
   it('a workshop seat declines even with memory to spare', async () => {

@@ -13,6 +13,7 @@ import { clusterWarmRequestSchema, type ClusterWarm } from '../../wire/clusters.
 import { describeIssues } from '../../wire/validate.ts';
 import { DplabError } from '../../base/errors.ts';
 import { warmDecision } from '../../clusters/warm-decision.ts';
+import { preflightError } from '../../preflight/index.ts';
 
 /** Proxies and browsers drop idle streams; a comment line every 15 s keeps it open. */
 
@@ -97,6 +98,8 @@ export function clusterRoutes(
           seat: seatId() !== undefined,
           clusters: () => manager.statusAll({ signal: ctx.signal }),
           system: services.system,
+          blocker: async () =>
+            preflightError(await services.preflight({ modes: [mode], clusters: 1, system: services.system, signal: ctx.signal }))?.message,
         });
         if (!decision.warm) {
           const answer: ClusterWarm = { outcome: 'declined', mode, reason: decision.reason, message: decision.message };
