@@ -2,7 +2,7 @@
  * The two checks of first-service that combine library pieces in a lab-specific way; the
  * other steps use library checks as they are (see lab.ts).
  */
-import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
+import { kubeProxyMode } from '../../scripts/catalogue/modes.ts';
 import {
   defineCheck,
   evaluateConfigMapValue,
@@ -77,7 +77,7 @@ export const proxyModeCheck = defineCheck({
     const answer = evaluateConfigMapValue('proxy-mode', 'mode', seen, obs.answer, ctx);
     const facts = [...node.facts, ...answer.facts];
     if (answer.status === 'fail') return { ...answer, facts };
-    const who = MODE_INFO[ctx.mode].proxyMode ? `kube-proxy in ${seen} mode` : 'Cilium, with no kube-proxy (KubeProxyReplacement: True)';
+    const who = kubeProxyMode(ctx.mode) ? `kube-proxy in ${seen} mode` : 'Cilium, with no kube-proxy (KubeProxyReplacement: True)';
     return pass(`Right: Services on this cluster are implemented by ${who}.`, facts);
   },
 });
