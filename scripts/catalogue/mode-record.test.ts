@@ -7,7 +7,17 @@
  * lists the files in order.
  */
 import { describe, expect, it } from 'vitest';
-import { agentExec, dataplaneName, MODE_INFO, MODES, type Agent, type DataplaneOf, type ModeRecord, type Mode } from './modes.ts';
+import {
+  agentExec,
+  CLUSTER_FOOTPRINT,
+  dataplaneName,
+  MODE_INFO,
+  MODES,
+  type Agent,
+  type DataplaneOf,
+  type ModeRecord,
+  type Mode,
+} from './modes.ts';
 import { ENTRY_COUNTS } from '../labs/checks/scale.ts';
 import { RULE_DUMPS, ruleDumpOf } from '../dataplane/read-commands.ts';
 import { DATAPLANE_KINDS, replacesKubeProxy, type DataplaneKind } from '../wire/modes.ts';
@@ -34,6 +44,7 @@ const FIFTH: Fifth = {
   dataplane: { kind: 'agent', agent: CALICO },
   podSubnet: '10.248.0.0/16',
   serviceSubnet: '10.100.0.0/16',
+  footprint: { memoryBytes: 4 * 1024 ** 3, cpus: 3 },
   // A real fifth dataplane brings its own format (ARCHITECTURE.md, "A parser"); any known one type-checks here.
   rules: { format: 'cilium-json', count: { what: 'NAT frontends', command: ['sh', '-c', 'calico-node -bpf nat dump | wc -l'] } },
 };
@@ -47,6 +58,7 @@ const FIELDS = {
   podSubnet: true,
   serviceSubnet: true,
   rules: true,
+  footprint: true,
 } as const satisfies Record<keyof ModeRecord, true>;
 
 function without<K extends keyof Fifth>(record: Fifth, field: K): Omit<Fifth, K> {
@@ -70,6 +82,8 @@ const _noPodSubnet: Fifth = without(FIFTH, 'podSubnet');
 const _noServiceSubnet: Fifth = without(FIFTH, 'serviceSubnet');
 // @ts-expect-error a mode without how its rules are read
 const _noRules: Fifth = without(FIFTH, 'rules');
+// @ts-expect-error a mode without what its cluster asks of the host
+const _noFootprint: Fifth = without(FIFTH, 'footprint');
 // @ts-expect-error an agent mode whose dataplane is kube-proxy's: the kind must be the wire's
 const _wrongKind: Fifth = { ...FIFTH, dataplane: { kind: 'kube-proxy', proxyMode: 'iptables' } };
 // @ts-expect-error an agent without the kernel it needs (every Agent field is required alike)
@@ -117,6 +131,7 @@ describe('a mode is one record', () => {
     for (const mode of MODES) {
       expect(RULE_DUMPS[mode]).toEqual(ruleDumpOf(MODE_INFO[mode]));
       expect(ENTRY_COUNTS[mode].what).toBe(MODE_INFO[mode].rules.count.what);
+      expect(CLUSTER_FOOTPRINT[mode]).toBe(MODE_INFO[mode].footprint);
     }
     expect(replacesKubeProxy('calico-ebpf')).toBe(false);
   });

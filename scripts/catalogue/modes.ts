@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { kindConfigDir, stateDir } from '../base/paths.ts';
 import { DplabError } from '../base/errors.ts';
-import { CILIUM_VERSION } from '../base/versions.ts';
+import { CILIUM_VERSION, CLUSTER_BUDGETS } from '../base/versions.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { Format } from '../wire/formats.ts';
 
@@ -71,6 +71,8 @@ export interface ModeRecord<M extends string = Mode, D extends Dataplane = Datap
   podSubnet: string;
   serviceSubnet: string;
   rules: RuleRead;
+  /** What one cluster of it asks of the host (a budget of CLUSTER_BUDGETS, which says where the figures come from). */
+  footprint: { memoryBytes: number; cpus: number };
 }
 
 /** Cilium as kube-proxy replacement (its Helm chart's names). */
@@ -96,6 +98,7 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     dataplane: { kind: 'kube-proxy', proxyMode: 'iptables' },
     podSubnet: '10.244.0.0/16',
     serviceSubnet: '10.96.0.0/16',
+    footprint: CLUSTER_BUDGETS.kubeProxy,
     rules: {
       format: 'iptables-save',
       count: { what: 'KUBE-* rules in iptables-save', command: ['sh', '-c', "iptables-save | grep -c '^-A KUBE-'"] },
@@ -108,6 +111,8 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     dataplane: { kind: 'kube-proxy', proxyMode: 'ipvs' },
     podSubnet: '10.245.0.0/16',
     serviceSubnet: '10.97.0.0/16',
+    // Not measured on kind (its guest under emulation did not keep a cluster): the same components as iptables.
+    footprint: CLUSTER_BUDGETS.kubeProxy,
     rules: {
       // kind nodes ship no ipvsadm; /proc/net/ip_vs needs nothing installed.
       format: 'proc-ip-vs',
@@ -127,6 +132,7 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     dataplane: { kind: 'kube-proxy', proxyMode: 'nftables' },
     podSubnet: '10.246.0.0/16',
     serviceSubnet: '10.98.0.0/16',
+    footprint: CLUSTER_BUDGETS.kubeProxy,
     rules: {
       format: 'nft-json',
       count: { what: 'lines of `nft list table ip kube-proxy`', command: ['sh', '-c', 'nft list table ip kube-proxy | wc -l'] },
@@ -139,6 +145,7 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     dataplane: { kind: 'agent', agent: CILIUM },
     podSubnet: '10.247.0.0/16',
     serviceSubnet: '10.99.0.0/16',
+    footprint: CLUSTER_BUDGETS.cilium,
     rules: {
       format: 'cilium-json',
       count: { what: 'frontends in `cilium-dbg service list`', command: ['sh', '-c', "cilium-dbg service list | grep -cE '^[0-9]'"] },
@@ -153,6 +160,9 @@ export const modeRecord = (mode: Mode): ModeRecord => MODE_INFO[mode];
 export function perMode<T>(of: (record: ModeRecord) => T): Readonly<Record<Mode, T>> {
   return Object.fromEntries(MODES.map((m) => [m, of(MODE_INFO[m])])) as Record<Mode, T>;
 }
+
+/** What one cluster of each mode asks of its host. */
+export const CLUSTER_FOOTPRINT = perMode((r) => r.footprint);
 
 /** kube-proxy's mode on a mode's nodes, or null where an agent replaces kube-proxy. */
 export function kubeProxyMode(mode: Mode): ProxyMode | null {
