@@ -99,6 +99,26 @@ const _fiveKinds: Record<FiveModes, DataplaneKind> = DATAPLANE_KINDS;
 const _fiveRecords: { readonly [M in FiveModes]: ModeRecord<M> } = MODE_INFO;
 
 describe('a mode is one record', () => {
+  it('each record refused above lacks what the compiler said, and every field has its refused record', () => {
+    const refused: [object, keyof typeof FIELDS][] = [
+      [_noId, 'id'],
+      [_noTitle, 'title'],
+      [_noShort, 'short'],
+      [_noDataplane, 'dataplane'],
+      [_noPodSubnet, 'podSubnet'],
+      [_noServiceSubnet, 'serviceSubnet'],
+      [_noRules, 'rules'],
+      [_noFootprint, 'footprint'],
+    ];
+    for (const [record, field] of refused) expect(Object.keys(record), field).not.toContain(field);
+    expect(refused.map(([, field]) => field).sort()).toEqual(Object.keys(FIELDS).sort());
+    expect(_wrongKind.dataplane.kind).toBe('kube-proxy');
+    expect(_agentWithoutKernel.kernel).toBeUndefined();
+    expect(_kubeProxyWithoutMode).not.toHaveProperty('proxyMode');
+    expect(Object.keys(_fiveKinds)).not.toContain('calico-ebpf');
+    expect(Object.keys(_fiveRecords)).not.toContain('calico-ebpf');
+  });
+
   it('a fifth mode, given only its record, is read like the others', () => {
     expect(Object.keys(FIFTH).sort()).toEqual(Object.keys(FIELDS).sort());
     expect(ruleDumpOf(FIFTH)).toEqual({ format: 'cilium-json', agent: CALICO, command: ['cilium-dbg', 'service', 'list', '-o', 'json'] });
