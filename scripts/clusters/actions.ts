@@ -7,7 +7,7 @@ import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
 import { ensureKubeconfigDir, kubectlFor, nodeHealth } from './kube.ts';
 import { kindConfigFor, kindNodeCount, kindOverlay, kindWorkerNames } from './kind-overlay.ts';
-import { type Mode } from '../catalogue/modes.ts';
+import { agentExec, CILIUM, MODES, modeRecord, runsAgent, unreachable, type Agent, type Mode } from '../catalogue/modes.ts';
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
 import { CILIUM_HELM_REPO, CILIUM_VERSION } from '../base/versions.ts';
 import { waitUntil } from './wait.ts';
@@ -119,6 +119,48 @@ async function nodesTakeImages(ctx: ProvisionContext, nodes: readonly string[]):
   );
 }
 
+/** Whose pods and logs to look at when the dataplane does not come up. */
+function dataplanePods(mode: Mode): string {
+  const d = modeRecord(mode).dataplane;
+  switch (d.kind) {
+    case 'kube-proxy':
+      return 'kube-proxy (`-l k8s-app=kube-proxy`)';
+    case 'agent':
+      return `the ${d.agent.daemonSet} agents (\`-l ${d.agent.podLabel}\`)`;
+    default:
+      return unreachable(d);
+  }
+}
+
+/** The agent's DaemonSet rolled out, then the agent saying it replaces kube-proxy. */
+async function waitForAgent(ctx: ProvisionContext, agent: Agent): Promise<void> {
+  const kubectl = kubectlFor(ctx.mode);
+  const r = rolloutArgs(ctx, 'daemonset', agent.daemonSet);
+  await kubectl(r.args, r.opts);
+  await waitUntil(
+    async () => {
+      try {
+        const s = await kubectl(agentExec(agent, agent.status), {
+          timeoutMs: ctx.timeouts.quick,
+          signal: ctx.signal,
+        });
+        const line = s.stdout.split('\n').find((l) => l.startsWith('KubeProxyReplacement')) ?? '(no KubeProxyReplacement line)';
+        return KPR_TRUE.test(s.stdout) ? { done: true, value: undefined } : { done: false, seen: line };
+      } catch (err) {
+        if (err instanceof CommandError && err.kind !== 'aborted' && err.kind !== 'tool-missing')
+          return { done: false, seen: err.details ?? err.message };
+        throw err;
+      }
+    },
+    {
+      timeoutMs: ctx.timeouts.kubeProxyReplacement,
+      intervalMs: ctx.timeouts.pollInterval,
+      signal: ctx.signal,
+      what: `${agent.name} to report \`KubeProxyReplacement: True\``,
+    },
+  );
+}
+
 export const ACTIONS: readonly Action[] = [
   {
     id: 'preflight',
@@ -204,8 +246,8 @@ export const ACTIONS: readonly Action[] = [
   {
     id: 'cilium-install',
     title: `Install Cilium ${CILIUM_VERSION} as kube-proxy replacement`,
-    modes: ['cilium'],
-    fix: (ctx) => logsFix(ctx, 'the cilium pods (`-l k8s-app=cilium`)'),
+    modes: MODES.filter((m) => runsAgent(m, CILIUM)),
+    fix: (ctx) => logsFix(ctx, `the ${CILIUM.daemonSet} pods (\`-l ${CILIUM.podLabel}\`)`),
     async run(ctx) {
       const c = ciliumInstallCommand(ctx.name, ctx.kubeconfig, ctx.ciliumInstaller);
       await run(c.file, c.args, { timeoutMs: ctx.timeouts.ciliumInstall, signal: ctx.signal, ...(c.env ? { env: c.env } : {}) });
@@ -242,38 +284,21 @@ export const ACTIONS: readonly Action[] = [
   {
     id: 'dataplane',
     title: 'Wait for the dataplane (kube-proxy or Cilium)',
-    fix: (ctx) => logsFix(ctx, ctx.mode === 'cilium' ? 'the cilium agents (`-l k8s-app=cilium`)' : 'kube-proxy (`-l k8s-app=kube-proxy`)'),
+    fix: (ctx) => logsFix(ctx, dataplanePods(ctx.mode)),
     async run(ctx) {
       const kubectl = kubectlFor(ctx.mode);
-      if (ctx.mode !== 'cilium') {
-        const r = rolloutArgs(ctx, 'daemonset', 'kube-proxy');
-        await kubectl(r.args, r.opts);
-        return;
+      const d = modeRecord(ctx.mode).dataplane;
+      switch (d.kind) {
+        case 'kube-proxy': {
+          const r = rolloutArgs(ctx, 'daemonset', 'kube-proxy');
+          await kubectl(r.args, r.opts);
+          return;
+        }
+        case 'agent':
+          return waitForAgent(ctx, d.agent);
+        default:
+          return unreachable(d);
       }
-      const r = rolloutArgs(ctx, 'daemonset', 'cilium');
-      await kubectl(r.args, r.opts);
-      await waitUntil(
-        async () => {
-          try {
-            const s = await kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status'], {
-              timeoutMs: ctx.timeouts.quick,
-              signal: ctx.signal,
-            });
-            const line = s.stdout.split('\n').find((l) => l.startsWith('KubeProxyReplacement')) ?? '(no KubeProxyReplacement line)';
-            return KPR_TRUE.test(s.stdout) ? { done: true, value: undefined } : { done: false, seen: line };
-          } catch (err) {
-            if (err instanceof CommandError && err.kind !== 'aborted' && err.kind !== 'tool-missing')
-              return { done: false, seen: err.details ?? err.message };
-            throw err;
-          }
-        },
-        {
-          timeoutMs: ctx.timeouts.kubeProxyReplacement,
-          intervalMs: ctx.timeouts.pollInterval,
-          signal: ctx.signal,
-          what: 'Cilium to report `KubeProxyReplacement: True`',
-        },
-      );
     },
   },
   {

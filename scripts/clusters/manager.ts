@@ -11,7 +11,7 @@ import { dockerBlocker, type PreflightSystem } from '../preflight/index.ts';
 import { actionFailure, type Action, type ProvisionContext } from './actions.ts';
 import { Emitter, type ClusterEvent } from './events.ts';
 import { nodeHealth } from './kube.ts';
-import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from '../catalogue/modes.ts';
+import { clusterName, dataplaneName, kubeconfigPath, modeRecord, MODES, type Mode } from '../catalogue/modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
@@ -54,10 +54,16 @@ interface Run {
   actions: readonly Action[];
 }
 
-const proxyModeOf = (mode: Mode) => MODE_INFO[mode].proxyMode ?? 'cilium';
-
 function baseStatus(mode: Mode, state: ClusterStatus['state']): ClusterStatus {
-  return { mode, name: clusterName(mode), state, nodes: 0, readyNodes: 0, proxyMode: proxyModeOf(mode), kubeconfig: kubeconfigPath(mode) };
+  return {
+    mode,
+    name: clusterName(mode),
+    state,
+    nodes: 0,
+    readyNodes: 0,
+    proxyMode: dataplaneName(modeRecord(mode)),
+    kubeconfig: kubeconfigPath(mode),
+  };
 }
 
 function cancelled(mode: Mode, retained: boolean): DplabError {

@@ -1,7 +1,7 @@
 /**
  * Whether the runner starts a cluster ahead (issue 41: the next lab's cluster warms while the
  * learner works on this one). One place decides, and a decline says why in one sentence with
- * its figures; the memory figures are the doctor's (`checkMemory`, CLUSTER_FOOTPRINT).
+ * its figures; the memory figures are the doctor's (`checkMemory`, CLUSTER_FOOTPRINT in scripts/catalogue/modes.ts).
  */
 import { MODE_INFO, MODES, type Mode } from '../catalogue/modes.ts';
 import { checkMemory } from '../preflight/memory.ts';

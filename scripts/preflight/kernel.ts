@@ -3,8 +3,8 @@
  * limits for many kubelets, the IPVS modules for the IPVS mode, the kernel release for Cilium and
  * nftables, and cgroup v2 with private cgroup namespaces for Cilium's socket load balancer.
  */
-import type { Mode } from '../catalogue/modes.ts';
-import { CILIUM_VERSION, compareVersions } from '../base/versions.ts';
+import { agentOf, type Agent, type Mode } from '../catalogue/modes.ts';
+import { compareVersions } from '../base/versions.ts';
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
@@ -13,8 +13,6 @@ const MIN_INOTIFY_WATCHES = 524_288;
 const MIN_INOTIFY_INSTANCES = 512;
 /** What kube-proxy's IPVS mode loads: the core, the schedulers the labs use (ipvs-inspect switches to lc), and conntrack. */
 const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'] as const;
-/** Cilium's minimum kernel since 1.18 (its system requirements; 1.19 keeps it). */
-const MIN_KERNEL_FOR_CILIUM = '5.10';
 /** kube-proxy's nftables mode needs nftables features from this kernel on (Kubernetes docs, "nftables proxy mode"). */
 const MIN_KERNEL_FOR_NFTABLES = '5.13';
 
@@ -113,10 +111,15 @@ function kernelRelease(text: string): string | null {
   return /^(\d+\.\d+(?:\.\d+)?)/.exec(text.trim())?.[1] ?? null;
 }
 
-/** The Docker host's kernel is the nodes' kernel: Cilium needs ≥ 5.10, the nftables mode ≥ 5.13. */
+/** The agents of these modes, each once, in the modes' order. */
+function agentsOf(modes: readonly Mode[]): Agent[] {
+  return [...new Set(modes.map(agentOf).filter((a) => a !== null))];
+}
+
+/** The Docker host's kernel is the nodes' kernel: each agent needs its own minimum (Cilium ≥ 5.10), the nftables mode ≥ 5.13. */
 export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
   const needs = [
-    ...(modes.includes('cilium') ? [{ what: `Cilium ${CILIUM_VERSION}`, min: MIN_KERNEL_FOR_CILIUM }] : []),
+    ...agentsOf(modes).map((a) => a.kernel),
     ...(modes.includes('nftables') ? [{ what: "kube-proxy's nftables mode", min: MIN_KERNEL_FOR_NFTABLES }] : []),
   ];
   if (needs.length === 0) return null;
@@ -148,7 +151,7 @@ export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo):
  * must sit in a private cgroup namespace, or the nodes' programs see each other's sockets.
  */
 export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo, system?: PreflightSystem): Finding | null {
-  if (!modes.includes('cilium')) return null;
+  if (!agentsOf(modes).some((a) => a.cgroupV2)) return null;
   const base = { id: 'cgroups', title: 'cgroup v2 and cgroup namespaces' };
   if (!docker || docker.cgroupVersion === '')
     return {

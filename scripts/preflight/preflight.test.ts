@@ -7,7 +7,7 @@ import { checkCgroups, checkInotify, checkIpvsModules, checkKernelVersion } from
 import { isRemoteDockerHost, nodeIpsReachableFromHost, type DockerInfo } from './docker.ts';
 import { checkMemory } from './memory.ts';
 import { kubectlFinding } from './tools.ts';
-import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
+import { CLUSTER_FOOTPRINT } from '../catalogue/modes.ts';
 
 const GiB = 1024 ** 3;
 

@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CLUSTER_FOOTPRINT } from '../../scripts/base/versions.ts';
+import { CLUSTER_FOOTPRINT } from '../../scripts/catalogue/modes.ts';
 import { projectRoot } from '../../scripts/base/paths.ts';
 import { report, type BenchRow } from './lib/report.ts';
 import { ciliumInstallCommand } from '../../scripts/clusters/actions.ts';

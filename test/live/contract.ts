@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { KPR_TRUE } from '../../scripts/clusters/actions.ts';
 import { kindOverlay } from '../../scripts/clusters/kind-overlay.ts';
 import type { ClusterManager } from '../../scripts/clusters/manager.ts';
-import { MODE_INFO, type Mode } from '../../scripts/catalogue/modes.ts';
+import { agentExec, modeRecord, type Mode } from '../../scripts/catalogue/modes.ts';
 import { clusterHandle } from '../../scripts/clusters/providers.ts';
 import { verifyLabs, type HarnessReport } from '../../scripts/labs/harness.ts';
 import { loadLabs, requireLab } from '../../scripts/labs/registry.ts';
@@ -19,11 +19,12 @@ export async function upAndCheckDataplane(manager: ClusterManager, mode: Mode, l
   expect(status.nodes).toBe(3);
   const h = clusterHandle(mode);
   const nodes = await h.nodes();
-  if (mode === 'cilium') {
-    const r = await h.kubectl(['-n', 'kube-system', 'exec', 'ds/cilium', '-c', 'cilium-agent', '--', 'cilium-dbg', 'status']);
+  const d = modeRecord(mode).dataplane;
+  if (d.kind === 'agent') {
+    const r = await h.kubectl(agentExec(d.agent, d.agent.status));
     expect(r.stdout).toMatch(KPR_TRUE);
   } else {
-    for (const node of nodes) expect(await h.proxyMode(node)).toBe(MODE_INFO[mode].proxyMode);
+    for (const node of nodes) expect(await h.proxyMode(node)).toBe(d.proxyMode);
   }
 }
 

@@ -6,49 +6,43 @@
  * gives it only on a cgroup v2 host, so the course's recordings say which they ran with.
  */
 import { CommandError } from '../../base/exec.ts';
-import { MODE_INFO } from '../../catalogue/modes.ts';
+import { agentExec, modeRecord, unreachable } from '../../catalogue/modes.ts';
 import { z } from 'zod';
 import { commandObservationSchema, observeCommand } from './command.ts';
 import { fact, fail, pass } from './facts.ts';
 import { firstItem, getByName, kubeListSchema } from './kube.ts';
 import type { EvalContext, GatherContext, Verdict } from './types.ts';
 
-/** How the cilium agent is reached: any pod of its DaemonSet will do. */
-export const CILIUM_STATUS_COMMAND = [
-  '-n',
-  'kube-system',
-  'exec',
-  'ds/cilium',
-  '-c',
-  'cilium-agent',
-  '--',
-  'cilium-dbg',
-  'status',
-  '--verbose',
-] as const;
-
 export const proxyModeObservationSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('kube-proxy'), node: z.string(), proxyMode: z.string().nullable(), error: z.string().optional() }),
+  // An agent's observation is named `cilium` in the recordings (Cilium is the one agent).
   z.object({ kind: z.literal('cilium'), status: commandObservationSchema, kubeProxy: kubeListSchema }),
 ]);
 export type ProxyModeObservation = z.infer<typeof proxyModeObservationSchema>;
 
 export async function gatherProxyMode(ctx: GatherContext): Promise<ProxyModeObservation> {
-  if (MODE_INFO[ctx.mode].proxyMode) {
-    const [node] = await ctx.cluster.nodes({ signal: ctx.signal });
-    try {
-      return { kind: 'kube-proxy', node, proxyMode: await ctx.cluster.proxyMode(node, { signal: ctx.signal }) };
-    } catch (err) {
-      if (err instanceof CommandError && err.kind === 'failed')
-        return { kind: 'kube-proxy', node, proxyMode: null, error: err.stderr.trim() || `exit code ${err.exitCode}` };
-      throw err;
+  const d = modeRecord(ctx.mode).dataplane;
+  switch (d.kind) {
+    case 'kube-proxy': {
+      const [node] = await ctx.cluster.nodes({ signal: ctx.signal });
+      try {
+        return { kind: 'kube-proxy', node, proxyMode: await ctx.cluster.proxyMode(node, { signal: ctx.signal }) };
+      } catch (err) {
+        if (err instanceof CommandError && err.kind === 'failed')
+          return { kind: 'kube-proxy', node, proxyMode: null, error: err.stderr.trim() || `exit code ${err.exitCode}` };
+        throw err;
+      }
     }
+    case 'agent': {
+      const [status, kubeProxy] = await Promise.all([
+        observeCommand(() => ctx.cluster.kubectl(agentExec(d.agent, [...d.agent.status, '--verbose']), { signal: ctx.signal })),
+        getByName(ctx, 'daemonsets', 'kube-proxy', 'kube-system'),
+      ]);
+      return { kind: 'cilium', status, kubeProxy };
+    }
+    default:
+      return unreachable(d);
   }
-  const [status, kubeProxy] = await Promise.all([
-    observeCommand(() => ctx.cluster.kubectl([...CILIUM_STATUS_COMMAND], { signal: ctx.signal })),
-    getByName(ctx, 'daemonsets', 'kube-proxy', 'kube-system'),
-  ]);
-  return { kind: 'cilium', status, kubeProxy };
 }
 
 /** `True` from a `KubeProxyReplacement:   True   [eth0 …]` line, or null. */
@@ -69,9 +63,17 @@ export function seenProxyMode(obs: ProxyModeObservation): string | null {
   return obs.kind === 'kube-proxy' ? obs.proxyMode : kubeProxyReplacement(obs.status.stdout);
 }
 
-/** The answer a learner should find on this mode. */
+/** The answer a learner should find on this mode: kube-proxy's mode, or the agent's replacement flag. */
 function expectedProxyMode(ctx: EvalContext): string {
-  return MODE_INFO[ctx.mode].proxyMode ?? 'True';
+  const d = modeRecord(ctx.mode).dataplane;
+  switch (d.kind) {
+    case 'kube-proxy':
+      return d.proxyMode;
+    case 'agent':
+      return 'True';
+    default:
+      return unreachable(d);
+  }
 }
 
 export function evaluateProxyMode(obs: ProxyModeObservation, ctx: EvalContext): Verdict {
