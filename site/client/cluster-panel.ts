@@ -154,15 +154,21 @@ export class ClusterPanel extends HTMLElement {
 
   async #act(method: 'POST' | 'DELETE'): Promise<void> {
     this.#busy = true;
+    const before = this.#status;
+    // Starting, from the click on: set before the request, so that the run's own events, which can
+    // reach the page before the answer does (a start that fails at once, a busy machine), win.
+    const starting = method === 'POST' && before ? { ...before, state: 'provisioning' as const, error: undefined } : undefined;
+    if (starting) this.#status = starting;
     this.#render();
     try {
       if (method === 'POST') {
         await api(`/api/clusters/${encodeURIComponent(this.mode)}/up`, clusterStartSchema, { method: 'POST', body: {} });
-        if (this.#status) this.#status = { ...this.#status, state: 'provisioning', error: undefined };
       } else {
         this.#status = await api(`/api/clusters/${encodeURIComponent(this.mode)}`, clusterStatusSchema, { method: 'DELETE' });
       }
     } catch (err) {
+      // Nothing started (no event came since): the state the panel had, with what went wrong.
+      if (starting && this.#status === starting) this.#status = before;
       if (err instanceof RunnerUnavailable) this.#offline = err.message;
       else if (this.#status)
         this.#status = {
