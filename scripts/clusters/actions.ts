@@ -2,7 +2,7 @@
  * Provisioning as an ordered list of actions (as kind does it): each has an id, a title the
  * UI shows, and `run(ctx)`. The manager runs them in order, emits start/end/fail, and cleans up.
  */
-import { CommandError, howItEnded, run } from '../base/exec.ts';
+import { allOrCancel, CommandError, howItEnded, run } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
 import { ensureKubeconfigDir, kubectlFor, nodeHealth } from './kube.ts';
@@ -84,19 +84,34 @@ const rolloutArgs = (ctx: ProvisionContext, kind: 'daemonset' | 'deployment', na
 const logsFix = (ctx: ProvisionContext, what: string) =>
   `Look at \`kubectl --kubeconfig ${ctx.kubeconfig} -n kube-system get pods\` and the logs of ${what}; start again with \`dplab up ${ctx.mode} --retain\` to keep the cluster for debugging.`;
 
+/** The last line a failed command wrote that is not blank ("" when none): where tools say why. */
+const lastLine = (text: string): string =>
+  text
+    .trim()
+    .split('\n')
+    .filter((l) => l.trim())
+    .at(-1)
+    ?.trim() ?? '';
+
 /** `KubeProxyReplacement:    True   [eth0 …]` in `cilium-dbg status`. */
 export const KPR_TRUE = /^KubeProxyReplacement:\s+True\b/m;
 
-/**
- * Wait, beside `kind create`, until `nodes` can take an image: kind has started kubeadm on the
- * control plane (its CA exists), so its configuration step, which may patch and restart every
- * node's containerd (`containerdConfigPatches`), is over; and each node's containerd answers.
- */
-async function nodesTakeImages(ctx: ProvisionContext, nodes: readonly string[]): Promise<void> {
-  const probes = [
-    { node: `${ctx.name}-control-plane`, args: ['test', '-f', '/etc/kubernetes/pki/ca.crt'], not: 'kubeadm has not started yet' },
-    ...nodes.map((node) => ({ node, args: ['ctr', '--namespace', 'k8s.io', 'version'], not: 'containerd does not answer yet' })),
-  ];
+interface NodeProbe {
+  node: string;
+  args: string[];
+  /** What a failing probe means ("containerd does not answer yet"). */
+  not: string;
+}
+
+/** kind has started kubeadm on the control plane: its CA exists. */
+const kubeadmStarted = (ctx: ProvisionContext): NodeProbe => ({
+  node: `${ctx.name}-control-plane`,
+  args: ['test', '-f', '/etc/kubernetes/pki/ca.crt'],
+  not: 'kubeadm has not started yet',
+});
+
+/** Wait, beside `kind create`, until every probe succeeds in its node (`docker exec`), asking again each second. */
+async function nodesAnswer(ctx: ProvisionContext, probes: readonly NodeProbe[], what: string): Promise<void> {
   await waitUntil(
     async () => {
       for (const p of probes) {
@@ -104,7 +119,7 @@ async function nodesTakeImages(ctx: ProvisionContext, nodes: readonly string[]):
           await run('docker', ['exec', p.node, ...p.args], { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
         } catch (err) {
           if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
-          return { done: false, seen: `${p.node}: ${p.not} (${err.stderr.trim().split('\n').at(-1) || howItEnded(err)})` };
+          return { done: false, seen: `${p.node}: ${p.not} (${lastLine(err.stderr) || howItEnded(err)})` };
         }
       }
       return { done: true, value: undefined };
@@ -113,10 +128,67 @@ async function nodesTakeImages(ctx: ProvisionContext, nodes: readonly string[]):
       timeoutMs: ctx.timeouts.create,
       intervalMs: Math.min(ctx.timeouts.pollInterval, 1_000),
       signal: ctx.signal,
-      what: `the nodes of ${ctx.name} to take images`,
+      what,
       fix: `Check \`docker ps -a --filter name=${ctx.name}\`; \`dplab doctor --mode ${ctx.mode}\` checks the host.`,
     },
   );
+}
+
+/**
+ * Wait, beside `kind create`, until `nodes` can take an image: kind has started kubeadm on the
+ * control plane, so its configuration step, which may patch and restart every node's containerd
+ * (`containerdConfigPatches`), is over; and each node's containerd answers.
+ */
+async function nodesTakeImages(ctx: ProvisionContext, nodes: readonly string[]): Promise<void> {
+  const probes = [
+    kubeadmStarted(ctx),
+    ...nodes.map((node) => ({ node, args: ['ctr', '--namespace', 'k8s.io', 'version'], not: 'containerd does not answer yet' })),
+  ];
+  await nodesAnswer(ctx, probes, `the nodes of ${ctx.name} to take images`);
+}
+
+/**
+ * CoreDNS's readiness probe as kubeadm writes it has no period, so the kubelet asks every 10 s; a
+ * CoreDNS pod that starts before kube-proxy has programmed the API server's Service is not ready
+ * until the next ask (measured: 6–8 s of the nftables start's wait for DNS). Every 2 s, with 15
+ * failures allowed, keeps kubeadm's 30 s of tolerance. Applied while the Deployment's first pods
+ * are still unscheduled (no node is Ready before the CNI), so it replaces no running pod.
+ */
+export const COREDNS_PROBE_PATCH = JSON.stringify({
+  spec: { template: { spec: { containers: [{ name: 'coredns', readinessProbe: { periodSeconds: 2, failureThreshold: 15 } }] } } },
+});
+
+/** How many times (a second apart) the node asks to patch CoreDNS before it gives up. */
+const COREDNS_PATCH_TRIES = 120;
+
+/**
+ * Runs in the control-plane node, whose kubectl reaches the API server as soon as kubeadm has
+ * written admin.conf (the host's kubeconfig exists only when `kind create` ends): one `docker
+ * exec` that retries in the node until kubeadm's addon phase has made the Deployment.
+ */
+const COREDNS_PATCH_SCRIPT = [
+  'i=0',
+  `until out=$(kubectl --kubeconfig=/etc/kubernetes/admin.conf --request-timeout=5s -n kube-system patch deployment coredns -p "$1" 2>&1); do`,
+  `  i=$((i+1)); [ "$i" -ge ${COREDNS_PATCH_TRIES} ] && { echo "$out" >&2; exit 1; }; sleep 1`,
+  'done',
+].join('\n');
+
+/**
+ * Beside `kind create`: CoreDNS asked every 2 s whether it is ready. An optimisation only: when it
+ * cannot be applied, the start goes on at kubeadm's pace and the progress view says so.
+ */
+async function quickerDnsReadiness(ctx: ProvisionContext): Promise<void> {
+  try {
+    await nodesAnswer(ctx, [kubeadmStarted(ctx)], `kubeadm to start on ${ctx.name}-control-plane`);
+    await run('docker', ['exec', `${ctx.name}-control-plane`, 'sh', '-c', COREDNS_PATCH_SCRIPT, 'sh', COREDNS_PROBE_PATCH], {
+      timeoutMs: (COREDNS_PATCH_TRIES + 10) * 1_000,
+      signal: ctx.signal,
+    });
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    const why = err instanceof CommandError ? lastLine(err.stderr) || howItEnded(err) : err instanceof Error ? err.message : String(err);
+    ctx.note(`CoreDNS keeps kubeadm's 10 s readiness probe (${why.slice(0, 200)}); cluster DNS may take a few seconds longer.`);
+  }
 }
 
 /** Whose pods and logs to look at when the dataplane does not come up. */
@@ -210,7 +282,7 @@ export const ACTIONS: readonly Action[] = [
           // containerd image store (Docker Desktop's default, new Docker installs: "ctr: content
           // digest … not found"); the nodes pull the image themselves, so the start goes on.
           if (!(err instanceof CommandError) || err.kind === 'aborted') throw err;
-          const why = (err.stderr || err.message).trim().split('\n').filter(Boolean).at(-1) ?? err.message;
+          const why = lastLine(err.stderr) || err.message;
           ctx.note(`Could not preload ${image} (${why.slice(0, 200)}); the nodes will pull it when a lab needs it.`);
         }
       }
@@ -240,7 +312,11 @@ export const ACTIONS: readonly Action[] = [
         '0s',
       ];
       if (ctx.retain) args.push('--retain');
-      await run('kind', args, { timeoutMs: ctx.timeouts.create, signal: ctx.signal });
+      // CoreDNS's probe is made quicker while kind works; a failed create cancels it.
+      await allOrCancel(ctx.signal, [
+        (signal) => run('kind', args, { timeoutMs: ctx.timeouts.create, signal }),
+        (signal) => quickerDnsReadiness({ ...ctx, signal }),
+      ]);
     },
   },
   {

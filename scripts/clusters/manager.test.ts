@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
+import { COREDNS_PROBE_PATCH } from './actions.ts';
 import { kubeconfigPath, MODES, type Mode } from '../catalogue/modes.ts';
 import { CILIUM_VERSION } from '../base/versions.ts';
 import type { DplabError } from '../base/errors.ts';
@@ -19,10 +20,12 @@ function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts:
 /** Lines without the preflight probes, which run in parallel and so in no fixed order. */
 const allProvisioningLines = (doubles: Doubles) =>
   doubles.commandLines().filter((l) => !/^(docker info|kind version|kubectl version|cilium version|helm version)/.test(l));
+/** The patch of CoreDNS's readiness probe, run in the control plane beside `kind create`. */
+const isDnsPatchLine = (l: string) => /^docker exec \S+-control-plane sh -c i=0\n/.test(l);
 /** The image load's lines: it runs beside `kind create` and the waits after it, so its lines interleave with theirs. */
-const isImageLine = (l: string) => /^(docker image inspect|docker exec|kind load docker-image) /.test(l);
-/** The provisioning lines in their fixed order, without the image load's. */
-const provisioningLines = (doubles: Doubles) => allProvisioningLines(doubles).filter((l) => !isImageLine(l));
+const isImageLine = (l: string) => /^(docker image inspect|docker exec|kind load docker-image) /.test(l) && !isDnsPatchLine(l);
+/** The provisioning lines in their fixed order, without the image load's and the CoreDNS patch's. */
+const provisioningLines = (doubles: Doubles) => allProvisioningLines(doubles).filter((l) => !isImageLine(l) && !isDnsPatchLine(l));
 
 describe('ensure: exact command lines per mode', () => {
   for (const mode of MODES.filter((m) => m !== 'cilium')) {
@@ -43,12 +46,14 @@ describe('ensure: exact command lines per mode', () => {
         `kubectl --kubeconfig ${kc} get nodes -o json`,
       ]);
       const all = allProvisioningLines(d);
+      // kubeadm under way (the control plane's CA): asked by both waits beside create, the image
+      // load's and the CoreDNS patch's, so its lines are the image load's only in part.
+      const kubeadmProbe = `docker exec ${name}-control-plane test -f /etc/kubernetes/pki/ca.crt`;
       const probes = [
-        `docker exec ${name}-control-plane test -f /etc/kubernetes/pki/ca.crt`,
         `docker exec ${name}-worker ctr --namespace k8s.io version`,
         `docker exec ${name}-worker2 ctr --namespace k8s.io version`,
       ];
-      const images = all.filter(isImageLine);
+      const images = all.filter((l) => isImageLine(l) && l !== kubeadmProbe);
       expect(images.slice(0, 2)).toEqual([
         `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
         `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
@@ -56,14 +61,22 @@ describe('ensure: exact command lines per mode', () => {
       // Then it waits for kubeadm to be under way and each worker's containerd to answer (asking
       // again while the nodes do not exist yet), and loads into the workers only: lab pods never
       // run on the control plane.
-      expect(images.slice(-4)).toEqual([
+      expect(images.slice(-3)).toEqual([
         ...probes,
         `kind load docker-image --name ${name} --nodes ${name}-worker,${name}-worker2 ${PRESENT_IMAGE}`,
       ]);
-      expect(images.slice(2, -4).every((l) => probes.includes(l))).toBe(true);
+      expect(images.slice(2, -3).every((l) => probes.includes(l))).toBe(true);
+      expect(all.lastIndexOf(kubeadmProbe)).toBeGreaterThan(-1);
+      expect(all.indexOf(kubeadmProbe)).toBeLessThan(all.indexOf(probes[0]));
       // The load goes in once the nodes exist, and before the cluster is reported ready (its last node read).
       expect(all.indexOf(images.at(-1)!)).toBeGreaterThan(all.findIndex((l) => l.startsWith('kind create')));
       expect(all.findLastIndex(isImageLine)).toBeLessThan(all.length - 1);
+      // CoreDNS's probe is patched once, in the control plane, within the create step (before the waits).
+      const patches = all.filter(isDnsPatchLine);
+      expect(patches).toEqual([expect.stringMatching(new RegExp(`^docker exec ${name}-control-plane sh -c i=0\n`))]);
+      expect(patches[0]).toContain('patch deployment coredns -p "$1"');
+      expect(patches[0].endsWith(` sh ${COREDNS_PROBE_PATCH}`)).toBe(true);
+      expect(all.indexOf(patches[0])).toBeLessThan(all.findIndex((l) => l.includes(' wait --for=condition=Ready nodes ')));
     });
   }
 
@@ -137,6 +150,46 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
         ),
       ),
     );
+  });
+
+  it("CoreDNS's probe that cannot be patched is a note: the cluster starts at kubeadm's pace and is kept", async () => {
+    const { d, manager, events } = setup('iptables', [
+      {
+        tool: 'docker',
+        match: '^exec dplab-iptables-control-plane sh -c i=0\\n',
+        stderr: 'Error from server (NotFound): deployments.apps "coredns" not found\n',
+        exit: 1,
+      },
+    ]);
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    expect(d.commandLines().some((l) => l.startsWith('kind delete'))).toBe(false);
+    expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toContainEqual(
+      'CoreDNS keeps kubeadm\'s 10 s readiness probe (Error from server (NotFound): deployments.apps "coredns" not found); cluster DNS may take a few seconds longer.',
+    );
+  });
+
+  it('a kind create that fails stops the CoreDNS patch waiting beside it: nothing asks the nodes afterwards', async () => {
+    const { d, manager } = setup('iptables', [
+      {
+        tool: 'kind',
+        match: '^create cluster --name dplab-iptables ',
+        stderr: 'ERROR: failed to create cluster: boom\n',
+        exit: 1,
+        delayMs: 300,
+      },
+    ]);
+    const err = await manager.ensure('iptables').then(
+      () => undefined,
+      (e: DplabError) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Create the kind cluster/);
+    // Before the failure the nodes did not exist, and the waits beside create asked each second.
+    const asked = () => d.commandLines().filter((l) => l.startsWith('docker exec dplab-iptables-control-plane ')).length;
+    const before = asked();
+    expect(before).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(asked()).toBe(before);
+    expect(d.commandLines().some(isDnsPatchLine)).toBe(false);
   });
 
   it('the image load starts beside kind create: once kubeadm is under way the images go in before create has ended', async () => {
