@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, chromiumNote, openSignedIn, type Stage } from './harness.ts';
-import { auditPage } from './visibility-audit.ts';
+import { AUDIT_SCHEMES, AUDIT_VIEWPORTS, auditPage } from './visibility-audit.ts';
 import { runAxe } from './axe-run.ts';
 import { SCREENSHOT_DIR } from './workspace-view.ts';
 import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
@@ -27,11 +27,8 @@ describe.skipIf(!hasChromium)(`the next lab's cluster started ahead, audited${ch
     await stage?.close();
   });
 
-  for (const size of [
-    { width: 1280, height: 800 },
-    { width: 390, height: 844 },
-  ]) {
-    for (const scheme of ['light', 'dark'] as const) {
+  for (const size of AUDIT_VIEWPORTS) {
+    for (const scheme of AUDIT_SCHEMES) {
       it(`the line while it starts fits and reads at ${size.width}×${size.height}, ${scheme}`, async () => {
         const { page } = stage.browser;
         await page.setViewportSize(size);

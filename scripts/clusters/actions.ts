@@ -174,13 +174,24 @@ const COREDNS_PATCH_SCRIPT = [
 ].join('\n');
 
 /**
- * Beside `kind create`: CoreDNS asked every 2 s whether it is ready. An optimisation only: when it
- * cannot be applied, the start goes on at kubeadm's pace and the progress view says so.
+ * Beside `kind create`: CoreDNS asked every 2 s whether it is ready. It waits for kubeadm to start
+ * on the control plane, or for `createEnded` (kind ran kubeadm, so no need to ask). An
+ * optimisation only: when it cannot be applied, the start goes on at kubeadm's pace and the
+ * progress view says so.
  */
-async function quickerDnsReadiness(ctx: ProvisionContext): Promise<void> {
+async function quickerDnsReadiness(ctx: ProvisionContext, createEnded: AbortSignal): Promise<void> {
+  const node = `${ctx.name}-control-plane`;
   try {
-    await nodesAnswer(ctx, [kubeadmStarted(ctx)], `kubeadm to start on ${ctx.name}-control-plane`);
-    await run('docker', ['exec', `${ctx.name}-control-plane`, 'sh', '-c', COREDNS_PATCH_SCRIPT, 'sh', COREDNS_PROBE_PATCH], {
+    try {
+      await nodesAnswer(
+        { ...ctx, signal: AbortSignal.any([ctx.signal, createEnded]) },
+        [kubeadmStarted(ctx)],
+        `kubeadm to start on ${node}`,
+      );
+    } catch (err) {
+      if (!createEnded.aborted || ctx.signal.aborted) throw err;
+    }
+    await run('docker', ['exec', node, 'sh', '-c', COREDNS_PATCH_SCRIPT, 'sh', COREDNS_PROBE_PATCH], {
       timeoutMs: (COREDNS_PATCH_TRIES + 10) * 1_000,
       signal: ctx.signal,
     });
@@ -313,9 +324,10 @@ export const ACTIONS: readonly Action[] = [
       ];
       if (ctx.retain) args.push('--retain');
       // CoreDNS's probe is made quicker while kind works; a failed create cancels it.
+      const createEnded = new AbortController();
       await allOrCancel(ctx.signal, [
-        (signal) => run('kind', args, { timeoutMs: ctx.timeouts.create, signal }),
-        (signal) => quickerDnsReadiness({ ...ctx, signal }),
+        (signal) => run('kind', args, { timeoutMs: ctx.timeouts.create, signal }).finally(() => createEnded.abort()),
+        (signal) => quickerDnsReadiness({ ...ctx, signal }, createEnded.signal),
       ]);
     },
   },

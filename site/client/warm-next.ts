@@ -18,7 +18,7 @@ import { lastClusterState, onClusterState } from './cluster-state-event.ts';
 import { onPageModeChange, pageMode } from './page-mode.ts';
 import { openRunnerEvents } from './runner-events.ts';
 import { loadLocal } from './lab/progress-store.ts';
-import { nextWarmTarget, type UpcomingLab, type WarmTarget } from './lab/next-warm.ts';
+import { askAhead, type UpcomingLab, type WarmTarget } from './lab/next-warm.ts';
 import { el } from './dom.ts';
 
 /** Set to "off" when the learner stops a cluster started ahead; every lab page respects it. */
@@ -57,6 +57,8 @@ export class WarmNext extends HTMLElement {
   #source?: { close(): void };
   #off: (() => void)[] = [];
   #busy = false;
+  /** Modes the runner said this host cannot start (its preflight's first failure): asked once a page. */
+  #hostCannot = new Set<string>();
 
   connectedCallback(): void {
     this.setAttribute('role', 'status');
@@ -87,7 +89,12 @@ export class WarmNext extends HTMLElement {
     return (readJson(this.dataset.modeNames) as Record<string, string> | undefined)?.[mode] ?? mode;
   }
 
-  /** Once per page mode (and again after "Turn on"): find the next lab's mode, ask the runner. */
+  /**
+   * Once per page mode (and again after "Turn on"): find the next lab's mode, ask the runner. A
+   * mode this host cannot start (a kernel without ip_vs) is passed over for the lab after it; its
+   * own lab page says why when the learner gets there, so its sentence shows only when nothing
+   * else can start ahead.
+   */
   async #ask(again = false): Promise<void> {
     const current = pageMode();
     if (!again && this.#asked.has(current)) return;
@@ -95,7 +102,7 @@ export class WarmNext extends HTMLElement {
     try {
       const { clusters } = await api('/api/clusters', clusterListSchema);
       const byMode = new Map(clusters.map((c) => [c.mode as string, c]));
-      const target = nextWarmTarget(
+      const r = await askAhead(
         this.#upcoming(),
         current,
         (m) => {
@@ -104,28 +111,29 @@ export class WarmNext extends HTMLElement {
           return c && c.state === 'absent' && !c.blocked ? 'none' : 'other';
         },
         (lab) => loadLocal(lab).mode,
+        this.#hostCannot,
+        (mode) =>
+          api(`/api/clusters/${encodeURIComponent(mode)}/warm`, clusterWarmSchema, { method: 'POST', body: { optedOut: warmingOff() } }),
       );
-      if (!target) return this.#show({ kind: 'hidden' });
-      if (target.startedAhead) {
+      const declined = (message: string): View => ({
+        kind: 'declined',
+        message: `Not starting the next lab’s cluster ahead: ${lowerFirst(message)}`,
+      });
+      if (r.kind === 'none') return this.#show(r.cannotStart === undefined ? { kind: 'hidden' } : declined(r.cannotStart));
+      const { target } = r;
+      if (r.kind === 'ahead') {
         const c = byMode.get(target.mode)!;
         this.#show(c.state === 'ready' ? { kind: 'ready', target } : { kind: 'warming', target, step: stepText(c) });
         return this.#follow(target);
       }
-      const answer = await api(`/api/clusters/${encodeURIComponent(target.mode)}/warm`, clusterWarmSchema, {
-        method: 'POST',
-        body: { optedOut: warmingOff() },
-      });
+      const { answer } = r;
       if (answer.outcome === 'warming') {
         this.#show({ kind: 'warming', target });
         this.#follow(target);
       } else if (answer.reason === 'opted-out') this.#show({ kind: 'off' });
       // The runner's own settings (--no-warm, a workshop seat) are not the learner's to change: no line on every page.
       else if (answer.reason === 'exists' || answer.reason === 'off' || answer.reason === 'seat') this.#show({ kind: 'hidden' });
-      else
-        this.#show({
-          kind: 'declined',
-          message: `Not starting the next lab’s cluster ahead: ${lowerFirst(answer.message)}`,
-        });
+      else this.#show(declined(answer.message));
     } catch (err) {
       // No runner, or it said no in another way: the cluster panel already says what matters.
       if (!(err instanceof RunnerUnavailable)) console.warn('[dplab] starting the next cluster ahead:', err);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextWarmTarget, type UpcomingLab } from './next-warm.ts';
+import { askAhead, nextWarmTarget, type UpcomingLab } from './next-warm.ts';
+import type { ClusterWarm } from '../../../scripts/wire/clusters.ts';
 import { labsAfter } from '../../course/course.ts';
 
 const lab = (id: string, ...modes: string[]): UpcomingLab => ({ id, title: `Lab ${id}`, modes });
@@ -41,5 +42,76 @@ describe('nextWarmTarget', () => {
     expect(t).toBeDefined();
     expect(t!.lab.modes[0]).toBe(t!.mode);
     expect(t!.mode).not.toBe('iptables');
+  });
+});
+
+describe('askAhead', () => {
+  const upcoming = [lab('b', 'ipvs'), lab('c', 'iptables'), lab('d', 'nftables'), lab('e', 'cilium')];
+  const warming = (mode: string): ClusterWarm => ({
+    outcome: 'warming',
+    mode: mode as never,
+    message: 'Starting',
+    events: '/api/clusters/events',
+  });
+  const declined = (mode: string, reason: 'host' | 'memory'): ClusterWarm => ({
+    outcome: 'declined',
+    mode: mode as never,
+    reason,
+    message: `The ${mode} cluster cannot start here.`,
+  });
+  /** A runner that says `reason` for the modes in `no`, and starts any other; it records what it was asked. */
+  const runner = (no: Record<string, 'host' | 'memory'>) => {
+    const asked: string[] = [];
+    return { asked, ask: async (m: string) => (asked.push(m), no[m] ? declined(m, no[m]) : warming(m)) };
+  };
+
+  it('passes over a mode this host cannot start for the next lab on another mode, and remembers it', async () => {
+    const r = runner({ ipvs: 'host' });
+    const cannot = new Set<string>();
+    const got = await askAhead(upcoming, 'iptables', none, () => undefined, cannot, r.ask);
+    expect(got).toEqual({
+      kind: 'asked',
+      target: { lab: upcoming[2], mode: 'nftables', startedAhead: false },
+      answer: warming('nftables'),
+    });
+    expect(r.asked).toEqual(['ipvs', 'nftables']);
+    expect([...cannot]).toEqual(['ipvs']);
+    // Asked again on the same page (Turn it on): the mode the host cannot start is not asked again.
+    const again = runner({ ipvs: 'host' });
+    await askAhead(upcoming, 'iptables', none, () => undefined, cannot, again.ask);
+    expect(again.asked).toEqual(['nftables']);
+  });
+
+  it('when no lab ahead can start here, says why for the first one, asking each mode once', async () => {
+    const r = runner({ ipvs: 'host', nftables: 'host', cilium: 'host' });
+    const got = await askAhead(upcoming, 'iptables', none, () => undefined, new Set(), r.ask);
+    expect(got).toEqual({ kind: 'none', cannotStart: 'The ipvs cluster cannot start here.' });
+    expect(r.asked).toEqual(['ipvs', 'nftables', 'cilium']);
+  });
+
+  it('any other decline is the answer: too little memory for one cluster is too little for the next', async () => {
+    const r = runner({ ipvs: 'memory' });
+    const got = await askAhead(upcoming, 'iptables', none, () => undefined, new Set(), r.ask);
+    expect(got).toMatchObject({ kind: 'asked', target: { mode: 'ipvs' }, answer: { outcome: 'declined', reason: 'memory' } });
+    expect(r.asked).toEqual(['ipvs']);
+  });
+
+  it('a cluster already started ahead is shown, not asked for; no lab ahead asks nothing', async () => {
+    const r = runner({});
+    expect(
+      await askAhead(
+        upcoming,
+        'iptables',
+        (m) => (m === 'ipvs' ? 'ahead' : 'none'),
+        () => undefined,
+        new Set(),
+        r.ask,
+      ),
+    ).toEqual({
+      kind: 'ahead',
+      target: { lab: upcoming[0], mode: 'ipvs', startedAhead: true },
+    });
+    expect(await askAhead([], 'iptables', none, () => undefined, new Set(), r.ask)).toEqual({ kind: 'none' });
+    expect(r.asked).toEqual([]);
   });
 });
