@@ -52,6 +52,11 @@ export interface RunnerOptions {
    * service's status; a function replaces that reading (tests use one to delay the notice).
    */
   terminalNotice?: boolean | ((mode: Mode, signal: AbortSignal) => Promise<string | null>);
+  /**
+   * How a terminal that printed a notice learns its cluster became ready: by default the cluster
+   * service's status events; tests give their own.
+   */
+  terminalReady?: (mode: Mode, then: () => void) => () => void;
   /** The services the routes run on; tests replace the parts they play. */
   services?: Partial<RunnerServices>;
   /** The event stream's keep-alive interval (tests shorten it). */
@@ -125,6 +130,12 @@ export function createRunner(opts: RunnerOptions): Runner {
       : opts.terminalNotice
         ? sharedRead((mode: Mode, signal: AbortSignal) => terminalNotice(mode, services.clusters, signal), NOTICE_FRESH_MS)
         : undefined;
+  const whenReady =
+    opts.terminalReady ??
+    ((mode: Mode, then: () => void) =>
+      services.clusters.events.on((e) => {
+        if (e.type === 'status' && e.status.mode === mode && e.status.state === 'ready') then();
+      }));
   // Answer with our protocol only: the client's second subprotocol is the token, never echoed.
   const wss = new WebSocketServer({
     noServer: true,
@@ -295,6 +306,7 @@ export function createRunner(opts: RunnerOptions): Runner {
             nodeShell,
             nodeName: nodeShell ? (node ?? undefined) : undefined,
             notice,
+            whenReady,
             broadcast,
             onSessionEnd: () => {
               sessions.delete(gone);

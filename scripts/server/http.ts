@@ -51,6 +51,7 @@ export interface ServeOptions {
   viewerToken?: string;
   siteDir: string;
   terminalNotice?: RunnerOptions['terminalNotice'];
+  terminalReady?: RunnerOptions['terminalReady'];
   /** Host names besides loopback and the bound address that pages and the API answer to (--allow-host). */
   allowHosts?: readonly string[];
   maxTerminals?: number;
@@ -126,6 +127,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     viewerToken: opts.viewerToken,
     extraHosts: [...bound, ...(opts.allowHosts ?? [])],
     terminalNotice: opts.terminalNotice,
+    terminalReady: opts.terminalReady,
     maxTerminals: opts.maxTerminals,
     warm: opts.warm,
     services: opts.services,
