@@ -44,14 +44,16 @@ export async function checkKind(modes: readonly Mode[], signal?: AbortSignal): P
 
   const findings: Finding[] = [];
   const records = modes.map(modeRecord);
-  const tooOld = records.filter((r) => r.host.minKind !== null && compareVersions(version, r.host.minKind) < 0);
+  const tooOld = records.flatMap(({ id, host: { minKind } }) =>
+    minKind !== null && compareVersions(version, minKind) < 0 ? [{ id, minKind }] : [],
+  );
   if (tooOld.length) {
-    const needs = tooOld.map((r) => r.host.minKind ?? '0').reduce((a, b) => (compareVersions(a, b) >= 0 ? a : b));
+    const needs = tooOld.map((t) => t.minKind).reduce((a, b) => (compareVersions(a, b) >= 0 ? a : b));
     findings.push({
       id: 'kind',
       title: 'kind',
       status: 'fail',
-      detail: `kind v${version} is too old for the ${tooOld.map((r) => r.id).join(' and ')} mode${tooOld.length > 1 ? 's' : ''} (needs kind v${needs} or newer).`,
+      detail: `kind v${version} is too old for the ${tooOld.map((t) => t.id).join(' and ')} mode${tooOld.length > 1 ? 's' : ''} (needs kind v${needs} or newer).`,
       fix: UPGRADE_FIX,
     });
   } else if (compareVersions(version, MIN_KIND_RECOMMENDED) < 0) {
