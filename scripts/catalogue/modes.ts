@@ -38,7 +38,7 @@ export interface Agent {
 }
 
 /** Kernel modules a dataplane loads on the host; the preflight's finding about them is worded from these fields. */
-export interface KernelModules {
+interface KernelModules {
   /** What they build, in a word ("IPVS"): the finding "<what> kernel modules" (id `<what>-modules`), "a host kernel built with <what>". */
   what: string;
   /** The modules, the core first (the fixes name it: "a Docker VM whose kernel has ip_vs"). */
