@@ -15,6 +15,7 @@ import {
   MODES,
   type Agent,
   type DataplaneOf,
+  type HostNeeds,
   type ModeRecord,
   type Mode,
 } from './modes.ts';
@@ -31,8 +32,6 @@ const CALICO: Agent = {
   podLabel: 'k8s-app=calico-node',
   container: 'calico-node',
   status: ['calico-node', '-bpf', 'status'],
-  kernel: { what: 'Calico eBPF', min: '5.3' },
-  cgroupV2: true,
 };
 
 type Fifth = ModeRecord<'calico-ebpf', DataplaneOf<'agent'>>;
@@ -45,6 +44,7 @@ const FIFTH: Fifth = {
   podSubnet: '10.248.0.0/16',
   serviceSubnet: '10.100.0.0/16',
   footprint: { memoryBytes: 4 * 1024 ** 3, cpus: 3 },
+  host: { who: 'Calico eBPF', minKernel: '5.3', kernelModules: null, cgroupV2: true, minKind: null, minKubernetes: null },
   // A real fifth dataplane brings its own format (ARCHITECTURE.md, "A parser"); any known one type-checks here.
   rules: { format: 'cilium-json', count: { what: 'NAT frontends', command: ['sh', '-c', 'calico-node -bpf nat dump | wc -l'] } },
 };
@@ -59,6 +59,7 @@ const FIELDS = {
   serviceSubnet: true,
   rules: true,
   footprint: true,
+  host: true,
 } as const satisfies Record<keyof ModeRecord, true>;
 
 function without<K extends keyof Fifth>(record: Fifth, field: K): Omit<Fifth, K> {
@@ -84,10 +85,16 @@ const _noServiceSubnet: Fifth = without(FIFTH, 'serviceSubnet');
 const _noRules: Fifth = without(FIFTH, 'rules');
 // @ts-expect-error a mode without what its cluster asks of the host
 const _noFootprint: Fifth = without(FIFTH, 'footprint');
+// @ts-expect-error a mode without what its dataplane needs of the host (kernel, modules, cgroups, kind, Kubernetes)
+const _noHost: Fifth = without(FIFTH, 'host');
 // @ts-expect-error an agent mode whose dataplane is kube-proxy's: the kind must be the wire's
 const _wrongKind: Fifth = { ...FIFTH, dataplane: { kind: 'kube-proxy', proxyMode: 'iptables' } };
-// @ts-expect-error an agent without the kernel it needs (every Agent field is required alike)
-const _agentWithoutKernel: Agent = { ...CALICO, kernel: undefined };
+// @ts-expect-error an agent without its status command (every Agent field is required alike)
+const _agentWithoutStatus: Agent = { ...CALICO, status: undefined };
+// @ts-expect-error host needs that do not say the kernel they need (every need is required: null says none)
+const _hostWithoutKernel: HostNeeds = { ...FIFTH.host, minKernel: undefined };
+// @ts-expect-error host needs that do not say which kernel modules they load
+const _hostWithoutModules: HostNeeds = { ...FIFTH.host, kernelModules: undefined };
 // @ts-expect-error a kube-proxy dataplane without its proxy mode
 const _kubeProxyWithoutMode: DataplaneOf<'kube-proxy'> = { kind: 'kube-proxy' };
 
@@ -109,11 +116,14 @@ describe('a mode is one record', () => {
       [_noServiceSubnet, 'serviceSubnet'],
       [_noRules, 'rules'],
       [_noFootprint, 'footprint'],
+      [_noHost, 'host'],
     ];
     for (const [record, field] of refused) expect(Object.keys(record), field).not.toContain(field);
     expect(refused.map(([, field]) => field).sort()).toEqual(Object.keys(FIELDS).sort());
     expect(_wrongKind.dataplane.kind).toBe('kube-proxy');
-    expect(_agentWithoutKernel.kernel).toBeUndefined();
+    expect(_agentWithoutStatus.status).toBeUndefined();
+    expect(_hostWithoutKernel.minKernel).toBeUndefined();
+    expect(_hostWithoutModules.kernelModules).toBeUndefined();
     expect(_kubeProxyWithoutMode).not.toHaveProperty('proxyMode');
     expect(Object.keys(_fiveKinds)).not.toContain('calico-ebpf');
     expect(Object.keys(_fiveRecords)).not.toContain('calico-ebpf');

@@ -1,6 +1,6 @@
 /**
  * The dataplane modes the course runs, one record each: what kind of dataplane the mode is, its
- * labels, its subnets, how its node's rules are read, and what its agent needs when it has one.
+ * labels, its subnets, how its node's rules are read, and what it needs of the host.
  * Every per-mode table (RULE_DUMPS, ENTRY_COUNTS, the provisioning steps, the preflight's needs)
  * derives from these records; code asks a record, never a mode's name. The kind config is
  * `kind-configs/<mode>.yaml`. ARCHITECTURE.md, "A mode", lists what adding one takes.
@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { kindConfigDir, stateDir } from '../base/paths.ts';
 import { DplabError } from '../base/errors.ts';
-import { CILIUM_VERSION, CLUSTER_BUDGETS } from '../base/versions.ts';
+import { CILIUM_VERSION, CLUSTER_BUDGETS, MIN_KIND_FOR_NFTABLES, MIN_KUBERNETES_FOR_NFTABLES } from '../base/versions.ts';
 import { isSeatId } from '../wire/seat.ts';
 import type { Format } from '../wire/formats.ts';
 
@@ -35,10 +35,40 @@ export interface Agent {
   container: string;
   /** The command in that container whose output says whether it replaces kube-proxy. */
   status: readonly string[];
-  /** The host kernel it needs (kind nodes share the Docker host's kernel). */
-  kernel: { what: string; min: string };
-  /** Whether its socket load balancer needs cgroup v2 and a private cgroup namespace per node. */
+}
+
+/** Kernel modules a dataplane loads on the host; the preflight's finding about them is worded from these fields. */
+interface KernelModules {
+  /** What they build, in a word ("IPVS"): the finding "<what> kernel modules" (id `<what>-modules`), "a host kernel built with <what>". */
+  what: string;
+  /** The modules, the core first (the fixes name it: "a Docker VM whose kernel has ip_vs"). */
+  names: readonly string[];
+  /** The kernel option that builds them (CONFIG_IP_VS). */
+  config: string;
+  /** What the dataplane logs when the kernel lacks them. */
+  missingLog: string;
+  /** The Kubernetes release from which the dataplane loads them itself when it starts, so modules not loaded yet are only a warning. */
+  selfLoadedSince: string;
+}
+
+/**
+ * What a mode's dataplane asks of the host beyond Docker, kind and kubectl (kind nodes share the
+ * Docker host's kernel); the preflight (scripts/preflight/) reads nothing else about a mode. Every
+ * field is required: `null` (or `false`) says the mode asks nothing of that kind.
+ */
+export interface HostNeeds {
+  /** Who asks, as the findings say it: "kube-proxy's nftables mode", "Cilium 1.19.4". */
+  who: string;
+  /** The oldest host kernel release it runs on. */
+  minKernel: string | null;
+  /** The kernel modules it loads. */
+  kernelModules: KernelModules | null;
+  /** Whether it needs cgroup v2 and a private cgroup namespace per node (Cilium's socket load balancer: the finding's words are its). */
   cgroupV2: boolean;
+  /** The oldest kind whose kind config takes the mode. */
+  minKind: string | null;
+  /** The oldest Kubernetes that has it (the pinned node image's is checked). */
+  minKubernetes: string | null;
 }
 
 type Dataplane = { kind: 'kube-proxy'; proxyMode: ProxyMode } | { kind: 'agent'; agent: Agent };
@@ -73,6 +103,8 @@ export interface ModeRecord<M extends string = Mode, D extends Dataplane = Datap
   rules: RuleRead;
   /** What one cluster of it asks of the host (a budget of CLUSTER_BUDGETS, which says where the figures come from). */
   footprint: { memoryBytes: number; cpus: number };
+  /** What its dataplane asks of the host's kernel and tools (the preflight's per-mode checks). */
+  host: HostNeeds;
 }
 
 /** Cilium as kube-proxy replacement (its Helm chart's names). */
@@ -84,9 +116,6 @@ export const CILIUM: Agent = {
   podLabel: 'k8s-app=cilium',
   container: 'cilium-agent',
   status: ['cilium-dbg', 'status'],
-  // Cilium's minimum kernel since 1.18 (its system requirements; 1.19 keeps it).
-  kernel: { what: `Cilium ${CILIUM_VERSION}`, min: '5.10' },
-  cgroupV2: true,
 };
 
 /** Every mode's record; a mode missing here, or with a dataplane of another kind than the wire's, does not compile. */
@@ -99,6 +128,7 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     podSubnet: '10.244.0.0/16',
     serviceSubnet: '10.96.0.0/16',
     footprint: CLUSTER_BUDGETS.kubeProxy,
+    host: { who: "kube-proxy's iptables mode", minKernel: null, kernelModules: null, cgroupV2: false, minKind: null, minKubernetes: null },
     rules: {
       format: 'iptables-save',
       count: { what: 'KUBE-* rules in iptables-save', command: ['sh', '-c', "iptables-save | grep -c '^-A KUBE-'"] },
@@ -113,6 +143,21 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     serviceSubnet: '10.97.0.0/16',
     // Not measured on kind (its guest under emulation did not keep a cluster): the same components as iptables.
     footprint: CLUSTER_BUDGETS.kubeProxy,
+    host: {
+      who: "kube-proxy's IPVS mode",
+      minKernel: null,
+      // The core, the schedulers the labs use (ipvs-inspect switches to lc), and conntrack.
+      kernelModules: {
+        what: 'IPVS',
+        names: ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'],
+        config: 'CONFIG_IP_VS',
+        missingLog: "can't use the IPVS proxier",
+        selfLoadedSince: '1.27',
+      },
+      cgroupV2: false,
+      minKind: null,
+      minKubernetes: null,
+    },
     rules: {
       // kind nodes ship no ipvsadm; /proc/net/ip_vs needs nothing installed.
       format: 'proc-ip-vs',
@@ -133,6 +178,15 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     podSubnet: '10.246.0.0/16',
     serviceSubnet: '10.98.0.0/16',
     footprint: CLUSTER_BUDGETS.kubeProxy,
+    host: {
+      who: "kube-proxy's nftables mode",
+      // nftables features from this kernel on (Kubernetes docs, "nftables proxy mode").
+      minKernel: '5.13',
+      kernelModules: null,
+      cgroupV2: false,
+      minKind: MIN_KIND_FOR_NFTABLES,
+      minKubernetes: MIN_KUBERNETES_FOR_NFTABLES,
+    },
     rules: {
       format: 'nft-json',
       count: { what: 'lines of `nft list table ip kube-proxy`', command: ['sh', '-c', 'nft list table ip kube-proxy | wc -l'] },
@@ -146,6 +200,8 @@ export const MODE_INFO: { readonly [M in Mode]: ModeRecord<M, DataplaneOf<(typeo
     podSubnet: '10.247.0.0/16',
     serviceSubnet: '10.99.0.0/16',
     footprint: CLUSTER_BUDGETS.cilium,
+    // Cilium's minimum kernel since 1.18 (its system requirements; 1.19 keeps it).
+    host: { who: `Cilium ${CILIUM_VERSION}`, minKernel: '5.10', kernelModules: null, cgroupV2: true, minKind: null, minKubernetes: null },
     rules: {
       format: 'cilium-json',
       count: { what: 'frontends in `cilium-dbg service list`', command: ['sh', '-c', "cilium-dbg service list | grep -cE '^[0-9]'"] },
