@@ -102,6 +102,18 @@ export function checkKernelModules(record: ModeRecord<string>, system: Preflight
   const missing = mods.names.filter((m) => !moduleLoaded(system, m, procModules));
   if (missing.length === 0) return { ...base, status: 'ok', detail: `${mods.names.join(', ')} loaded` };
   const release = system.readText('/proc/sys/kernel/osrelease')?.trim();
+  // No /proc/modules: a kernel built without module support loads nothing, so what is not built
+  // in is not there (measured here: kube-proxy's IPVS mode crash-looped with "can't use the IPVS
+  // proxier" while the doctor said only "not loaded yet"). The core has parameters, so a built-in
+  // core shows in /sys/module; helpers without any may not, so only the core's absence is sure.
+  if (procModules === undefined && missing.includes(core)) {
+    return {
+      ...base,
+      status: 'fail',
+      detail: `This kernel (${release ?? 'unknown release'}) loads no modules (it has no /proc/modules) and has no ${core} built in: ${who} cannot start on it.`,
+      fix: `Use another mode, or a host kernel built with ${mods.what} (${mods.config}); most distribution kernels have it.`,
+    };
+  }
   const dep = release ? system.readText(`/lib/modules/${release}/modules.dep`) : undefined;
   const available = (m: string) => dep === undefined || new RegExp(`(^|/)${m}\\.ko(\\.[a-z]+)?:`, 'm').test(dep);
   const absent = missing.filter((m) => !available(m));

@@ -212,6 +212,25 @@ describe('host checks', () => {
       expect(checkKernelModules(MODE_INFO[mode], fakeSystem({ files: none })), mode).toBeNull();
   });
 
+  it('a kernel that loads no modules and has no ip_vs built in: a failure (here kube-proxy crash-looped while the doctor said "not loaded yet")', () => {
+    const noModuleSupport = (builtIn: string[]) =>
+      fakeSystem({
+        readText: (p) => (p === '/proc/sys/kernel/osrelease' ? '6.18.44-fc-v1300\n' : undefined),
+        exists: (p) => builtIn.some((m) => p === `/sys/module/${m}`),
+      });
+    expect(checkIpvs(noModuleSupport(['nf_conntrack']))).toEqual({
+      id: 'ipvs-modules',
+      title: 'IPVS kernel modules',
+      status: 'fail',
+      detail:
+        "This kernel (6.18.44-fc-v1300) loads no modules (it has no /proc/modules) and has no ip_vs built in: kube-proxy's IPVS mode cannot start on it.",
+      fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.',
+    });
+    // ip_vs built in (it has parameters, so it shows in /sys/module): schedulers without any may not show; not a failure.
+    expect(checkIpvs(noModuleSupport(['ip_vs', 'nf_conntrack'])).status).toBe('warn');
+    expect(checkIpvs(noModuleSupport(['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'])).status).toBe('ok');
+  });
+
   it('IPVS modules the kernel does not have at all (absent from modules.dep): a failure', () => {
     const files = {
       '/proc/modules': '',
