@@ -1,7 +1,8 @@
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { commandInfo } from './catalogue.ts';
-import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
+import { startServer, DEFAULT_HOST, DEFAULT_PORT } from '../server/http.ts';
+import { isLoopback } from '../server/core/http-server.ts';
 import { BuildProgress, buildIsStale } from '../base/site-build.ts';
 import { buildWithProgress } from './build.ts';
 import { distDir } from '../base/paths.ts';

@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { isLoopback } from '../server/http.ts';
+import { isLoopback } from '../server/core/http-server.ts';
 
 export interface ClientSource {
   /** The key the limits count by. */

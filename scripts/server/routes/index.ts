@@ -1,6 +1,6 @@
 /** All API routes, over the runner's services. Each area keeps its routes in its own file; add one spread per area. */
 import type { RunnerServices } from '../../services/runner-services.ts';
-import type { Route } from '../router.ts';
+import type { Route } from '../core/router.ts';
 import { healthRoutes } from './health.ts';
 import { sessionRoutes } from './session.ts';
 import { clusterRoutes } from './clusters.ts';

@@ -12,7 +12,7 @@ import { replayStep } from '../../labs/step-replay.ts';
 import { startBlocker } from '../../preflight/blocker.ts';
 import type { ErrorJson } from '../../wire/errors.ts';
 import type { ClusterBlocker } from '../../wire/replay.ts';
-import { sendJson, type Route } from '../router.ts';
+import { sendJson, type Route } from '../core/router.ts';
 
 export function replayRoutes(): Route[] {
   return [
