@@ -11,6 +11,7 @@ import { agentExec, CILIUM, MODES, modeRecord, runsAgent, unreachable, type Agen
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
 import { CILIUM_HELM_REPO, CILIUM_VERSION } from '../base/versions.ts';
 import { waitUntil } from './wait.ts';
+import { watchForCrashes } from './crash-watch.ts';
 
 export interface ProvisionContext {
   mode: Mode;
@@ -215,11 +216,37 @@ function dataplanePods(mode: Mode): string {
   }
 }
 
+/**
+ * A DaemonSet of kube-system rolled out, stopped at once when one of its pods keeps exiting
+ * (crash-watch.ts) instead of at the rollout's bound of minutes: the error names the node and the
+ * log line, and, when the log says the host's kernel lacks the mode's modules, the fix for that.
+ */
+async function rolloutWatched(ctx: ProvisionContext, daemonSet: string, label: string, what: string): Promise<void> {
+  const kubectl = kubectlFor(ctx.mode);
+  const r = rolloutArgs(ctx, 'daemonset', daemonSet);
+  const over = new AbortController();
+  const signal = AbortSignal.any([ctx.signal, over.signal]);
+  const mods = modeRecord(ctx.mode).host.kernelModules;
+  const fixFor = (line: string) =>
+    mods && line.includes(mods.missingLog)
+      ? `This host's kernel has no ${mods.what} (${mods.config}), so the ${modeRecord(ctx.mode).short} cluster cannot run here: use another mode, or a host or Docker VM whose kernel has ${mods.names[0]}.`
+      : undefined;
+  try {
+    await Promise.race([
+      kubectl(r.args, { ...r.opts, signal }),
+      watchForCrashes(kubectl, { label, what, fixFor, intervalMs: ctx.timeouts.pollInterval, readMs: ctx.timeouts.quick, signal }).then(
+        () => new Promise<never>(() => {}),
+      ),
+    ]);
+  } finally {
+    over.abort();
+  }
+}
+
 /** The agent's DaemonSet rolled out, then the agent saying it replaces kube-proxy. */
 async function waitForAgent(ctx: ProvisionContext, agent: Agent): Promise<void> {
   const kubectl = kubectlFor(ctx.mode);
-  const r = rolloutArgs(ctx, 'daemonset', agent.daemonSet);
-  await kubectl(r.args, r.opts);
+  await rolloutWatched(ctx, agent.daemonSet, agent.podLabel, `The ${agent.name} agent`);
   await waitUntil(
     async () => {
       try {
@@ -374,14 +401,10 @@ export const ACTIONS: readonly Action[] = [
     title: 'Wait for the dataplane (kube-proxy or Cilium)',
     fix: (ctx) => logsFix(ctx, dataplanePods(ctx.mode)),
     async run(ctx) {
-      const kubectl = kubectlFor(ctx.mode);
       const d = modeRecord(ctx.mode).dataplane;
       switch (d.kind) {
-        case 'kube-proxy': {
-          const r = rolloutArgs(ctx, 'daemonset', 'kube-proxy');
-          await kubectl(r.args, r.opts);
-          return;
-        }
+        case 'kube-proxy':
+          return rolloutWatched(ctx, 'kube-proxy', 'k8s-app=kube-proxy', 'kube-proxy');
         case 'agent':
           return waitForAgent(ctx, d.agent);
         default:

@@ -24,8 +24,11 @@ const allProvisioningLines = (doubles: Doubles) =>
 const isDnsPatchLine = (l: string) => /^docker exec \S+-control-plane sh -c i=0\n/.test(l);
 /** The image load's lines: it runs beside `kind create` and the waits after it, so its lines interleave with theirs. */
 const isImageLine = (l: string) => /^(docker image inspect|docker exec|kind load docker-image) /.test(l) && !isDnsPatchLine(l);
-/** The provisioning lines in their fixed order, without the image load's and the CoreDNS patch's. */
-const provisioningLines = (doubles: Doubles) => allProvisioningLines(doubles).filter((l) => !isImageLine(l) && !isDnsPatchLine(l));
+/** The provisioning lines in their fixed order, without the image load's, the CoreDNS patch's and the crash watch's. */
+/** The crash watch beside a DaemonSet's rollout (crash-watch.ts): it reads the pods while the rollout waits. */
+const isCrashWatchLine = (l: string) => / -n kube-system get pods -l \S+ -o json$/.test(l);
+const provisioningLines = (doubles: Doubles) =>
+  allProvisioningLines(doubles).filter((l) => !isImageLine(l) && !isDnsPatchLine(l) && !isCrashWatchLine(l));
 
 describe('ensure: exact command lines per mode', () => {
   for (const mode of MODES.filter((m) => m !== 'cilium')) {
