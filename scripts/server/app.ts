@@ -33,6 +33,7 @@ import { TerminalBroadcast } from '../terminals/broadcast.ts';
 import { sizeFromQuery, TERMINAL_LIMITS } from '../terminals/protocol.ts';
 import { DplabError } from '../base/errors.ts';
 import { nodeShellFor } from './node-shell.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 
 const TERMINAL_PATH = '/api/terminal';
 /** The read-only mirror of the broadcast terminal (watch-socket.ts). */
@@ -293,6 +294,8 @@ export function createRunner(opts: RunnerOptions): Runner {
             ...size,
             mode,
             nodeShell,
+            // The cluster's own programs first on the shell's PATH (the sim's kubectl and `docker exec`).
+            pathFirst: mode ? clusterHandle(mode).pathFirst : undefined,
             nodeName: nodeShell ? (node ?? undefined) : undefined,
             notice,
             broadcast,
