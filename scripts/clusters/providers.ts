@@ -40,13 +40,12 @@ function processChoice(): ProviderChoice {
   return { requested: requestedProvider(process.env), simClusterExists };
 }
 
-/** Each mode's provider, chosen once, and each mode's cluster handle, made once. */
+/** Each mode's provider, chosen once, and the handle of each mode's cluster from it. */
 export class ClusterProviders {
   /** What the user asked for (`--provider`), which every mode then has. */
   readonly requested: ProviderId | undefined;
   readonly #byId: Record<ProviderId, ClusterProvider>;
   readonly #chosen: Map<Mode, ClusterProvider>;
-  readonly #handles = new Map<Mode, ClusterHandle>();
 
   constructor(choice: ProviderChoice = processChoice()) {
     this.requested = choice.requested;
@@ -59,11 +58,12 @@ export class ClusterProviders {
     return this.#chosen.get(mode)!;
   }
 
-  /** The handle of the mode's cluster, whichever provider makes it. */
+  /**
+   * The handle of the mode's cluster, from the provider chosen for it. A handle is a few closures
+   * that read the state folder's paths when made (kept by those who hold one), so each ask makes one.
+   */
   handle(mode: Mode): ClusterHandle {
-    let h = this.#handles.get(mode);
-    if (!h) this.#handles.set(mode, (h = this.provider(mode).handle(mode)));
-    return h;
+    return this.provider(mode).handle(mode);
   }
 
   /**
@@ -71,10 +71,7 @@ export class ClusterProviders {
    * cluster is made only when asked for), without looking at the sim's folder again.
    */
   deleted(mode: Mode): void {
-    const next = this.#byId[this.requested ?? 'kind'];
-    if (next === this.#chosen.get(mode)) return;
-    this.#chosen.set(mode, next);
-    this.#handles.delete(mode);
+    this.#chosen.set(mode, this.#byId[this.requested ?? 'kind']);
   }
 }
 
