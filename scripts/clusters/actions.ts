@@ -5,7 +5,8 @@
 import { allOrCancel, CommandError, howItEnded, run } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { preflightError, runPreflight, type CiliumInstaller, type PreflightSystem } from '../preflight/index.ts';
-import { ensureKubeconfigDir, kubectlFor, nodeHealth } from './kube.ts';
+import { ensureKubeconfigDir, nodeHealth } from './kube.ts';
+import type { ClusterHandle } from './handle.ts';
 import { kindConfigFor, kindNodeCount, kindOverlay, kindWorkerNames } from './kind-overlay.ts';
 import { agentExec, CILIUM, MODES, modeRecord, runsAgent, unreachable, type Agent, type Mode } from '../catalogue/modes.ts';
 import { kubectlTimeoutFlag, type ProvisionTimeouts } from './timeouts.ts';
@@ -17,6 +18,8 @@ export interface ProvisionContext {
   mode: Mode;
   name: string;
   kubeconfig: string;
+  /** The handle of the cluster being made: kubectl with its kubeconfig and its provider's programs (the sim's kubectl). */
+  cluster: Pick<ClusterHandle, 'kubectl'>;
   signal: AbortSignal;
   timeouts: ProvisionTimeouts;
   /** Keep a half-made cluster for debugging (also passed to `kind create --retain`). */
@@ -222,7 +225,7 @@ function dataplanePods(mode: Mode): string {
  * log line, and, when the log says the host's kernel lacks the mode's modules, the fix for that.
  */
 async function rolloutWatched(ctx: ProvisionContext, daemonSet: string, label: string, what: string): Promise<void> {
-  const kubectl = kubectlFor(ctx.mode);
+  const kubectl = ctx.cluster.kubectl;
   const r = rolloutArgs(ctx, 'daemonset', daemonSet);
   const over = new AbortController();
   const signal = AbortSignal.any([ctx.signal, over.signal]);
@@ -245,7 +248,7 @@ async function rolloutWatched(ctx: ProvisionContext, daemonSet: string, label: s
 
 /** The agent's DaemonSet rolled out, then the agent saying it replaces kube-proxy. */
 async function waitForAgent(ctx: ProvisionContext, agent: Agent): Promise<void> {
-  const kubectl = kubectlFor(ctx.mode);
+  const kubectl = ctx.cluster.kubectl;
   await rolloutWatched(ctx, agent.daemonSet, agent.podLabel, `The ${agent.name} agent`);
   await waitUntil(
     async () => {
@@ -379,7 +382,7 @@ export const ACTIONS: readonly Action[] = [
       const expected = kindNodeCount(ctx.mode);
       await waitUntil(
         async () => {
-          const h = await nodeHealth(ctx.mode, { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
+          const h = await nodeHealth(ctx.cluster, { timeoutMs: ctx.timeouts.quick, signal: ctx.signal });
           return h.total >= expected ? { done: true, value: h } : { done: false, seen: `${h.total} of ${expected} nodes registered` };
         },
         {
@@ -390,7 +393,7 @@ export const ACTIONS: readonly Action[] = [
           fix: `A node that never registers has a kubelet that does not start: \`docker exec ${ctx.name}-worker journalctl -u kubelet\` says why.`,
         },
       );
-      await kubectlFor(ctx.mode)(['wait', '--for=condition=Ready', 'nodes', '--all', kubectlTimeoutFlag(ctx.timeouts.rollout)], {
+      await ctx.cluster.kubectl(['wait', '--for=condition=Ready', 'nodes', '--all', kubectlTimeoutFlag(ctx.timeouts.rollout)], {
         timeoutMs: ctx.timeouts.rollout + ctx.timeouts.grace,
         signal: ctx.signal,
       });
@@ -418,7 +421,7 @@ export const ACTIONS: readonly Action[] = [
     fix: (ctx) => logsFix(ctx, 'CoreDNS (`-l k8s-app=kube-dns`)'),
     async run(ctx) {
       const r = rolloutArgs(ctx, 'deployment', 'coredns');
-      await kubectlFor(ctx.mode)(r.args, r.opts);
+      await ctx.cluster.kubectl(r.args, r.opts);
     },
   },
 ];

@@ -17,7 +17,7 @@ import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
 import type { ClusterProvider } from './provider.ts';
 import type { ProviderId } from '../catalogue/provider-ids.ts';
-import { providerFor } from './providers.ts';
+import { clusterProviders, type ClusterProviders } from './providers.ts';
 
 export type { ClusterEvent } from './events.ts';
 export type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
@@ -29,8 +29,8 @@ export interface ManagerOptions {
   imagesFor?: (mode: Mode) => readonly string[];
   /** Host facts for the preflight (tests play other machines). */
   system?: PreflightSystem;
-  /** Which provider a mode's cluster has (default: providers.ts' choice per mode). */
-  provider?: (mode: Mode) => ClusterProvider;
+  /** Which provider each mode's cluster has, and its handle (default: this process's, chosen once). */
+  providers?: ClusterProviders;
 }
 
 export interface EnsureOptions extends ManagerOptions {
@@ -83,10 +83,14 @@ export class ClusterManager {
   /** Clusters started ahead (`ensure(mode, { ahead: true })`), until deleted or their start fails. */
   readonly #ahead = new Set<Mode>();
 
-  constructor(private readonly defaults: ManagerOptions = {}) {}
+  readonly #providers: ClusterProviders;
+
+  constructor(private readonly defaults: ManagerOptions = {}) {
+    this.#providers = defaults.providers ?? clusterProviders();
+  }
 
   #provider(mode: Mode): ClusterProvider {
-    return (this.defaults.provider ?? providerFor)(mode);
+    return this.#providers.provider(mode);
   }
 
   /** Make sure `dplab-<mode>` exists and is healthy; concurrent callers share one run. */
@@ -108,6 +112,7 @@ export class ClusterManager {
       await run.promise.catch(() => undefined);
     }
     await this.#provider(mode).delete(mode, { timeoutMs: timeouts.delete, signal: opts.signal });
+    this.#providers.deleted(mode);
     rmSync(kubeconfigPath(mode), { force: true });
     this.#lastError.delete(mode);
     this.#lastProgress.delete(mode);
@@ -208,6 +213,7 @@ export class ClusterManager {
       mode,
       name: clusterName(mode),
       kubeconfig: kubeconfigPath(mode),
+      cluster: this.#providers.handle(mode),
       signal,
       timeouts,
       retain,
@@ -339,7 +345,7 @@ export class ClusterManager {
       if (!names.includes(clusterName(mode))) return 'absent';
       if (provider.isComplete && !provider.isComplete(mode)) return 'unhealthy';
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
-      const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
+      const h = await nodeHealth(this.#providers.handle(mode), { timeoutMs: timeouts.quick, signal });
       return h.total > 0 && h.notReady.length === 0 ? 'healthy' : 'unhealthy';
     } catch (err) {
       if (signal.aborted) throw signal.reason;
@@ -349,7 +355,7 @@ export class ClusterManager {
   }
 
   async #readyStatus(mode: Mode, timeouts: ProvisionTimeouts): Promise<ClusterStatus> {
-    const h = await nodeHealth(mode, { timeoutMs: timeouts.quick }).catch(() => undefined);
+    const h = await nodeHealth(this.#providers.handle(mode), { timeoutMs: timeouts.quick }).catch(() => undefined);
     return { ...baseStatus(mode, 'ready'), nodes: h?.total ?? 0, readyNodes: h?.ready ?? 0, progress: this.#lastProgress.get(mode) };
   }
 
@@ -406,7 +412,7 @@ export class ClusterManager {
     }
     try {
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
-      const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
+      const h = await nodeHealth(this.#providers.handle(mode), { timeoutMs: timeouts.quick, signal });
       const healthy = h.total > 0 && h.notReady.length === 0;
       return {
         ...baseStatus(mode, healthy ? 'ready' : 'broken'),

@@ -7,7 +7,7 @@ import { rewordRecordings, writeToDisk } from '../labs/reword.ts';
 import { loadLabs, requireLab } from '../labs/registry.ts';
 import { sharedClusterManager } from '../services/runner-services.ts';
 import { progressPrinter } from '../clusters/cli-progress.ts';
-import { requestedProvider } from '../clusters/providers.ts';
+import { clusterProviders } from '../clusters/providers.ts';
 import { isSimMode, SIM_MODES, simUnsupported } from '../sim/layout.ts';
 import type { Mode } from '../catalogue/modes.ts';
 
@@ -35,7 +35,7 @@ export const verifyLabsCommand: Command = {
       throw usageError(this, `unknown mode "${values.mode}"; known: ${MODES.join(', ')}`);
     const labs = values.lab ? [requireLab(values.lab)] : loadLabs();
     let modes: readonly Mode[] | undefined = values.mode && isMode(values.mode) ? [values.mode] : undefined;
-    if (requestedProvider() === 'sim') {
+    if (clusterProviders().requested === 'sim') {
       const bad = modes?.find((m) => !isSimMode(m));
       if (bad) throw simUnsupported(bad);
       modes ??= SIM_MODES;

@@ -18,6 +18,7 @@ import type { RunnerGate } from './runner-gate.ts';
 import { TERMINAL_SUBPROTOCOL } from './security.ts';
 import { attachTerminal, refuseTerminal } from './terminal-socket.ts';
 import { attachWatcher } from './watch-socket.ts';
+import { clusterHandle } from '../clusters/providers.ts';
 
 interface RunnerSocketOptions {
   authorize: RunnerGate['authorize'];
@@ -63,6 +64,8 @@ function startSession(
     ...sizeFromQuery(url.searchParams),
     mode,
     nodeShell,
+    // The cluster's own programs first on the shell's PATH (the sim's kubectl and `docker exec`).
+    pathFirst: mode ? clusterHandle(mode).pathFirst : undefined,
     nodeName: nodeShell ? (node ?? undefined) : undefined,
     notice: opts.notice,
     whenReady: opts.whenReady,

@@ -46,12 +46,15 @@ export interface TerminalTarget {
   mode: Mode | null;
   /** A shell inside a node: the argv from the cluster handle (`docker exec -it <node> bash` under kind). */
   nodeShell?: readonly string[];
+  /** The mode's cluster handle's `pathFirst` (the sim's kubectl and `docker exec` shim), first on the shell's PATH. */
+  pathFirst?: readonly string[];
 }
 
 export function startTerminal(opts: TerminalTarget): { ok: true; session: TerminalSession } | { ok: false; error: string } {
   let launch: ShellLaunch;
   try {
-    launch = opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell) : shellLaunch(opts.mode);
+    launch =
+      opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell, opts.pathFirst) : shellLaunch(opts.mode, opts.pathFirst);
   } catch (err) {
     return { ok: false, error: `Could not prepare the shell: ${err instanceof Error ? err.message : String(err)}` };
   }
