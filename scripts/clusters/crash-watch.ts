@@ -11,7 +11,7 @@ import { DplabError } from '../base/errors.ts';
 type Kubectl = (args: readonly string[], opts: RunOptions) => Promise<CommandResult>;
 
 /** Restarts after which a container that is not ready counts as crashing (kubelet's back-off has begun). */
-export const CRASH_RESTARTS = 2;
+const CRASH_RESTARTS = 2;
 
 const podsSchema = z
   .object({
