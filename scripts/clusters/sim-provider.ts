@@ -26,7 +26,7 @@ import { isSimMode, simLayout, simStateDir, simUnsupported, type SimLayout } fro
 import { inNode } from '../sim/network.ts';
 import { ACTIONS, type Action, type ProvisionContext } from './actions.ts';
 import { makeClusterHandle, sortNodes } from './handle.ts';
-import { clusterName, isMode, kubeconfigPath, MODES, type Mode } from '../catalogue/modes.ts';
+import { clusterName, isMode, kubeconfigPath, modeRecord, MODES, type Mode } from '../catalogue/modes.ts';
 import { probeFromHost } from './probe.ts';
 import type { ClusterProvider } from './provider.ts';
 
@@ -58,6 +58,12 @@ function layoutOf(ctx: ProvisionContext): SimLayout {
   return simLayout(ctx.mode);
 }
 
+/** The rule tool kube-proxy programs the mode's node with: nft for its nftables mode, iptables otherwise (IPVS mode too). */
+function ruleTool(mode: Mode): 'nft' | 'iptables' {
+  const d = modeRecord(mode).dataplane;
+  return d.kind === 'kube-proxy' && d.proxyMode === 'nftables' ? 'nft' : 'iptables';
+}
+
 const logs = (ctx: ProvisionContext) =>
   `See the logs under ${join(simLayout(ctx.mode).dir, 'logs')} (and control-plane/logs); \`dplab up ${ctx.mode} --provider sim --retain\` keeps them.`;
 
@@ -83,7 +89,7 @@ const SIM_ACTIONS: readonly Action[] = [
         ['ip', ['-V']],
         ['openssl', ['version']],
         ['curl', ['--version']],
-        [ctx.mode === 'nftables' ? 'nft' : 'iptables', ['--version']],
+        [ruleTool(ctx.mode), ['--version']],
       ] as const)
         await requireTool(tool, [...args], ctx.signal);
     },
