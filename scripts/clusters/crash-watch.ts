@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { CommandError, type CommandResult, type RunOptions } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
+import { sleep } from './wait.ts';
 
 type Kubectl = (args: readonly string[], opts: RunOptions) => Promise<CommandResult>;
 
@@ -110,10 +111,14 @@ export async function watchForCrashes(kubectl: Kubectl, w: CrashWatch): Promise<
       if (w.signal.aborted || !(err instanceof CommandError || err instanceof SyntaxError)) return;
     }
     if (crash) throw await crashError(kubectl, w, crash);
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, w.intervalMs);
-      w.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-    });
+    // Rejects once the wait is over, which ends the watch quietly.
+    if (
+      !(await sleep(w.intervalMs, w.signal).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
   }
 }
 
