@@ -62,6 +62,22 @@ module.exports = {
       to: { circular: true },
     },
     {
+      name: 'portal-imports-no-lab',
+      comment:
+        'The portal forwards to seat runners and shares only the server core (scripts/server/core/) and the gate pieces with them: nothing it loads, however indirectly, is a lab or the lab engine (issue 38).',
+      severity: 'error',
+      from: { path: '^scripts/portal/', pathNot: TESTS },
+      to: { path: '^(scripts/labs|labs)/', reachable: true },
+    },
+    {
+      name: 'server-core-stands-alone',
+      comment:
+        'The server core (router, SSE, upgrade refusal, connection cap, HTTP server) is what the runner and the portal share: it imports neither of them, and no service, lab or cluster (only base and wire).',
+      severity: 'error',
+      from: { path: '^scripts/server/core/', pathNot: TESTS },
+      to: { path: '^scripts/', pathNot: '^scripts/(server/core|base|wire)/' },
+    },
+    {
       name: 'in-a-layer',
       comment:
         'Every shipped module under scripts/ is in a layer (LAYERS above, the table in ARCHITECTURE.md): a new folder gets a row in both.',

@@ -38,6 +38,33 @@ describe.skipIf(!hasChromium)(`the clusters page without Docker${chromiumNote}`,
     await page.screenshot({ path: join(shots, 'spine-clusters-no-docker-1280-light.png'), fullPage: true });
   });
 
+  it('a Start that fails before the runner’s answer reaches the page still shows its error (a busy machine)', async () => {
+    const { page } = stage.browser;
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await openSignedIn(page, stage.course, '/clusters/');
+    const panel = page.locator('dplab-cluster-panel[mode="nftables"]');
+    await panel.getByRole('button', { name: 'Start' }).waitFor();
+    // The run fails at its first step and says so on the event stream; the answer to the click comes later.
+    let answered = 0;
+    await page.route('**/api/clusters/nftables/up', async (route) => {
+      const response = await route.fetch();
+      await new Promise((r) => setTimeout(r, 1_500));
+      answered++;
+      await route.fulfill({ response });
+    });
+    try {
+      const start = panel.getByRole('button', { name: 'Start' });
+      await start.click();
+      await expect.poll(() => answered, { timeout: 10_000 }).toBe(1);
+      // Once the answer is in (the button is live again), the panel still says what the run said.
+      await expect.poll(() => start.isEnabled({ timeout: 100 }).catch(() => false), { timeout: 10_000 }).toBe(true);
+      expect(await panel.getAttribute('data-state')).toBe('absent');
+      expect(await panel.locator('.dplab-cp-error').count()).toBe(1);
+    } finally {
+      await page.unroute('**/api/clusters/nftables/up');
+    }
+  });
+
   it("a lab's bar keeps its whole title after a failed Start", async () => {
     const { page } = stage.browser;
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -41,10 +41,12 @@ export interface Course {
 /** A fresh random token per course, as strong as the runner's own (it refuses weaker ones). */
 export async function startCourse(
   token = `e2e-${randomBytes(16).toString('hex')}`,
-  opts: Pick<ServeOptions, 'maxTerminals' | 'limits'> = {},
+  opts: Pick<ServeOptions, 'maxTerminals' | 'limits' | 'services' | 'warm'> = {},
 ): Promise<Course> {
   // As `dplab serve` runs it: lab terminals say why kubectl will fail when the cluster is not ready.
-  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true, ...opts });
+  // Starting the next lab's cluster ahead is off unless a test asks for it (e2e/warm-next.test.ts):
+  // other tests' doubles script one cluster, and their command lines stay theirs.
+  const server = await startServer({ port: 0, portExplicit: true, token, siteDir: distDir, terminalNotice: true, warm: false, ...opts });
   return { server, origin: `http://127.0.0.1:${server.port}`, token, close: () => server.close() };
 }
 
@@ -115,7 +117,7 @@ export interface Stage {
  */
 export async function stageWithDoubles(
   scenario: Scenario,
-  opts: { env?: Record<string, string>; clusterOf?: Mode; browser?: LaunchOptions } = {},
+  opts: { env?: Record<string, string>; clusterOf?: Mode; browser?: LaunchOptions; course?: Parameters<typeof startCourse>[1] } = {},
 ): Promise<Stage> {
   const doubles = useDoubles(scenario);
   const restore = applyEnv({ ...doubles.env, ...opts.env });
@@ -123,7 +125,7 @@ export async function stageWithDoubles(
     mkdirSync(dirname(kubeconfigPath(opts.clusterOf)), { recursive: true });
     writeFileSync(kubeconfigPath(opts.clusterOf), 'apiVersion: v1\nkind: Config\n');
   }
-  const course = await startCourse();
+  const course = await startCourse(undefined, opts.course);
   const browser = await launchBrowser(opts.browser);
   return {
     course,

@@ -9,6 +9,7 @@ import { daemonDownRules, scenario } from '../test/fixtures/cluster-scenarios.ts
 import { chromiumNote, hasChromium, openSignedIn, stageWithDoubles, type Stage } from './harness.ts';
 import { screenshot } from './workspace-view.ts';
 import { runAxe } from './axe-run.ts';
+import { AUDIT_SCHEMES, AUDIT_VIEWPORTS } from './visibility-audit.ts';
 
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
@@ -23,11 +24,8 @@ describe.skipIf(!hasChromium)(`the replay at each size and theme${chromiumNote}`
     await stage?.close();
   });
 
-  for (const size of [
-    { width: 1280, height: 800 },
-    { width: 390, height: 844 },
-  ])
-    for (const theme of ['light', 'dark'] as const)
+  for (const size of AUDIT_VIEWPORTS)
+    for (const theme of AUDIT_SCHEMES)
       it(`screenshot of a replay at ${size.width}×${size.height}, ${theme}`, async () => {
         const { page } = stage.browser;
         await page.setViewportSize(size);

@@ -5,28 +5,22 @@
  * lists the first request's steps, the rewrite and where each request went; tallies the requests
  * beside the rules' shares; traces a NodePort; while it runs the button waits; a runner error (no
  * such pod, a trace already on, no cluster, no Docker) shows its message and fix; IPVS and a
- * bundled fixture say why there is no trace; a lab's Dataplane tab traces too; and the view passes
- * the visibility audit and axe-core at both sizes in both themes (screenshots in DPLAB_TRACE_SHOTS, or
- * test-results/screenshots/trace/).
+ * bundled fixture say why there is no trace; and a lab's Dataplane tab traces too (its screenshot in
+ * DPLAB_TRACE_SHOTS, or test-results/screenshots/trace/). The visibility audit and axe-core at both
+ * sizes in both themes are in the audit tier (e2e/trace-view-audit.test.ts).
  */
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Locator, Page } from 'playwright-core';
-import { writeKubeconfig, type Doubles, type Rule } from '../test/fixtures/doubles.ts';
-import { traceRules, type TraceScenario } from '../test/fixtures/trace-scenario.ts';
-import { firstServiceScenario } from '../test/fixtures/first-service-scenario.ts';
-import { daemonDownRules, DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
+import { writeKubeconfig, type Doubles } from '../test/fixtures/doubles.ts';
+import { daemonDownRules } from '../test/fixtures/cluster-scenarios.ts';
 import { kubeconfigPath } from '../scripts/catalogue/modes.ts';
-import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
-import { TRACE_COLOURS } from '../site/client/mermaid-theme.ts';
 import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
-import { auditPage } from './visibility-audit.ts';
-import { runAxe } from './axe-run.ts';
 import { SCREENSHOT_DIR } from './workspace-view.ts';
+import { TRACE_COLOURS } from '../site/client/mermaid-theme.ts';
+import { boxesWith, rgb, rules, showLive, trace } from './trace-stage.ts';
 
 const SHOTS = process.env.DPLAB_TRACE_SHOTS ?? join(SCREENSHOT_DIR, 'trace');
-const FIX = join(import.meta.dirname, '..', 'scripts', 'dataplane', 'fixtures');
 
 /** What the captures (scripts/dataplane/fixtures/{xtables-monitor,nft-monitor}/clusterip.txt) hold. */
 const CAPTURED = {
@@ -56,51 +50,6 @@ const CAPTURED = {
   },
 } as const;
 
-/** An IPVS cluster the explorer can read (no trace method): its nodes and /proc/net/ip_vs. */
-const IPVS: Rule[] = [
-  { tool: 'kind', match: '^get nodes --name dplab-ipvs$', stdout: 'dplab-ipvs-control-plane\ndplab-ipvs-worker\n' },
-  {
-    tool: 'docker',
-    match: '^exec (-i )?dplab-ipvs-worker cat /proc/net/ip_vs$',
-    stdout: readFileSync(join(FIX, 'proc-ip-vs', 'clusterip.txt'), 'utf8'),
-  },
-];
-
-const rules = (opts: TraceScenario = {}): Rule[] => [
-  ...traceRules('iptables', opts),
-  ...traceRules('nftables', opts),
-  ...IPVS,
-  { tool: 'docker', match: '^info ', stdout: DOCKER_INFO },
-  ...firstServiceScenario('iptables').rules,
-];
-
-/** The box texts of the diagram's nodes carrying `cls` (mermaid puts classDef classes on the node's <g>). */
-function boxesWith(column: Locator, cls: string): Promise<string[]> {
-  return column
-    .locator(`.dp-diagram svg g.node.${cls}`)
-    .evaluateAll((gs) => gs.map((g) => (g.textContent ?? '').replace(/\s+/g, ' ').trim()));
-}
-
-/** Shows `mode`'s live read of default/web in the first column, and waits for its diagram. */
-async function showLive(page: Page, mode: string): Promise<Locator> {
-  // The panel loads once on screen (site/client/when-shown.ts): below the fold on a phone.
-  await page.locator('dplab-dataplane').scrollIntoViewIfNeeded();
-  const column = page.locator('dplab-dataplane .dp-column').first();
-  await column.locator(`select.dp-source option[value="live:${mode}"]`).waitFor({ state: 'attached', timeout: 20_000 });
-  await column.locator('select.dp-source').selectOption(`live:${mode}`);
-  await column.getByRole('button', { name: 'Refresh' }).click();
-  await expect.poll(() => column.locator('.dp-summary').textContent(), { timeout: 20_000 }).toContain(`(${mode} cluster)`);
-  await column.locator('.dp-diagram[data-rendered] svg').waitFor({ timeout: 30_000 });
-  return column;
-}
-
-async function trace(column: Locator, count?: number): Promise<void> {
-  const section = column.locator('.dp-trace');
-  if (count !== undefined) await section.getByLabel(/Requests/).fill(String(count));
-  await section.getByRole('button', { name: 'Trace' }).click();
-  await expect.poll(() => section.getAttribute('data-state'), { timeout: 60_000 }).toMatch(/^(ok|error)$/);
-}
-
 describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, { timeout: 120_000 }, () => {
   let stage: Stage;
   let course: Course;
@@ -108,8 +57,8 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
   let doubles: Doubles;
 
   beforeAll(async () => {
-    // axe is injected into the page (runAxe), past its CSP.
-    stage = await stageWithDoubles({ rules: rules() }, { clusterOf: 'iptables', browser: { bypassCSP: true } });
+    // The page runs under its own CSP here: the trace view must work as a learner's page does.
+    stage = await stageWithDoubles({ rules: rules() }, { clusterOf: 'iptables' });
     ({ course, browser, doubles } = stage);
     writeKubeconfig('nftables');
     writeKubeconfig('ipvs');
@@ -328,47 +277,4 @@ describe.skipIf(!hasChromium)(`trace a request in the browser${chromiumNote}`, {
     await column.locator('.dp-trace-form').evaluate((e) => e.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: join(SHOTS, 'lab-dataplane-tab.png') });
   });
-
-  for (const viewport of [
-    { width: 1280, height: 800 },
-    { width: 390, height: 844 },
-  ])
-    for (const scheme of ['light', 'dark'] as const)
-      it(`${viewport.width}×${viewport.height}, ${scheme}: the traced view passes the visibility audit`, async () => {
-        const { page } = browser;
-        await page.setViewportSize(viewport);
-        await page.emulateMedia({ colorScheme: scheme });
-        await openSignedIn(page, course, '/explorer/');
-        const column = await showLive(page, 'nftables');
-        await trace(column);
-        await column.locator('.dp-diagram[data-traced="marked"][data-rendered] svg').waitFor({ timeout: 30_000 });
-        expect(await page.evaluate(() => document.documentElement.dataset.theme)).toBe(scheme);
-        // The diagram's colours follow the theme it was drawn in.
-        const stroke = await column
-          .locator('.dp-diagram svg g.node.dplabChosen :is(rect, path)')
-          .first()
-          .evaluate((e) => getComputedStyle(e).stroke);
-        expect(stroke).toBe(rgb(TRACE_COLOURS[scheme].stroke));
-        await page.evaluate(() => document.querySelectorAll<HTMLDetailsElement>('dplab-dataplane details').forEach((d) => (d.open = true)));
-        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-        const findings = await page.evaluate(auditPage, MIN_TEXT_PX);
-        expect(findings.map((f) => `${f.what}: ${f.selector} (${f.sizes})`)).toEqual([]);
-        expect(await runAxe(page)).toEqual([]);
-        const name = `${viewport.width}x${viewport.height}-${scheme}`;
-        await column.locator('.dp-diagram').scrollIntoViewIfNeeded();
-        await page.screenshot({ path: join(SHOTS, `explorer-diagram-${name}.png`) });
-        await column.locator('.dp-trace-form').evaluate((e) => e.scrollIntoView({ block: 'start' }));
-        await page.evaluate(() => window.scrollBy(0, -80));
-        await page.screenshot({ path: join(SHOTS, `explorer-form-${name}.png`) });
-        await column.locator('.dp-trace-first').scrollIntoViewIfNeeded();
-        await page.screenshot({ path: join(SHOTS, `explorer-steps-${name}.png`) });
-        await column.locator('table.dp-tally').evaluate((e) => e.scrollIntoView({ block: 'start' }));
-        await page.evaluate(() => window.scrollBy(0, -80));
-        await page.screenshot({ path: join(SHOTS, `explorer-tally-${name}.png`) });
-      });
 });
-
-function rgb(hex: string): string {
-  const n = parseInt(hex.slice(1), 16);
-  return `rgb(${(n >> 16) & 255}, ${(n >> 8) & 255}, ${n & 255})`;
-}

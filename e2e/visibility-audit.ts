@@ -14,6 +14,13 @@
  * - `diagram too wide`: a drawn diagram that needs sideways scrolling in its column;
  * - `label too small`: a diagram label under 12 px on screen.
  */
+/** The sizes and themes every audit looks at: a laptop and a phone, light and dark. */
+export const AUDIT_VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+export const AUDIT_SCHEMES = ['light', 'dark'] as const;
+
 export interface Finding {
   what: 'page scrolls sideways' | 'clipped' | 'outside' | 'no scrollbar' | 'diagram too wide' | 'label too small';
   selector: string;

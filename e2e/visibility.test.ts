@@ -15,15 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { distDir } from '../scripts/base/paths.ts';
 import { hasChromium, chromiumNote, launchBrowser, openSignedIn, startCourse, type Browser, type Course } from './harness.ts';
-import { auditPage, type Finding } from './visibility-audit.ts';
+import { AUDIT_SCHEMES, AUDIT_VIEWPORTS, auditPage, type Finding } from './visibility-audit.ts';
 import { SCREENSHOT_DIR } from './workspace-view.ts';
 import { MIN_TEXT_PX } from '../site/client/diagram-view.ts';
 
-const VIEWPORTS = [
-  { width: 1280, height: 800 },
-  { width: 390, height: 844 },
-] as const;
-const SCHEMES = ['light', 'dark'] as const;
 /** Tabs working at once: enough to overlap the waits, few enough for a 2-core machine. */
 const TABS = 4;
 const OUT = join(SCREENSHOT_DIR, 'visibility');
@@ -52,8 +47,8 @@ function builtPages(dir = distDir): string[] {
 
 interface Job {
   path: string;
-  viewport: (typeof VIEWPORTS)[number];
-  scheme: (typeof SCHEMES)[number];
+  viewport: (typeof AUDIT_VIEWPORTS)[number];
+  scheme: (typeof AUDIT_SCHEMES)[number];
 }
 
 /** Waits (bounded) for what draws after load: diagrams, the explorer's live diagrams, web fonts. */
@@ -90,7 +85,9 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
   let course: Course;
   let browser: Browser;
   const pages = builtPages();
-  const jobs: Job[] = pages.flatMap((path) => VIEWPORTS.flatMap((viewport) => SCHEMES.map((scheme) => ({ path, viewport, scheme }))));
+  const jobs: Job[] = pages.flatMap((path) =>
+    AUDIT_VIEWPORTS.flatMap((viewport) => AUDIT_SCHEMES.map((scheme) => ({ path, viewport, scheme }))),
+  );
   const results = new Map<Job, Finding[]>();
   /** CSP violations, script errors and missing headers, per page as `path: what`. */
   const policy: string[] = [];
@@ -178,8 +175,8 @@ describe.skipIf(!hasChromium)(`every page, both sizes, both themes: nothing cut 
     }
   });
 
-  for (const viewport of VIEWPORTS) {
-    for (const scheme of SCHEMES) {
+  for (const viewport of AUDIT_VIEWPORTS) {
+    for (const scheme of AUDIT_SCHEMES) {
       it(`${viewport.width}×${viewport.height}, ${scheme}: no diagram, pre, control or text cut off`, () => {
         const lines = [...results]
           .filter(([j]) => j.viewport === viewport && j.scheme === scheme)

@@ -511,9 +511,9 @@ describe.skipIf(!hasChromium)(`workspace bar while a cluster starts, under each 
         expect(bar.lines, 'the bar is one row').toHaveLength(1);
         expect(bar.wrapped, 'pieces of the bar that wrap').toEqual([]);
         expect(bar.terminalInView).toBe(true);
-        // Still one line, and where it is among the others.
+        // Still one line, and where it is among the others (the image load, step 2, starts beside it).
         expect(await shown.allTextContents()).toEqual(['Create the kind cluster (3 nodes) (running)']);
-        expect(await toggleOf(page).innerText()).toMatch(/^Step 2 of \d+/);
+        expect(await toggleOf(page).innerText()).toMatch(/^Step 3 of \d+/);
         expect(await toggleOf(page).getAttribute('aria-expanded')).toBe('false');
 
         await page.setViewportSize({ width: 1024, height: 768 });
@@ -547,7 +547,12 @@ describe.skipIf(!hasChromium)(`workspace bar while a cluster starts, under each 
       await expect.poll(() => button.getAttribute('aria-expanded')).toBe('true');
       const all = await list.locator('li:visible .dplab-cp-label').allTextContents();
       expect(all.length).toBeGreaterThan(3);
-      expect(all.slice(0, 2)).toEqual(['Check Docker, kind and the host (done)', 'Create the kind cluster (3 nodes) (running)']);
+      expect(all.slice(0, 3)).toEqual([
+        'Check Docker, kind and the host (done)',
+        // Beside the create, and done already: this stage has no lab image to load.
+        'Load lab images into the nodes (done)',
+        'Create the kind cluster (3 nodes) (running)',
+      ]);
       await screenshot(page, `bar-${slug(fonts.name)}-starting-expanded-1280x800`);
       // The panel draws itself again on every event: the list stays open and the button keeps focus.
       await page.waitForTimeout(1_200);

@@ -19,4 +19,8 @@ export const AUDIT_FILES = [
   'e2e/workspace-layout.test.ts',
   // the no-Docker replay at each size and theme
   'e2e/replay-views.test.ts',
+  // a traced path on the explorer at each size and theme
+  'e2e/trace-view-audit.test.ts',
+  // the line that says the next lab's cluster is starting ahead, at each size and theme
+  'e2e/warm-next-audit.test.ts',
 ];

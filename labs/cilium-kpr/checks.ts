@@ -3,7 +3,8 @@
  * show, and Hubble's flows to web after a request from the client pod.
  */
 import { allFlows, describeFlow, gatherHubble } from '../../scripts/labs/checks/hubble.ts';
-import { gatherConfigMap, configMapValue, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
+import { gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
+import { evaluateAnswer, type AnswerExpectation } from '../../scripts/labs/checks/answer.ts';
 import {
   defineCheck,
   evaluateProxyMode,
@@ -15,23 +16,17 @@ import {
   kubeProxyReplacement,
   pass,
   podNotUsable,
+  socketLB,
 } from '../../scripts/labs/checks/index.ts';
-import type { Fact, Verdict } from '../../scripts/labs/checks/types.ts';
+import type { EvalContext, Fact, Verdict } from '../../scripts/labs/checks/types.ts';
 import { z } from 'zod';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
 
-/** The answer the learner wrote down, compared with what the cluster shows. */
-function recorded(obs: ConfigMapObservation, name: string, key: string, want: string, ns: string, facts: Fact[]): Verdict | undefined {
-  const seen = configMapValue(obs, key);
-  const f = fact(`your answer (ConfigMap ${name}, key ${key})`, want, seen ?? 'not recorded');
-  if (seen === undefined)
-    return fail(`Your answer is not recorded yet: create a ConfigMap \`${name}\` in \`${ns}\` whose key \`${key}\` holds what you found.`, [
-      ...facts,
-      f,
-    ]);
-  if (!f.ok) return fail(`You recorded ${key}=${seen}, but the cluster shows ${want}. Look again.`, [...facts, f]);
-  facts.push(f);
-  return undefined;
+/** The answer the learner wrote down (evaluateAnswer's wording), after the facts the check read itself. */
+function recorded(obs: ConfigMapObservation, want: AnswerExpectation, facts: Fact[], ctx: EvalContext): Verdict | undefined {
+  const answer = evaluateAnswer(want, obs, ctx);
+  facts.push(...answer.facts);
+  return answer.status === 'fail' ? { ...answer, facts } : undefined;
 }
 
 export const kprCheck = defineCheck({
@@ -44,11 +39,22 @@ export const kprCheck = defineCheck({
     const agent = evaluateProxyMode(obs.agent, ctx);
     if (agent.status === 'fail') return agent;
     const seen = obs.agent.kind === 'cilium' ? (kubeProxyReplacement(obs.agent.status.stdout) ?? '') : '';
-    const wrong = recorded(obs.answer, 'kpr', 'KubeProxyReplacement', seen, ctx.namespace, agent.facts);
+    const wrong = recorded(
+      obs.answer,
+      { configMap: 'kpr', key: 'KubeProxyReplacement', truth: seen, what: 'KubeProxyReplacement' },
+      agent.facts,
+      ctx,
+    );
+    const socket = obs.agent.kind === 'cilium' ? socketLB(obs.agent.status.stdout) : null;
+    const how = !socket
+      ? ' (`cilium-dbg status --verbose` did not say whether socket-level load balancing is on.)'
+      : socket.startsWith('Enabled')
+        ? ` Socket LB is ${socket}: a pod's connect() to a ClusterIP gets a backend's address before any packet leaves it.`
+        : ` Socket LB is ${socket}: the programs on each pod's interface translate a Service's packets one by one.`;
     return (
       wrong ??
       pass(
-        'Right: no kube-proxy runs here, and the Cilium agent reports KubeProxyReplacement: True. Its eBPF programs implement every Service.',
+        `Right: no kube-proxy runs here, and the Cilium agent reports KubeProxyReplacement: True. Its eBPF programs implement every Service.${how}`,
         agent.facts,
       )
     );
@@ -87,7 +93,12 @@ export const noKubeRulesCheck = defineCheck({
     ];
     if (!facts[0].ok)
       return fail(`${obs.node} still has ${c['KUBE-SVC']} KUBE-SVC lines: leftovers from kube-proxy would compete with Cilium.`, facts);
-    const wrong = recorded(obs.answer, 'kube-svc-rules', 'count', String(c['KUBE-SVC']), ctx.namespace, facts);
+    const wrong = recorded(
+      obs.answer,
+      { configMap: 'kube-svc-rules', key: 'count', truth: String(c['KUBE-SVC']), what: 'the number of KUBE-SVC lines' },
+      facts,
+      ctx,
+    );
     return (
       wrong ??
       pass(

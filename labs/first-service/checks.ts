@@ -2,14 +2,12 @@
  * The two checks of first-service that combine library pieces in a lab-specific way; the
  * other steps use library checks as they are (see lab.ts).
  */
-import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
+import { kubeProxyMode } from '../../scripts/catalogue/modes.ts';
 import {
   defineCheck,
-  evaluateConfigMapValue,
   evaluateProxyMode,
   fact,
   fail,
-  firstItem,
   gatherConfigMap,
   gatherProxyMode,
   pass,
@@ -18,6 +16,7 @@ import {
   seenProxyMode,
 } from '../../scripts/labs/checks/index.ts';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
+import { evaluateAnswer } from '../../scripts/labs/checks/answer.ts';
 import { clientAndWebObservations, gatherClientAndWeb } from '../_shared/client-and-web.ts';
 
 /** Enough requests that three equally likely pods almost surely do not all look the same. */
@@ -68,16 +67,10 @@ export const proxyModeCheck = defineCheck({
     const node = evaluateProxyMode(obs.node, ctx);
     if (node.status === 'fail') return node;
     const seen = seenProxyMode(obs.node) ?? '';
-    if (!firstItem(obs.answer.configmaps)) {
-      return fail(
-        `Your answer is not recorded yet: create a ConfigMap \`proxy-mode\` in \`${ctx.namespace}\` whose key \`mode\` holds what the node told you.`,
-        [...node.facts, fact('ConfigMap proxy-mode, key mode', 'your answer', 'not found', false)],
-      );
-    }
-    const answer = evaluateConfigMapValue('proxy-mode', 'mode', seen, obs.answer, ctx);
+    const answer = evaluateAnswer({ configMap: 'proxy-mode', key: 'mode', truth: seen, what: "the node's answer" }, obs.answer, ctx);
     const facts = [...node.facts, ...answer.facts];
     if (answer.status === 'fail') return { ...answer, facts };
-    const who = MODE_INFO[ctx.mode].proxyMode ? `kube-proxy in ${seen} mode` : 'Cilium, with no kube-proxy (KubeProxyReplacement: True)';
+    const who = kubeProxyMode(ctx.mode) ? `kube-proxy in ${seen} mode` : 'Cilium, with no kube-proxy (KubeProxyReplacement: True)';
     return pass(`Right: Services on this cluster are implemented by ${who}.`, facts);
   },
 });

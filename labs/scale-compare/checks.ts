@@ -3,7 +3,7 @@
  * generated Services, with kube-proxy's sync time. The numbers go into the facts, so the page
  * shows them per mode, and into the verdict's figures, so the page can chart them across modes.
  */
-import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
+import { kubeProxyMode } from '../../scripts/catalogue/modes.ts';
 import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
 import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
 import {
@@ -40,7 +40,7 @@ function countFacts(obs: ScaleObservation, ctx: EvalContext, baseline?: number):
 }
 
 function syncFacts(obs: ScaleObservation, ctx: EvalContext): Fact[] {
-  if (!MODE_INFO[ctx.mode].proxyMode)
+  if (!kubeProxyMode(ctx.mode))
     return [fact('kube-proxy sync time', 'none: no kube-proxy on Cilium', 'n/a (the agent updates eBPF map entries per Service)', true)];
   const s = syncTime(obs.syncMetrics);
   if (!s) return [fact('kube-proxy sync time (kubeproxy_sync_proxy_rules_duration_seconds)', 'any', 'not available', true)];

@@ -4,7 +4,7 @@
  * kube-proxy's sync time on every mode that has a kube-proxy.
  */
 import { describe, expect, it } from 'vitest';
-import { MODE_INFO } from '../../scripts/catalogue/modes.ts';
+import { kubeProxyMode } from '../../scripts/catalogue/modes.ts';
 import { findObservationFile, readObservationFile } from '../../scripts/labs/observations.ts';
 import { requireLab } from '../../scripts/labs/registry.ts';
 
@@ -36,7 +36,7 @@ describe('scale-compare figures', () => {
       expect(message).toContain(String(figures?.entries.value));
     }
     expect(figures?.entries.label).toMatch(/rules|lines|Service addresses|frontends/);
-    if (MODE_INFO[mode].proxyMode) expect(figures?.syncMsAvg.value).toBeGreaterThan(0);
+    if (kubeProxyMode(mode)) expect(figures?.syncMsAvg.value).toBeGreaterThan(0);
     else expect(figures?.syncMsAvg).toBeUndefined();
   });
 

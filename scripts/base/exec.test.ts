@@ -1,4 +1,7 @@
 // A command that a signal ended says so, instead of reporting "exit code -1".
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CommandError, howItEnded, run, tellingLine, timeoutFactorFromEnv } from './exec.ts';
 
@@ -15,6 +18,22 @@ describe('run', () => {
     const err = await run('sh', ['-c', 'exit 3'], { timeoutMs: 10_000 }).catch((e) => e);
     expect(howItEnded(err)).toBe('exit code 3');
     expect(err.signal).toBeUndefined();
+  });
+});
+
+describe('pathFirst', () => {
+  it("finds the command in its folders first and hands them on, without changing the runner's PATH", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dplab-pathfirst-'));
+    const prog = join(dir, 'dplab-only-here');
+    writeFileSync(prog, '#!/bin/sh\necho "$PATH"\n');
+    chmodSync(prog, 0o755);
+    const before = process.env.PATH;
+    const r = await run('dplab-only-here', [], { timeoutMs: 10_000, pathFirst: [dir] });
+    expect(r.stdout.trim()).toBe(`${dir}${delimiter}${before}`);
+    expect(process.env.PATH).toBe(before);
+    // Without it, the command is not found: the folder reached it only through this call.
+    const err = await run('dplab-only-here', [], { timeoutMs: 10_000 }).catch((e) => e);
+    expect(err).toMatchObject({ kind: 'tool-missing' });
   });
 });
 

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { execa } from 'execa';
 import { MIN_KIND_RECOMMENDED } from './versions.ts';
 import { DplabError } from './errors.ts';
@@ -45,6 +46,12 @@ export interface RunOptions {
   input?: string;
   /** Extra environment; the runner's own environment is inherited. */
   env?: Record<string, string | undefined>;
+  /**
+   * Folders searched before PATH, for this command and whatever it starts: a cluster provider's
+   * own programs (the sim's kubectl and its `docker exec` shim, a ClusterHandle's `pathFirst`).
+   * The runner's own PATH is never changed.
+   */
+  pathFirst?: readonly string[];
   cwd?: string;
   /** Stream the command's output to ours instead of capturing it (long builds the user watches). */
   inheritOutput?: boolean;
@@ -220,6 +227,17 @@ export function tellingLine(stderr: string): string {
   return (errors[errors.length - 1] ?? lines[0] ?? '').trim();
 }
 
+/** `dirs` in front of `path` (the runner's PATH unless given): what a program run with RunOptions' `pathFirst` searches. */
+export function pathWith(dirs: readonly string[] | undefined, path: string | undefined = process.env.PATH): string {
+  return [...(dirs ?? []), path].filter(Boolean).join(delimiter);
+}
+
+/** The environment execa is given: `env`, and PATH with `pathFirst` in front when there are any (the program is looked up there too). */
+function commandEnv(opts: RunOptions): RunOptions['env'] {
+  if (!opts.pathFirst?.length) return opts.env;
+  return { ...opts.env, PATH: pathWith(opts.pathFirst, opts.env?.PATH) };
+}
+
 /**
  * Run a command and return its result, or throw a classified CommandError.
  * Never uses a shell: arguments are passed as they are.
@@ -233,7 +251,7 @@ export async function run(file: string, args: readonly string[], opts: RunOption
     forceKillAfterDelay: FORCE_KILL_AFTER_MS,
     // Without input, stdin is closed: a tool that would wait for stdin must not hang the runner.
     ...(opts.input === undefined ? { stdin: 'ignore' as const } : { input: opts.input }),
-    env: opts.env,
+    env: commandEnv(opts),
     cwd: opts.cwd,
     stripFinalNewline: false,
     windowsHide: true,

@@ -73,8 +73,10 @@ export function nodeImageKubernetesVersion(image: string): string | null {
 }
 
 /**
- * What one lab cluster (kind: a control plane and two workers) asks of its host, per mode:
- * the figures `dplab doctor` budgets with (one cluster; `--seats N` multiplies them).
+ * What one lab cluster (kind: a control plane and two workers) asks of its host, per dataplane:
+ * the figures `dplab doctor` budgets with (one cluster; `--seats N` multiplies them). Each mode's
+ * record (scripts/catalogue/modes.ts, `footprint`) names its budget; CLUSTER_FOOTPRINT there is
+ * the per-mode table.
  * - memory, measured by `test/bench/kind-cluster.ts` and `docker stats` on the kind test
  *   environment (kind v0.31.0, the node image built there, Kubernetes v1.35.0, Cilium 1.19.4,
  *   2 cores, 2026-12-05), the three node containers summed:
@@ -91,10 +93,8 @@ export function nodeImageKubernetesVersion(image: string): string | null {
  *   control plane used ~20 % of a core and each worker ~1 % (same measurement); Cilium's agents
  *   add about one more core between them while they compile their BPF programs.
  */
-export const CLUSTER_FOOTPRINT = {
-  iptables: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
-  ipvs: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
-  nftables: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
+export const CLUSTER_BUDGETS = {
+  kubeProxy: { memoryBytes: 2 * 1024 ** 3, cpus: 2 },
   cilium: { memoryBytes: 4 * 1024 ** 3, cpus: 3 },
 } as const;
 

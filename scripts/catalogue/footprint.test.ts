@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../base/paths.ts';
-import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
+import { CLUSTER_FOOTPRINT } from './modes.ts';
 import { clusterMemoryText, clustersMemoryBytes, gib } from './footprint.ts';
 
 describe('footprint', () => {

@@ -1,10 +1,10 @@
 /**
  * The host memory a cluster of each mode takes, as the pages and `dplab doctor` say it: every
- * figure comes from CLUSTER_FOOTPRINT (scripts/base/versions.ts), which says where it was measured.
+ * figure comes from the modes' records (CLUSTER_FOOTPRINT), whose budgets (CLUSTER_BUDGETS in
+ * scripts/base/versions.ts) say where they were measured.
  */
-import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
 import type { Mode } from './modes.ts';
-import { MODE_INFO } from './modes.ts';
+import { CLUSTER_FOOTPRINT, MODE_INFO } from './modes.ts';
 
 const GiB = 1024 ** 3;
 

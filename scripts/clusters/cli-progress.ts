@@ -1,6 +1,7 @@
 /**
- * Progress of `dplab up` in a terminal: a spinner line per running action on a TTY, plain
- * lines otherwise (CI logs, pipes). Fed by the manager's events.
+ * Progress of `dplab up` in a terminal: a spinner line for the running action on a TTY (the one
+ * started last, with a count of any still running beside it), plain lines otherwise (CI logs,
+ * pipes). Fed by the manager's events.
  */
 import type { ClusterEvent } from './events.ts';
 
@@ -20,15 +21,18 @@ export interface ProgressPrinter {
 export function progressPrinter(out: { write(text: string): unknown; isTTY?: boolean }): ProgressPrinter {
   const tty = !!out.isTTY;
   let timer: NodeJS.Timeout | undefined;
-  let current: { title: string; startedAt: number } | undefined;
+  /** The actions running now, in the order they started. */
+  const running: { id: string; title: string; startedAt: number }[] = [];
   let frame = 0;
 
   const clearLine = () => {
-    if (tty && current) out.write('\r\x1b[2K');
+    if (tty && running.length) out.write('\r\x1b[2K');
   };
   const draw = () => {
+    const current = running.at(-1);
     if (!current) return;
-    out.write(`\r\x1b[2K${FRAMES[frame++ % FRAMES.length]} ${current.title} (${seconds(Date.now() - current.startedAt)})`);
+    const more = running.length > 1 ? ` + ${running.length - 1} more running` : '';
+    out.write(`\r\x1b[2K${FRAMES[frame++ % FRAMES.length]} ${current.title} (${seconds(Date.now() - current.startedAt)})${more}`);
   };
   const stop = () => {
     if (timer) clearInterval(timer);
@@ -39,23 +43,25 @@ export function progressPrinter(out: { write(text: string): unknown; isTTY?: boo
     onEvent(e) {
       if (e.type === 'action') {
         if (e.phase === 'start') {
-          current = { title: e.title, startedAt: e.at };
+          running.push({ id: e.id, title: e.title, startedAt: e.at });
           if (tty) {
             draw();
-            timer = setInterval(draw, SPINNER_INTERVAL_MS);
+            timer ??= setInterval(draw, SPINNER_INTERVAL_MS);
             timer.unref();
           } else out.write(`→ ${e.title}\n`);
           return;
         }
-        stop();
         clearLine();
-        current = undefined;
+        const at = running.findIndex((r) => r.id === e.id);
+        if (at >= 0) running.splice(at, 1);
+        if (!running.length) stop();
         const mark = e.phase === 'end' ? '✓' : e.phase === 'skip' ? '-' : '✗';
         out.write(`${mark} ${e.title}${e.elapsedMs !== undefined ? ` (${seconds(e.elapsedMs)})` : ''}\n`);
+        if (tty) draw();
       } else if (e.type === 'info') {
         clearLine();
         out.write(`  · ${e.message}\n`);
-        if (tty && current) draw();
+        if (tty) draw();
       }
     },
     dispose() {

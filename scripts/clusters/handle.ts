@@ -22,6 +22,13 @@ export interface ClusterHandle {
   readonly provider?: ProviderId;
   readonly name: string;
   readonly kubeconfig: string;
+  /**
+   * Folders whose programs come before the runner's PATH for whatever runs against this cluster:
+   * its kubectl and node exec here, the lab terminals and solutions (`pathWith`). The sim's
+   * kubectl and its `docker exec` shim; none under kind. Passed as RunOptions' `pathFirst`: the
+   * runner's own PATH is never changed.
+   */
+  readonly pathFirst?: readonly string[];
   /** kubectl against this cluster's kubeconfig (never ~/.kube/config). */
   kubectl(args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
   /** `kubectl … -o json`, parsed and checked against `schema` (an answer of another shape is an error naming the field). */
@@ -49,6 +56,8 @@ export interface ClusterHandle {
 
 /** How one provider reaches its nodes; the rest of a handle is the same for every provider. */
 export interface NodeAccess {
+  /** The provider's own programs, first on PATH for kubectl and node exec (ClusterHandle's `pathFirst`). */
+  pathFirst?: readonly string[];
   nodes(opts?: RunOptions): Promise<string[]>;
   nodeExec(node: string, args: readonly string[], opts?: RunOptions): Promise<CommandResult>;
   /** The argv of an interactive shell inside the node (a pty runs it). */
@@ -67,16 +76,19 @@ export function makeClusterHandle(mode: Mode, provider: ProviderId, access: Node
   const name = clusterName(mode);
   const kubeconfig = kubeconfigPath(mode);
 
+  const pathFirst = access.pathFirst;
+  const first: RunOptions = pathFirst ? { pathFirst } : {};
   const kubectl = (args: readonly string[], opts?: RunOptions) =>
-    run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeoutMs: TIMEOUTS.normal, ...opts });
+    run('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeoutMs: TIMEOUTS.normal, ...first, ...opts });
   const nodeExec = (node: string, args: readonly string[], opts?: RunOptions) =>
-    access.nodeExec(node, args, { timeoutMs: TIMEOUTS.normal, ...opts });
+    access.nodeExec(node, args, { timeoutMs: TIMEOUTS.normal, ...first, ...opts });
 
   return {
     mode,
     provider,
     name,
     kubeconfig,
+    ...(pathFirst ? { pathFirst } : {}),
     kubectl,
     async kubectlJson<S extends z.ZodTypeAny>(args: readonly string[], schema: S, opts?: RunOptions): Promise<z.output<S>> {
       const r = await kubectl([...args, '-o', 'json'], opts);

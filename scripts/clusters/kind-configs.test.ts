@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { MODES, MODE_INFO, kindConfigPath } from '../catalogue/modes.ts';
+import { MODES, MODE_INFO, kindConfigPath, kubeProxyMode } from '../catalogue/modes.ts';
 import { NODE_IMAGE } from '../base/versions.ts';
 
 /**
@@ -66,10 +66,10 @@ describe('kind configs', () => {
       it('sets the proxy mode and the subnets of the modes registry', () => {
         const info = MODE_INFO[mode];
         expect(PROXY_MODES).toContain(cfg.networking.kubeProxyMode);
-        expect(cfg.networking.kubeProxyMode).toBe(info.proxyMode ?? 'none');
+        expect(cfg.networking.kubeProxyMode).toBe(kubeProxyMode(mode) ?? 'none');
         expect(cfg.networking.podSubnet).toBe(info.podSubnet);
         expect(cfg.networking.serviceSubnet).toBe(info.serviceSubnet);
-        if (mode === 'cilium') expect(cfg.networking.disableDefaultCNI).toBe(true);
+        if (info.dataplane.kind === 'agent') expect(cfg.networking.disableDefaultCNI).toBe(true);
         else expect(cfg.networking.disableDefaultCNI).toBeUndefined();
       });
     });

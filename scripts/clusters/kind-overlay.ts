@@ -111,8 +111,20 @@ export function kindConfigFor(mode: Mode): string {
   return path;
 }
 
-/** How many nodes the mode's kind config makes (its `nodes:` entries). */
-export function kindNodeCount(mode: Mode): number {
+/** The roles of the nodes the mode's kind config makes (its `nodes:` entries; kind's default is one control plane). */
+function kindNodeRoles(mode: Mode): string[] {
   const nodes = parseDocument(readFileSync(kindConfigPath(mode), 'utf8')).toJS()?.nodes as unknown;
-  return Array.isArray(nodes) && nodes.length ? nodes.length : 1;
+  if (!Array.isArray(nodes) || nodes.length === 0) return ['control-plane'];
+  return nodes.map((n: { role?: unknown }) => (typeof n?.role === 'string' ? n.role : 'control-plane'));
+}
+
+/** The worker nodes kind makes for the mode's config (`<name>-worker`, `<name>-worker2`, …), in order. */
+export function kindWorkerNames(mode: Mode, name: string): string[] {
+  const workers = kindNodeRoles(mode).filter((r) => r === 'worker').length;
+  return Array.from({ length: workers }, (_, i) => `${name}-worker${i === 0 ? '' : i + 1}`);
+}
+
+/** How many nodes the mode's kind config makes. */
+export function kindNodeCount(mode: Mode): number {
+  return kindNodeRoles(mode).length;
 }

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { run, type CommandResult, type RunOptions } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { clusterName, kubeconfigPath, type Mode } from '../catalogue/modes.ts';
+import type { ClusterHandle } from './handle.ts';
 
 export function kubectlFor(mode: Mode) {
   return (args: readonly string[], opts: RunOptions) => run('kubectl', ['--kubeconfig', kubeconfigPath(mode), ...args], opts);
@@ -48,8 +49,9 @@ export interface NodeHealth {
   notReady: string[];
 }
 
-export async function nodeHealth(mode: Mode, opts: RunOptions): Promise<NodeHealth> {
-  const r = await kubectlFor(mode)(['get', 'nodes', '-o', 'json'], opts);
+/** The nodes' readiness, through the cluster handle's kubectl (its kubeconfig, its provider's kubectl). */
+export async function nodeHealth(cluster: Pick<ClusterHandle, 'kubectl'>, opts: RunOptions): Promise<NodeHealth> {
+  const r = await cluster.kubectl(['get', 'nodes', '-o', 'json'], opts);
   let list: NodeList;
   try {
     list = JSON.parse(r.stdout) as NodeList;

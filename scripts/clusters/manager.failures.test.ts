@@ -171,6 +171,40 @@ describe('ensure: failure paths', () => {
     await expectNoHalfState(manager, d, 'cilium');
   });
 
+  it('kube-proxy that keeps exiting (IPVS on a kernel without ip_vs) stops the start at once, naming the node, its log line and the fix', async () => {
+    const crashing = JSON.stringify({
+      items: [
+        {
+          metadata: { name: 'kube-proxy-gzplc' },
+          spec: { nodeName: 'dplab-ipvs-worker' },
+          status: {
+            containerStatuses: [{ name: 'kube-proxy', ready: false, restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } } }],
+          },
+        },
+      ],
+    });
+    const { d, manager } = setup('ipvs', [
+      // The rollout waits its whole bound; the crash watch must end the start long before.
+      { tool: 'kubectl', match: 'rollout status daemonset/kube-proxy', delayMs: 30_000 },
+      { tool: 'kubectl', match: ' -n kube-system get pods -l k8s-app=kube-proxy -o json$', stdout: crashing },
+      {
+        tool: 'kubectl',
+        match: ' -n kube-system logs kube-proxy-gzplc -c kube-proxy --previous --tail=20$',
+        stdout: 'E1207 22:13:57.113897       1 run.go:72] "command failed" err="can\'t use the IPVS proxier: Ipvs not supported"\n',
+      },
+    ]);
+    const started = Date.now();
+    const err = await failure(manager.ensure('ipvs', { timeouts: { rollout: 30_000 } }));
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(err.message).toBe(
+      'Starting the ipvs cluster failed at "Wait for the dataplane (kube-proxy or Cilium)": kube-proxy on dplab-ipvs-worker keeps exiting (restarted 3 times): E1207 22:13:57.113897       1 run.go:72] "command failed" err="can\'t use the IPVS proxier: Ipvs not supported"',
+    );
+    expect(err.fix).toBe(
+      "This host's kernel has no IPVS (CONFIG_IP_VS), so the IPVS cluster cannot run here: use another mode, or a host or Docker VM whose kernel has ip_vs.",
+    );
+    await expectNoHalfState(manager, d, 'ipvs');
+  });
+
   it('a command that hangs past its timeout is stopped and cleaned up', async () => {
     const { d, manager } = setup('iptables', [{ tool: 'kind', match: '^create cluster ', delayMs: 20_000, set: { created: 'yes' } }]);
     const started = Date.now();
@@ -196,6 +230,27 @@ describe('ensure: failure paths', () => {
     expect(manager.isProvisioning('iptables')).toBe(false);
     d.setState({ slow: 'no' });
     expect((await manager.ensure('iptables')).state).toBe('ready');
+  });
+
+  it("delete cancels a cluster started ahead while it starts (the page's Stop), cleans up, and the mark goes", async () => {
+    const { d, manager, events } = setup('nftables', [
+      { tool: 'kind', match: '^create cluster ', when: { slow: 'yes' }, delayMs: 20_000, set: { created: 'yes' } },
+    ]);
+    d.setState({ slow: 'yes' });
+    // The run's waiter sees the cancel while delete still runs: take its answer from the start.
+    const p = manager.ensure('nftables', { ahead: true }).then(
+      () => new Error('not cancelled'),
+      (e: Error) => e,
+    );
+    while (!created(d)) await new Promise((r) => setTimeout(r, 50));
+    expect((await manager.status('nftables')).startedAhead).toBe(true);
+    expect((await manager.delete('nftables')).state).toBe('absent');
+    expect((await p).message).toMatch(/cancelled/);
+    expect(deleted(d)).toBe(true);
+    expect(manager.isProvisioning('nftables')).toBe(false);
+    const last = events.filter((e) => e.type === 'status').at(-1) as Extract<ClusterEvent, { type: 'status' }>;
+    expect(last.status).toMatchObject({ state: 'absent' });
+    expect(last.status.startedAhead).toBeUndefined();
   });
 
   it('a node the stopped create was still making, which appears after the delete, is deleted too', async () => {

@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
 import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
+import { COREDNS_PROBE_PATCH } from './actions.ts';
 import { kubeconfigPath, MODES, type Mode } from '../catalogue/modes.ts';
 import { CILIUM_VERSION } from '../base/versions.ts';
+import type { DplabError } from '../base/errors.ts';
 
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
   const d = installDoubles(scenario(mode, overrides), opts);
@@ -16,8 +18,17 @@ function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts:
 }
 
 /** Lines without the preflight probes, which run in parallel and so in no fixed order. */
-const provisioningLines = (doubles: Doubles) =>
+const allProvisioningLines = (doubles: Doubles) =>
   doubles.commandLines().filter((l) => !/^(docker info|kind version|kubectl version|cilium version|helm version)/.test(l));
+/** The patch of CoreDNS's readiness probe, run in the control plane beside `kind create`. */
+const isDnsPatchLine = (l: string) => /^docker exec \S+-control-plane sh -c i=0\n/.test(l);
+/** The image load's lines: it runs beside `kind create` and the waits after it, so its lines interleave with theirs. */
+const isImageLine = (l: string) => /^(docker image inspect|docker exec|kind load docker-image) /.test(l) && !isDnsPatchLine(l);
+/** The provisioning lines in their fixed order, without the image load's, the CoreDNS patch's and the crash watch's. */
+/** The crash watch beside a DaemonSet's rollout (crash-watch.ts): it reads the pods while the rollout waits. */
+const isCrashWatchLine = (l: string) => / -n kube-system get pods -l \S+ -o json$/.test(l);
+const provisioningLines = (doubles: Doubles) =>
+  allProvisioningLines(doubles).filter((l) => !isImageLine(l) && !isDnsPatchLine(l) && !isCrashWatchLine(l));
 
 describe('ensure: exact command lines per mode', () => {
   for (const mode of MODES.filter((m) => m !== 'cilium')) {
@@ -35,11 +46,40 @@ describe('ensure: exact command lines per mode', () => {
         `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
         `kubectl --kubeconfig ${kc} -n kube-system rollout status daemonset/kube-proxy --timeout=4s`,
         `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
-        `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
-        `kind load docker-image --name ${name} ${PRESENT_IMAGE}`,
-        `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
         `kubectl --kubeconfig ${kc} get nodes -o json`,
       ]);
+      const all = allProvisioningLines(d);
+      // kubeadm under way (the control plane's CA): asked by both waits beside create, the image
+      // load's and the CoreDNS patch's, so its lines are the image load's only in part.
+      const kubeadmProbe = `docker exec ${name}-control-plane test -f /etc/kubernetes/pki/ca.crt`;
+      const probes = [
+        `docker exec ${name}-worker ctr --namespace k8s.io version`,
+        `docker exec ${name}-worker2 ctr --namespace k8s.io version`,
+      ];
+      const images = all.filter((l) => isImageLine(l) && l !== kubeadmProbe);
+      expect(images.slice(0, 2)).toEqual([
+        `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
+        `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
+      ]);
+      // Then it waits for kubeadm to be under way and each worker's containerd to answer (asking
+      // again while the nodes do not exist yet), and loads into the workers only: lab pods never
+      // run on the control plane.
+      expect(images.slice(-3)).toEqual([
+        ...probes,
+        `kind load docker-image --name ${name} --nodes ${name}-worker,${name}-worker2 ${PRESENT_IMAGE}`,
+      ]);
+      expect(images.slice(2, -3).every((l) => probes.includes(l))).toBe(true);
+      expect(all.lastIndexOf(kubeadmProbe)).toBeGreaterThan(-1);
+      expect(all.indexOf(kubeadmProbe)).toBeLessThan(all.indexOf(probes[0]));
+      // The load goes in once the nodes exist, and before the cluster is reported ready (its last node read).
+      expect(all.indexOf(images.at(-1)!)).toBeGreaterThan(all.findIndex((l) => l.startsWith('kind create')));
+      expect(all.findLastIndex(isImageLine)).toBeLessThan(all.length - 1);
+      // CoreDNS's probe is patched once, in the control plane, within the create step (before the waits).
+      const patches = all.filter(isDnsPatchLine);
+      expect(patches).toEqual([expect.stringMatching(new RegExp(`^docker exec ${name}-control-plane sh -c i=0\n`))]);
+      expect(patches[0]).toContain('patch deployment coredns -p "$1"');
+      expect(patches[0].endsWith(` sh ${COREDNS_PROBE_PATCH}`)).toBe(true);
+      expect(all.indexOf(patches[0])).toBeLessThan(all.findIndex((l) => l.includes(' wait --for=condition=Ready nodes ')));
     });
   }
 
@@ -80,13 +120,16 @@ describe('ensure: exact command lines per mode', () => {
 });
 
 describe('ensure: pipeline, events, reuse, coalescing', () => {
-  it('emits start/end per action in order, notes skipped images, then a ready status', async () => {
+  it('emits start/end per action in order, the image load beside the waits, notes skipped images, then a ready status', async () => {
     const { manager, events } = setup('iptables');
     await manager.ensure('iptables');
     const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    expect(actions).toEqual(
-      ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns', 'images'].flatMap((id) => [`start ${id}`, `end ${id}`]),
+    // The image load starts beside `kind create` (it waits there for the nodes); the waits follow create.
+    expect(actions.slice(0, 4)).toEqual(['start preflight', 'end preflight', 'start images', 'start create']);
+    expect(actions.filter((a) => !a.endsWith(' images'))).toEqual(
+      ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns'].flatMap((id) => [`start ${id}`, `end ${id}`]),
     );
+    expect(actions).toContain('end images');
     expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toEqual([expect.stringContaining(`Skipped ${ABSENT_IMAGE}`)]);
     const statuses = events.filter((e) => e.type === 'status').map((e) => e.status.state);
     expect(statuses).toEqual(['provisioning', 'ready']);
@@ -110,6 +153,144 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
         ),
       ),
     );
+  });
+
+  it("CoreDNS's probe that cannot be patched is a note: the cluster starts at kubeadm's pace and is kept", async () => {
+    const { d, manager, events } = setup('iptables', [
+      {
+        tool: 'docker',
+        match: '^exec dplab-iptables-control-plane sh -c i=0\\n',
+        stderr: 'Error from server (NotFound): deployments.apps "coredns" not found\n',
+        exit: 1,
+      },
+    ]);
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    expect(d.commandLines().some((l) => l.startsWith('kind delete'))).toBe(false);
+    expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toContainEqual(
+      'CoreDNS keeps kubeadm\'s 10 s readiness probe (Error from server (NotFound): deployments.apps "coredns" not found); cluster DNS may take a few seconds longer.',
+    );
+  });
+
+  it('a kind create that fails stops the CoreDNS patch waiting beside it: nothing asks the nodes afterwards', async () => {
+    const { d, manager } = setup('iptables', [
+      {
+        tool: 'kind',
+        match: '^create cluster --name dplab-iptables ',
+        stderr: 'ERROR: failed to create cluster: boom\n',
+        exit: 1,
+        delayMs: 300,
+      },
+    ]);
+    const err = await manager.ensure('iptables').then(
+      () => undefined,
+      (e: DplabError) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Create the kind cluster/);
+    // Before the failure the nodes did not exist, and the waits beside create asked each second.
+    const asked = () => d.commandLines().filter((l) => l.startsWith('docker exec dplab-iptables-control-plane ')).length;
+    const before = asked();
+    expect(before).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(asked()).toBe(before);
+    expect(d.commandLines().some(isDnsPatchLine)).toBe(false);
+  });
+
+  it('the image load starts beside kind create: once kubeadm is under way the images go in before create has ended', async () => {
+    const { d, manager, events } = setup('iptables', [
+      // The nodes exist (and kubeadm runs) from the start of a create that takes a while.
+      {
+        tool: 'kind',
+        match: '^create cluster --name dplab-iptables ',
+        delayMs: 800,
+        set: { created: 'yes' },
+        writesAfter: '--kubeconfig',
+        writes: 'apiVersion: v1\n',
+      },
+    ]);
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(actions.indexOf('end images')).toBeGreaterThan(-1);
+    expect(actions.indexOf('end images')).toBeLessThan(actions.indexOf('end create'));
+    expect(d.commandLines()).toContain(
+      'kind load docker-image --name dplab-iptables --nodes dplab-iptables-worker,dplab-iptables-worker2 ' + PRESENT_IMAGE,
+    );
+  });
+
+  it('nodes that never take images: the load gives up within its bound, says what it saw, and the cluster goes', async () => {
+    const { d, manager } = setup('iptables', [
+      {
+        tool: 'docker',
+        match: '^exec dplab-iptables-worker2 ctr ',
+        stderr: 'ctr: failed to dial "/run/containerd/containerd.sock": connection refused\n',
+        exit: 1,
+      },
+      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 10_000 },
+    ]);
+    const err = await manager.ensure('iptables', { timeouts: { create: 600 } }).then(
+      () => undefined,
+      (e: DplabError) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Load lab images into the nodes"/);
+    expect(err?.details).toContain('dplab-iptables-worker2: containerd does not answer yet (ctr: failed to dial');
+    expect(d.commandLines().some((l) => l.startsWith('kind load'))).toBe(false);
+    expect(d.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
+  });
+
+  it('the image load runs beside the waits: it is under way before the Ready wait has answered', async () => {
+    const { d, manager } = setup('iptables', [
+      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 400 },
+    ]);
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    const lines = d.commandLines();
+    expect(lines.findIndex((l) => l.startsWith('kind load docker-image --name dplab-iptables '))).toBeGreaterThan(-1);
+    expect(lines.findIndex((l) => l.startsWith('kind load docker-image --name dplab-iptables '))).toBeLessThan(
+      lines.findIndex((l) => l.includes(' rollout status daemonset/kube-proxy ')),
+    );
+  });
+
+  it('an image load that fails stops the wait beside it: the run fails at the load, the wait is skipped, the cluster goes', async () => {
+    const { d, manager, events } = setup('iptables', [
+      // `docker image inspect` not answering within its bound is not "image absent": the load fails.
+      { tool: 'docker', match: `^image inspect --format \\{\\{\\.Id\\}\\} ${PRESENT_IMAGE.replace(/[.]/g, '\\.')}$`, delayMs: 10_000 },
+      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 10_000 },
+    ]);
+    const err = await manager.ensure('iptables', { timeouts: { quick: 300 } }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Load lab images into the nodes"/);
+    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(phases).toContain('fail images');
+    expect(phases).toContain('skip nodes-ready');
+    expect(phases.some((p) => p.startsWith('start dataplane'))).toBe(false);
+    expect(d.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
+    expect((await manager.status('iptables')).state).toBe('absent');
+  });
+
+  it('a wait that fails while the images load stops the load: the run fails at the wait, the load is skipped, the cluster goes', async () => {
+    const { d, manager, events } = setup('iptables', [
+      { tool: 'kind', match: '^load docker-image ', delayMs: 10_000 },
+      {
+        tool: 'kubectl',
+        match: ' wait --for=condition=Ready nodes --all ',
+        stderr: 'error: timed out waiting for the condition\n',
+        exit: 1,
+      },
+    ]);
+    const err = await manager.ensure('iptables').then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Wait for the nodes to be Ready"/);
+    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(phases).toContain('fail nodes-ready');
+    expect(phases).toContain('skip images');
+    const lines = d.commandLines();
+    expect(lines.findIndex((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBeGreaterThan(
+      lines.findIndex((l) => l.startsWith('kind load docker-image')),
+    );
+    const last = await manager.status('iptables');
+    expect(last.progress?.actions.find((a) => a.id === 'images')?.state).toBe('skipped');
   });
 
   it('reuses a healthy cluster without creating anything', async () => {
@@ -170,6 +351,25 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
       if (needs) expect(viaFlag?.startsWith(stateKube), `${c.tool} ${c.argv.join(' ')}`).toBe(true);
       if (c.tool === 'cilium' && c.argv[0] === 'install') expect(c.kubeconfig?.startsWith(stateKube)).toBe(true);
     }
+  });
+});
+
+describe('a cluster started ahead', () => {
+  it('says so in its status while it starts and once ready, until it is deleted', async () => {
+    const { manager, events } = setup('nftables');
+    const ready = await manager.ensure('nftables', { ahead: true });
+    expect(ready.state).toBe('ready');
+    const statuses = events.flatMap((e) => (e.type === 'status' ? [e.status] : []));
+    expect(statuses.map((s) => `${s.state}:${s.startedAhead === true}`)).toEqual(['provisioning:true', 'ready:true']);
+    writeFileSync(kubeconfigPath('nftables'), 'apiVersion: v1\n');
+    expect((await manager.status('nftables')).startedAhead).toBe(true);
+    expect((await manager.status('iptables')).startedAhead).toBeUndefined();
+    await manager.delete('nftables');
+    expect(events.at(-1)).toMatchObject({ type: 'status', status: { state: 'absent' } });
+    expect((events.at(-1) as Extract<ClusterEvent, { type: 'status' }>).status.startedAhead).toBeUndefined();
+    // Started again by the learner, it is theirs: no mark.
+    await manager.ensure('nftables');
+    expect((await manager.status('nftables')).startedAhead).toBeUndefined();
   });
 });
 

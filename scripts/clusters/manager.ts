@@ -11,13 +11,13 @@ import { dockerBlocker, type PreflightSystem } from '../preflight/index.ts';
 import { actionFailure, type Action, type ProvisionContext } from './actions.ts';
 import { Emitter, type ClusterEvent } from './events.ts';
 import { nodeHealth } from './kube.ts';
-import { clusterName, kubeconfigPath, MODE_INFO, MODES, type Mode } from '../catalogue/modes.ts';
+import { clusterName, dataplaneName, kubeconfigPath, modeRecord, MODES, type Mode } from '../catalogue/modes.ts';
 import { ActionStatus, newProgress } from './progress.ts';
 import type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
 import { resolveTimeouts, type ProvisionTimeouts } from './timeouts.ts';
 import type { ClusterProvider } from './provider.ts';
 import type { ProviderId } from '../catalogue/provider-ids.ts';
-import { providerFor } from './providers.ts';
+import { clusterProviders, type ClusterProviders } from './providers.ts';
 
 export type { ClusterEvent } from './events.ts';
 export type { ClusterStatus, ErrorJson, Progress } from './status-types.ts';
@@ -29,8 +29,8 @@ export interface ManagerOptions {
   imagesFor?: (mode: Mode) => readonly string[];
   /** Host facts for the preflight (tests play other machines). */
   system?: PreflightSystem;
-  /** Which provider a mode's cluster has (default: providers.ts' choice per mode). */
-  provider?: (mode: Mode) => ClusterProvider;
+  /** Which provider each mode's cluster has, and its handle (default: this process's, chosen once). */
+  providers?: ClusterProviders;
 }
 
 export interface EnsureOptions extends ManagerOptions {
@@ -40,6 +40,8 @@ export interface EnsureOptions extends ManagerOptions {
   signal?: AbortSignal;
   /** This caller's view of the run's events (for the CLI's progress lines). */
   onEvent?: (event: ClusterEvent) => void;
+  /** Started ahead for a later lab (warm-decision.ts said yes): its status says so until it is deleted. */
+  ahead?: boolean;
 }
 
 interface Run {
@@ -52,10 +54,16 @@ interface Run {
   actions: readonly Action[];
 }
 
-const proxyModeOf = (mode: Mode) => MODE_INFO[mode].proxyMode ?? 'cilium';
-
 function baseStatus(mode: Mode, state: ClusterStatus['state']): ClusterStatus {
-  return { mode, name: clusterName(mode), state, nodes: 0, readyNodes: 0, proxyMode: proxyModeOf(mode), kubeconfig: kubeconfigPath(mode) };
+  return {
+    mode,
+    name: clusterName(mode),
+    state,
+    nodes: 0,
+    readyNodes: 0,
+    proxyMode: dataplaneName(modeRecord(mode)),
+    kubeconfig: kubeconfigPath(mode),
+  };
 }
 
 function cancelled(mode: Mode, retained: boolean): DplabError {
@@ -72,17 +80,26 @@ export class ClusterManager {
   readonly #runs = new Map<Mode, Run>();
   readonly #lastError = new Map<Mode, ErrorJson>();
   readonly #lastProgress = new Map<Mode, Progress>();
+  /** Clusters started ahead (`ensure(mode, { ahead: true })`), until deleted or their start fails. */
+  readonly #ahead = new Set<Mode>();
 
-  constructor(private readonly defaults: ManagerOptions = {}) {}
+  readonly #providers: ClusterProviders;
+
+  constructor(private readonly defaults: ManagerOptions = {}) {
+    this.#providers = defaults.providers ?? clusterProviders();
+  }
 
   #provider(mode: Mode): ClusterProvider {
-    return (this.defaults.provider ?? providerFor)(mode);
+    return this.#providers.provider(mode);
   }
 
   /** Make sure `dplab-<mode>` exists and is healthy; concurrent callers share one run. */
   ensure(mode: Mode, opts: EnsureOptions = {}): Promise<ClusterStatus> {
     let run = this.#runs.get(mode);
-    if (!run) run = this.#start(mode, opts);
+    if (!run) {
+      if (opts.ahead) this.#ahead.add(mode);
+      run = this.#start(mode, opts);
+    }
     return this.#attach(mode, run, opts);
   }
 
@@ -95,9 +112,11 @@ export class ClusterManager {
       await run.promise.catch(() => undefined);
     }
     await this.#provider(mode).delete(mode, { timeoutMs: timeouts.delete, signal: opts.signal });
+    this.#providers.deleted(mode);
     rmSync(kubeconfigPath(mode), { force: true });
     this.#lastError.delete(mode);
     this.#lastProgress.delete(mode);
+    this.#ahead.delete(mode);
     const status = baseStatus(mode, 'absent');
     this.#emit({ type: 'status', mode, status });
     return status;
@@ -118,7 +137,14 @@ export class ClusterManager {
   }
 
   #emit(event: ClusterEvent): void {
-    this.events.emit(event);
+    this.events.emit(event.type === 'status' ? { ...event, status: this.#marked(event.status) } : event);
+  }
+
+  /** A cluster started ahead says so while it starts and once ready (every panel shows it). */
+  #marked(status: ClusterStatus): ClusterStatus {
+    if (!this.#ahead.has(status.mode)) return status;
+    if (status.state === 'absent') this.#ahead.delete(status.mode);
+    return status.state === 'provisioning' || status.state === 'ready' ? { ...status, startedAhead: true } : status;
   }
 
   #attach(mode: Mode, run: Run, opts: EnsureOptions): Promise<ClusterStatus> {
@@ -187,6 +213,7 @@ export class ClusterManager {
       mode,
       name: clusterName(mode),
       kubeconfig: kubeconfigPath(mode),
+      cluster: this.#providers.handle(mode),
       signal,
       timeouts,
       retain,
@@ -218,24 +245,56 @@ export class ClusterManager {
     }
 
     let created = false;
-    for (const [i, action] of run.actions.entries()) {
+    // Actions that run beside the later ones (`beside`): a failure in front stops them before the
+    // clean-up, and their own failure stops the action in front.
+    const beside: Promise<void>[] = [];
+    const stopBeside = new AbortController();
+    let besideFailure: DplabError | undefined;
+    const step = async (i: number, action: Action, actx: ProvisionContext) => {
       const st = new ActionStatus(run.progress.actions[i], mode, run.runId, (e) => this.#emit(e));
       st.start();
       try {
         if (action.id === 'create') created = true;
-        await action.run(ctx);
+        await action.run(actx);
         st.end(true);
       } catch (err) {
+        const stoppedBy = signal.aborted ? signal.reason : stopBeside.signal.aborted ? stopBeside.signal.reason : undefined;
+        // Stopped because another action failed or the run was cancelled: not this action's failure.
+        if ((action.beside && stoppedBy !== undefined) || (besideFailure && stoppedBy === besideFailure)) {
+          st.skip();
+          throw stoppedBy instanceof DplabError ? stoppedBy : cancelled(mode, retain);
+        }
         const error = signal.aborted
           ? signal.reason instanceof DplabError
             ? signal.reason
             : cancelled(mode, retain)
           : actionFailure(action, ctx, err);
         st.end(false, errorToJson(error));
-        throw await this.#fail(mode, error, { created, retain, timeouts, provider: run.provider });
+        throw error;
       } finally {
         st.end(false);
       }
+    };
+    try {
+      for (const [i, action] of run.actions.entries()) {
+        if (!action.beside) {
+          await step(i, action, ctx);
+          continue;
+        }
+        const own = step(i, action, { ...ctx, signal: AbortSignal.any([signal, stopBeside.signal]) });
+        own.catch((error: DplabError) => {
+          if (signal.aborted || stopBeside.signal.aborted) return;
+          besideFailure = error;
+          run.controller.abort(error);
+        });
+        beside.push(own);
+      }
+      await Promise.all(beside);
+    } catch (err) {
+      stopBeside.abort();
+      await Promise.allSettled(beside);
+      const error = besideFailure ?? (err instanceof DplabError ? err : new DplabError(String(err)));
+      throw await this.#fail(mode, error, { created, retain, timeouts, provider: run.provider });
     }
     const status = await this.#readyStatus(mode, timeouts);
     this.#emit({ type: 'status', mode, status });
@@ -286,7 +345,7 @@ export class ClusterManager {
       if (!names.includes(clusterName(mode))) return 'absent';
       if (provider.isComplete && !provider.isComplete(mode)) return 'unhealthy';
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
-      const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
+      const h = await nodeHealth(this.#providers.handle(mode), { timeoutMs: timeouts.quick, signal });
       return h.total > 0 && h.notReady.length === 0 ? 'healthy' : 'unhealthy';
     } catch (err) {
       if (signal.aborted) throw signal.reason;
@@ -296,7 +355,7 @@ export class ClusterManager {
   }
 
   async #readyStatus(mode: Mode, timeouts: ProvisionTimeouts): Promise<ClusterStatus> {
-    const h = await nodeHealth(mode, { timeoutMs: timeouts.quick }).catch(() => undefined);
+    const h = await nodeHealth(this.#providers.handle(mode), { timeoutMs: timeouts.quick }).catch(() => undefined);
     return { ...baseStatus(mode, 'ready'), nodes: h?.total ?? 0, readyNodes: h?.ready ?? 0, progress: this.#lastProgress.get(mode) };
   }
 
@@ -322,7 +381,7 @@ export class ClusterManager {
         const provider = providers.get(mode)!;
         const l = lists.get(provider.id);
         return this.#statusOf(mode, provider, l?.names, l?.error, timeouts, signal).then((st) =>
-          l?.blocked && st.state === 'absent' ? { ...st, blocked: true } : st,
+          l?.blocked && st.state === 'absent' ? { ...st, blocked: true } : this.#marked(st),
         );
       }),
     );
@@ -353,7 +412,7 @@ export class ClusterManager {
     }
     try {
       if (!existsSync(kubeconfigPath(mode))) await provider.exportKubeconfig(mode, { timeoutMs: timeouts.quick, signal });
-      const h = await nodeHealth(mode, { timeoutMs: timeouts.quick, signal });
+      const h = await nodeHealth(this.#providers.handle(mode), { timeoutMs: timeouts.quick, signal });
       const healthy = h.total > 0 && h.notReady.length === 0;
       return {
         ...baseStatus(mode, healthy ? 'ready' : 'broken'),

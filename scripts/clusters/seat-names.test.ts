@@ -1,7 +1,7 @@
 /** Inside a workshop seat (DPLAB_SEAT) every cluster name carries the seat; outside nothing changes. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { clusterName, kubeconfigPath, seatId } from '../catalogue/modes.ts';
-import { ciliumValues } from './actions.ts';
+import { ciliumInstallCommand } from './actions.ts';
 import { kindProvider } from './kind-provider.ts';
 import { modeSkip, mayDelete } from '../../test/live/ownership.ts';
 
@@ -19,7 +19,9 @@ describe('seat cluster names', () => {
     expect(seatId()).toBe('s07');
     expect(clusterName('nftables')).toBe('dplab-s07-nftables');
     expect(kubeconfigPath('ipvs')).toMatch(/\/kube\/dplab-s07-ipvs\.yaml$/);
-    expect(ciliumValues('cilium')).toContain('k8sServiceHost=dplab-s07-cilium-control-plane');
+    expect(ciliumInstallCommand(clusterName('cilium'), '/tmp/kubeconfig', 'helm').args).toContain(
+      'k8sServiceHost=dplab-s07-cilium-control-plane',
+    );
     expect(kindProvider.manualCleanup('iptables')).toBe('kind delete cluster --name dplab-s07-iptables');
   });
   it('the live suite’s ownership rule reads the seat’s name too', () => {

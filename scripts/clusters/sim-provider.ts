@@ -6,7 +6,7 @@
  * kind's network.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { CommandError, run } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { projectRoot, stateDir } from '../base/paths.ts';
@@ -22,23 +22,28 @@ import {
   startKubeProxies,
   startSimControlPlane,
 } from '../sim/cluster.ts';
-import { isSimMode, simLayout, simUnsupported, type SimLayout } from '../sim/layout.ts';
+import { isSimMode, simLayout, simStateDir, simUnsupported, type SimLayout } from '../sim/layout.ts';
 import { inNode } from '../sim/network.ts';
 import { ACTIONS, type Action, type ProvisionContext } from './actions.ts';
 import { makeClusterHandle, sortNodes } from './handle.ts';
-import { clusterName, isMode, kubeconfigPath, MODES } from '../catalogue/modes.ts';
+import { clusterName, isMode, kubeconfigPath, modeRecord, MODES, type Mode } from '../catalogue/modes.ts';
 import { probeFromHost } from './probe.ts';
 import type { ClusterProvider } from './provider.ts';
 
 /** `docker exec <node> …` → `ip netns exec <node> …` for lab shells and solutions (other calls reach the real docker). */
 const SHIM_DIR = join(projectRoot, 'scripts', 'sim', 'shims');
 
-/** kubectl (and the other built binaries) and the node-exec shim first on PATH: checks, solutions and terminals run them. */
-export function useSimBinaries(): string {
-  const bin = simBinDir();
-  const parts = (process.env.PATH ?? '').split(delimiter).filter((p) => p && p !== bin && p !== SHIM_DIR);
-  process.env.PATH = [SHIM_DIR, bin, ...parts].join(delimiter);
-  return bin;
+/**
+ * The node-exec shim and kubectl (and the other built binaries), in front of PATH for what runs
+ * against a sim cluster (the handle's `pathFirst`: checks, status, solutions, the lab terminals).
+ */
+function simPathFirst(): readonly string[] {
+  return [SHIM_DIR, simBinDir()];
+}
+
+/** Has a sim cluster of this mode been made here (its record in the state folder)? Asked once per mode, by ClusterProviders. */
+export function simClusterExists(mode: Mode): boolean {
+  return existsSync(join(simStateDir(mode), 'cluster.json'));
 }
 
 async function requireTool(tool: string, args: string[], signal: AbortSignal): Promise<void> {
@@ -51,6 +56,12 @@ async function requireTool(tool: string, args: string[], signal: AbortSignal): P
 
 function layoutOf(ctx: ProvisionContext): SimLayout {
   return simLayout(ctx.mode);
+}
+
+/** The rule tool kube-proxy programs the mode's node with: nft for its nftables mode, iptables otherwise (IPVS mode too). */
+function ruleTool(mode: Mode): 'nft' | 'iptables' {
+  const d = modeRecord(mode).dataplane;
+  return d.kind === 'kube-proxy' && d.proxyMode === 'nftables' ? 'nft' : 'iptables';
 }
 
 const logs = (ctx: ProvisionContext) =>
@@ -78,7 +89,7 @@ const SIM_ACTIONS: readonly Action[] = [
         ['ip', ['-V']],
         ['openssl', ['version']],
         ['curl', ['--version']],
-        [ctx.mode === 'nftables' ? 'nft' : 'iptables', ['--version']],
+        [ruleTool(ctx.mode), ['--version']],
       ] as const)
         await requireTool(tool, [...args], ctx.signal);
     },
@@ -88,7 +99,6 @@ const SIM_ACTIONS: readonly Action[] = [
     title: 'Build the real Kubernetes components (Go; cached after the first time)',
     async run(ctx) {
       await ensureSimBinaries({ signal: ctx.signal, onProgress: ctx.note });
-      useSimBinaries();
     },
   },
   {
@@ -174,7 +184,6 @@ export const simProvider: ClusterProvider = {
     await deleteSimCluster(simLayout(mode));
   },
   handle(mode) {
-    useSimBinaries();
     const known = () => {
       if (!isSimMode(mode)) throw simUnsupported(mode);
       const layout = simLayout(mode);
@@ -191,6 +200,7 @@ export const simProvider: ClusterProvider = {
       return n;
     };
     return makeClusterHandle(mode, 'sim', {
+      pathFirst: simPathFirst(),
       nodes: async () => sortNodes(known().nodes.map((n) => n.name)),
       nodeExec: (name, args, opts) => inNode(node(name).name, args, opts),
       nodeShell: (name) => ['ip', 'netns', 'exec', node(name).name, 'bash'],

@@ -13,7 +13,7 @@ export interface WaitOptions {
 }
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason ?? new Error('aborted'));
     const onAbort = () => {

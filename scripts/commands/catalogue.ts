@@ -17,7 +17,7 @@ const ENTRIES = {
   serve: {
     summary: 'Serve the course, the runner API and the terminals on 127.0.0.1.',
     usage:
-      'dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS)',
+      "dplab serve [--host H] [--port P] [--allow-host NAME]… [--max-terminals N] [--build-if-needed] [--no-warm]   (env: HOST, PORT, DPLAB_TOKEN, DPLAB_ALLOW_HOSTS=a,b, DPLAB_MAX_TERMINALS, DPLAB_NO_WARM=1)\n  --no-warm   never start the next lab's cluster ahead while you work (a lab page asks for it when memory allows)",
   },
   build: {
     summary: 'Build the course into dist/ (serve --build-if-needed does it when a source changed).',
@@ -87,7 +87,7 @@ const ENTRIES = {
   'verify-labs': {
     summary: 'Author check: per lab, mode and step, setup → check fails → solve → check passes',
     usage:
-      "dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n  --record writes each check's observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed",
+      "dplab verify-labs [--lab <id>] [--mode <mode>] [--record] [--provider sim]\n       dplab verify-labs --reword [--lab <id>]\n  --record writes each check's observations under labs/<id>/observations/ (marked recorded, with the provider and versions)\n  --provider sim runs the iptables and nftables labs on sim clusters, starting them when needed\n  --reword replays the stored observations through the checks as they are now and writes each new message into its file (no cluster); a changed verdict is listed, not written",
   },
   explain: {
     summary: "Show how a node's dataplane forwards one Service: frontends, backends and each backend's share",

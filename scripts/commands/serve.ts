@@ -1,7 +1,8 @@
 import type { Command } from './command.ts';
 import { parseFlags, usageError } from './command.ts';
 import { commandInfo } from './catalogue.ts';
-import { startServer, DEFAULT_HOST, DEFAULT_PORT, isLoopback } from '../server/http.ts';
+import { startServer, DEFAULT_HOST, DEFAULT_PORT } from '../server/http.ts';
+import { isLoopback } from '../server/core/http-server.ts';
 import { BuildProgress, buildIsStale } from '../base/site-build.ts';
 import { buildWithProgress } from './build.ts';
 import { distDir } from '../base/paths.ts';
@@ -9,42 +10,49 @@ import { distDir } from '../base/paths.ts';
 /** After a failed build the build page gets this long to show the failure (it asks every second) before the server stops. */
 const FAILURE_SHOWN_MS = 3_000;
 
+/** What `dplab serve`'s flags and environment ask for (usage mistakes thrown as the command's usage error). */
+export function serveSettings(argv: string[], env: NodeJS.ProcessEnv = process.env) {
+  const { values } = parseFlags(
+    serve,
+    argv,
+    {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'allow-host': { type: 'string', multiple: true },
+      'max-terminals': { type: 'string' },
+      'build-if-needed': { type: 'boolean' },
+      'no-warm': { type: 'boolean' },
+    },
+    false,
+  );
+  const allowHosts = [...(values['allow-host'] ?? []), ...(env.DPLAB_ALLOW_HOSTS ?? '').split(',')].map((h) => h.trim()).filter(Boolean);
+  for (const h of allowHosts) {
+    // A name, an IPv4 or a bare IPv6 address: the Host header is matched as `name:port`.
+    if (!/^[A-Za-z0-9.-]+$|^[0-9A-Fa-f:]+$/.test(h))
+      throw usageError(serve, `--allow-host takes a host name or address without port or scheme, got "${h}".`);
+  }
+  const maxText = values['max-terminals'] ?? env.DPLAB_MAX_TERMINALS;
+  const maxTerminals = maxText === undefined ? undefined : Number(maxText);
+  if (maxTerminals !== undefined && (!Number.isInteger(maxTerminals) || maxTerminals < 1 || maxTerminals > 1000)) {
+    throw usageError(serve, `max-terminals must be an integer 1–1000, got "${maxText}".`);
+  }
+  const host = values.host ?? env.HOST ?? DEFAULT_HOST;
+  const portText = values.port ?? env.PORT;
+  const port = portText === undefined ? DEFAULT_PORT : Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(serve, `port must be an integer 0–65535, got "${portText}".`);
+  // Starting the next lab's cluster ahead is on unless asked off (a seat's runner declines by itself).
+  const warm = !values['no-warm'] && env.DPLAB_NO_WARM !== '1';
+  return { host, port, portExplicit: portText !== undefined, allowHosts, maxTerminals, warm, buildIfNeeded: !!values['build-if-needed'] };
+}
+
 export const serve: Command = {
   ...commandInfo('serve'),
   async run(argv, ctx) {
-    const { values } = parseFlags(
-      this,
-      argv,
-      {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'allow-host': { type: 'string', multiple: true },
-        'max-terminals': { type: 'string' },
-        'build-if-needed': { type: 'boolean' },
-      },
-      false,
-    );
-    const allowHosts = [...(values['allow-host'] ?? []), ...(process.env.DPLAB_ALLOW_HOSTS ?? '').split(',')]
-      .map((h) => h.trim())
-      .filter(Boolean);
-    for (const h of allowHosts) {
-      // A name, an IPv4 or a bare IPv6 address: the Host header is matched as `name:port`.
-      if (!/^[A-Za-z0-9.-]+$|^[0-9A-Fa-f:]+$/.test(h))
-        throw usageError(this, `--allow-host takes a host name or address without port or scheme, got "${h}".`);
-    }
-    const maxText = values['max-terminals'] ?? process.env.DPLAB_MAX_TERMINALS;
-    const maxTerminals = maxText === undefined ? undefined : Number(maxText);
-    if (maxTerminals !== undefined && (!Number.isInteger(maxTerminals) || maxTerminals < 1 || maxTerminals > 1000)) {
-      throw usageError(this, `max-terminals must be an integer 1–1000, got "${maxText}".`);
-    }
-    const host = values.host ?? process.env.HOST ?? DEFAULT_HOST;
-    const portText = values.port ?? process.env.PORT;
-    const port = portText === undefined ? DEFAULT_PORT : Number(portText);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw usageError(this, `port must be an integer 0–65535, got "${portText}".`);
+    const { host, port, portExplicit, allowHosts, maxTerminals, warm, buildIfNeeded } = serveSettings(argv);
 
     // A missing or stale build is made while the server already answers: the link works at
     // once and shows the build's progress, then the course.
-    const { stale, reason } = values['build-if-needed'] ? buildIsStale() : { stale: false, reason: '' };
+    const { stale, reason } = buildIfNeeded ? buildIsStale() : { stale: false, reason: '' };
     const progress = stale ? new BuildProgress() : undefined;
     if (!isLoopback(host)) {
       ctx.stderr.write(
@@ -54,12 +62,13 @@ export const serve: Command = {
     const running = await startServer({
       host,
       port,
-      portExplicit: portText !== undefined,
+      portExplicit,
       token: process.env.DPLAB_TOKEN || undefined,
       siteDir: distDir,
       terminalNotice: true,
       allowHosts,
       maxTerminals,
+      warm,
       building: progress,
     });
     // A token the caller chose (DPLAB_TOKEN) is theirs already, and often a secret's (a seat

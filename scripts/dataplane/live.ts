@@ -14,7 +14,7 @@ import { DplabError } from '../base/errors.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
 import { explainView, servicesIn, type ExplainResponse } from './explain-view.ts';
 import { parse, ParseError, type DataplaneModel, type Format } from './index.ts';
-import { CILIUM_AGENT, RULE_DUMPS } from './read-commands.ts';
+import { agentPodOn, execInAgentPod, RULE_DUMPS } from './read-commands.ts';
 
 /** Dumping a node's rules is quick even with thousands of Services; a slower answer means trouble. */
 const LIVE_READ_TIMEOUT_MS = 30_000;
@@ -83,7 +83,7 @@ export async function readDataplane(mode: Mode, opts: LiveOptions = {}): Promise
       if (!(err instanceof ParseError)) throw err;
       throw new DplabError(`The ${dump.format} output of ${node} is not what the parser expects.`, {
         details: err.message,
-        fix: `Please report it with the output of \`${dump.command.join(' ')}\`${dump.where === 'cilium' ? ' in the cilium agent' : ''} on ${node}.`,
+        fix: `Please report it with the output of \`${dump.command.join(' ')}\`${dump.agent ? ` in the ${dump.agent.daemonSet} agent` : ''} on ${node}.`,
         status: 502,
       });
     }
@@ -103,22 +103,18 @@ export async function explainLive(mode: Mode, service: string, opts: LiveOptions
 
 async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): Promise<string> {
   const dump = RULE_DUMPS[cluster.mode];
-  if (dump.where === 'node') return (await cluster.nodeExec(node, dump.command, ro)).stdout;
-  // Cilium keeps its tables in the agent; the agent on *this* node, so the node choice matters.
-  const pods = await cluster.kubectlJson(
-    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`],
-    kubeListSchema,
-    ro,
-  );
+  if (!dump.agent) return (await cluster.nodeExec(node, dump.command, ro)).stdout;
+  // An agent keeps its tables itself; the agent on *this* node, so the node choice matters.
+  const agent = dump.agent;
+  const pods = await cluster.kubectlJson(agentPodOn(agent, node), kubeListSchema, ro);
   const pod = pods.items?.[0]?.metadata?.name;
   if (!pod) {
-    throw new DplabError(`No cilium agent pod runs on ${node}.`, {
-      fix: `Check \`kubectl -n kube-system get pods -l ${CILIUM_AGENT.selector} -o wide\`; if Cilium is broken, recreate the cluster (\`dplab down cilium\`, then \`dplab up cilium\`).`,
+    throw new DplabError(`No ${agent.daemonSet} agent pod runs on ${node}.`, {
+      fix: `Check \`kubectl -n ${agent.namespace} get pods -l ${agent.podLabel} -o wide\`; if ${agent.name} is broken, recreate the cluster (\`dplab down ${cluster.mode}\`, then \`dplab up ${cluster.mode}\`).`,
       status: 409,
     });
   }
-  return (await cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...dump.command], ro))
-    .stdout;
+  return (await cluster.kubectl(execInAgentPod(agent, pod, dump.command), ro)).stdout;
 }
 
 /** Every ClusterIP the API server has allocated (both families on dual-stack Services). */

@@ -9,7 +9,7 @@
 // than fanned out side by side, and a Service's frontends are stacked one under the other.
 import type { ExternalRule, Format, ServiceView } from './model.ts';
 import { hostPort } from './addr.ts';
-import { externalRuleTraffic } from './text.ts';
+import { externalRuleTraffic, WITHOUT_LOCAL_BACKEND } from './text.ts';
 
 const ENTRY_LABEL: Record<Format, string> = {
   'iptables-save': 'packet to',
@@ -30,8 +30,6 @@ const FINAL_STEP: Record<Format, string> = {
 const PERCENT_DIGITS = 1;
 /** The longest line of a label, in characters: at mermaid's 16 px about 190 px wide. */
 export const LABEL_LINE_CHARS = 24;
-/** Formats where a frontend without a local backend refuses the connection (Cilium's serviceNoBackendResponse default, reject) instead of dropping it. */
-const REFUSES_WITHOUT_LOCAL: ReadonlySet<Format> = new Set(['cilium', 'cilium-json']);
 
 /** Where a side rule of an external chain leads, as the diagram labels that box. */
 function sideTarget(r: ExternalRule): string {
@@ -141,7 +139,7 @@ export function toMermaid(view: ServiceView, format: Format): string {
     }
     if (fe.backends.length === 0) {
       const why = fe.dropsWithoutLocalEndpoints
-        ? REFUSES_WITHOUT_LOCAL.has(format)
+        ? WITHOUT_LOCAL_BACKEND[format] === 'refuses'
           ? "refused: no local backend on this node (Cilium's default reply)"
           : 'dropped: no local endpoint on this node'
         : fe.noBackendVerdict === 'reject'

@@ -1,7 +1,7 @@
-// What to run on a node (or, for Cilium, in the node's cilium agent pod) to get each format,
-// and which format each mode's node is read in. The one home of these commands: the explorer's
-// live read and the lab checks both take them from here.
-import type { Mode } from '../catalogue/modes.ts';
+// What to run on a node (or, where an agent replaces kube-proxy, in the node's agent pod) to get
+// each format, and which format each mode's node is read in (from the mode's record). The one
+// home of these commands: the explorer's live read and the lab checks both take them from here.
+import { perMode, type Agent, type ModeRecord } from '../catalogue/modes.ts';
 import type { Format } from './model.ts';
 
 const COMMANDS: Record<Format, readonly string[]> = {
@@ -19,22 +19,28 @@ export function commandsToRead(format: Format): string[] {
   return [...COMMANDS[format]];
 }
 
-/** Where Cilium's own tables are read: the agent container of the cilium pod on the node in question. */
-export const CILIUM_AGENT = { namespace: 'kube-system', selector: 'k8s-app=cilium', container: 'cilium-agent' } as const;
-
 export interface RuleDump {
   format: Format;
-  /** `node`: run inside the node; `cilium`: inside the node's cilium agent container. */
-  where: 'node' | 'cilium';
+  /** null: run inside the node; else inside the node's pod of this agent (its container). */
+  agent: Agent | null;
   command: readonly string[];
 }
 
-const dump = (format: Format, where: RuleDump['where']): RuleDump => ({ format, where, command: COMMANDS[format] });
+/** How a mode's node is read: in the record's format, inside the node or in its agent. */
+export function ruleDumpOf(record: ModeRecord<string>): RuleDump {
+  const d = record.dataplane;
+  return { format: record.rules.format, agent: d.kind === 'agent' ? d.agent : null, command: COMMANDS[record.rules.format] };
+}
 
-/** What each mode's node shows and in which format (kind nodes ship no ipvsadm, /proc/net/ip_vs is always there). */
-export const RULE_DUMPS: Readonly<Record<Mode, RuleDump>> = {
-  iptables: dump('iptables-save', 'node'),
-  nftables: dump('nft-json', 'node'),
-  ipvs: dump('proc-ip-vs', 'node'),
-  cilium: dump('cilium-json', 'cilium'),
-};
+/** What each mode's node shows and in which format. */
+export const RULE_DUMPS = perMode(ruleDumpOf);
+
+/** `kubectl` arguments that list the agent's pod on `node` (each agent keeps its own node's tables). */
+export function agentPodOn(agent: Agent, node: string): string[] {
+  return ['-n', agent.namespace, 'get', 'pods', '-l', agent.podLabel, '--field-selector', `spec.nodeName=${node}`];
+}
+
+/** `kubectl` arguments that run `command` in the agent's container of `pod`. */
+export function execInAgentPod(agent: Agent, pod: string, command: readonly string[]): string[] {
+  return ['-n', agent.namespace, 'exec', pod, '-c', agent.container, '--', ...command];
+}

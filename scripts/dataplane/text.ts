@@ -1,10 +1,21 @@
 // The default `dplab explain` output: a plain table a learner can read in a terminal.
-import type { DataplaneModel, ExternalRule, ServiceView } from './model.ts';
+import type { DataplaneModel, ExternalRule, Format, ServiceView } from './model.ts';
 import { hostPort } from './addr.ts';
 
 const PERCENT_DIGITS = 1;
-/** Cilium answers a frontend with no local backend left by refusing the connection (serviceNoBackendResponse: reject, its default). */
-const CILIUM: ReadonlySet<DataplaneModel['format']> = new Set(['cilium', 'cilium-json']);
+/**
+ * What a frontend with no local backend left does to a connection, per rule format (a format
+ * without its entry does not compile): Cilium refuses it (serviceNoBackendResponse: reject, its
+ * default); kube-proxy's rules drop it. The text below and the diagram (mermaid.ts) both say it.
+ */
+export const WITHOUT_LOCAL_BACKEND: Readonly<Record<Format, 'drops' | 'refuses'>> = {
+  'iptables-save': 'drops',
+  'nft-json': 'drops',
+  ipvsadm: 'drops',
+  'proc-ip-vs': 'drops',
+  cilium: 'refuses',
+  'cilium-json': 'refuses',
+};
 const TRAFFIC: Record<ExternalRule['traffic'], string> = { all: 'every packet', pods: 'from a pod', node: 'sent by this node' };
 
 /** Which packets a rule of an external chain takes: "from a pod (-s 10.244.0.0/16)". */
@@ -26,7 +37,7 @@ export function toText(view: ServiceView, model: DataplaneModel): string {
       fe.portName ? `port ${fe.portName}` : null,
       fe.localOnly ? 'Local traffic policy' : null,
       fe.dropsWithoutLocalEndpoints
-        ? CILIUM.has(model.format)
+        ? WITHOUT_LOCAL_BACKEND[model.format] === 'refuses'
           ? 'REFUSES here: no local backend'
           : 'DROPS here: no local endpoint'
         : null,

@@ -4,13 +4,45 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterHandle } from '../clusters/handle.ts';
 import { applyEnv } from '../../test/fixtures/doubles.ts';
 import { applySolution } from './solve.ts';
 import type { Lab, Step } from './schema.ts';
 
 const asRoot = process.platform === 'linux' && process.getuid?.() === 0;
+
+describe("a solution's programs", () => {
+  const top = mkdtempSync(join(tmpdir(), 'dplab-solve-path-'));
+  // Set when it runs, not when the file is read: the seat's suite below sets a shell user as it is read.
+  let restore = () => {};
+  let user: string | undefined;
+  beforeAll(() => {
+    restore = applyEnv({ DPLAB_STATE_DIR: join(top, 'state') });
+    user = process.env.DPLAB_SHELL_USER;
+    delete process.env.DPLAB_SHELL_USER;
+  });
+  afterAll(() => {
+    restore();
+    if (user !== undefined) process.env.DPLAB_SHELL_USER = user;
+    rmSync(top, { recursive: true, force: true });
+  });
+
+  it("come from the cluster handle's pathFirst first (the sim's kubectl), and the runner's PATH stays as it was", async () => {
+    const bin = join(top, 'sim-bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(join(bin, 'kubectl'), '#!/bin/sh\necho "sim kubectl $KUBECONFIG"\n', { mode: 0o755 });
+    const lab = { id: 'l', namespace: 'lab-l', setup: { workspace: [] } } as unknown as Lab;
+    const step = { id: 's', solution: { commands: ['kubectl get pods'] } } as unknown as Step;
+    const kubeconfig = join(top, 'kubeconfig');
+    writeFileSync(kubeconfig, '');
+    const cluster = { mode: 'iptables', name: 'dplab-iptables', kubeconfig, pathFirst: [bin] } as unknown as ClusterHandle;
+    const before = process.env.PATH;
+    const r = await applySolution(lab, step, 'iptables', { cluster });
+    expect(r.output).toBe(`sim kubectl ${kubeconfig}\n`);
+    expect(process.env.PATH).toBe(before);
+  });
+});
 
 describe.runIf(asRoot)('a solution in a seat with its own user', () => {
   const top = mkdtempSync(join(tmpdir(), 'dplab-solve-user-'));

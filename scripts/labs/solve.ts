@@ -7,8 +7,8 @@
  * up in the registry; nothing the client sends becomes part of the script or its environment.
  */
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { basename, delimiter, join } from 'node:path';
-import { run, TIMEOUT_FACTOR, type CommandResult } from '../base/exec.ts';
+import { basename, join } from 'node:path';
+import { pathWith, run, TIMEOUT_FACTOR, type CommandResult } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
@@ -77,7 +77,8 @@ async function solveAsUser(
 ): Promise<CommandResult> {
   const relay = await openDockerRelay(cluster, user, opts.signal);
   try {
-    const path = [relay.bin, process.env.PATH ?? ''].filter(Boolean).join(delimiter);
+    // The relay's `docker` first, then the cluster's own programs (the sim's kubectl), then PATH.
+    const path = pathWith([relay.bin, ...(cluster.pathFirst ?? [])]);
     return await runAsUser(user, 'bash', script, { ...opts, extra: { ...opts.extra, PATH: path } });
   } finally {
     await relay.close();
@@ -106,7 +107,7 @@ export async function applySolution(
     const script = ['-c', solutionScript(step, mode)];
     const r = user
       ? await solveAsUser(user, cluster, script, { ...how, extra: labEnv(cluster, lab) })
-      : await run('bash', script, { ...how, env: labEnv(cluster, lab) });
+      : await run('bash', script, { ...how, env: labEnv(cluster, lab), pathFirst: cluster.pathFirst });
     return {
       lab: lab.id,
       step: step.id,

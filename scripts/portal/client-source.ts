@@ -7,17 +7,23 @@
  * X-Forwarded-For (the one value it vouches for). On this host's loopback every client has the
  * same address, so the kernel tells them apart: the Unix user that owns the client's end of the
  * TCP connection (Linux /proc/net/tcp), which makes a workshop seat's shell (a seat user of its
- * own, seat-users.ts) a client of its own.
+ * own, seat-users.ts) a client of its own. A loopback client whose owner cannot be told is the
+ * loopback address, counted like any other: never taken for the portal's own user.
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { isLoopback } from '../server/http.ts';
+import { isLoopback } from '../server/core/http-server.ts';
 
 export interface ClientSource {
   /** The key the limits count by. */
   key: string;
   /** The Unix user of a loopback client, when the kernel says (Linux). */
   uid?: number;
+}
+
+/** The portal's own user on this host (the operator's browser, a script of theirs): not held to the seats one client may take. Only a uid the kernel gave counts as known. */
+export function isOperator(source: ClientSource, ownUid: number | undefined = process.getuid?.()): boolean {
+  return source.uid !== undefined && source.uid === ownUid;
 }
 
 /** `127.0.0.1` → `0100007F`, as /proc/net/tcp writes an IPv4 address. */
@@ -32,20 +38,35 @@ function procAddress(ip: string, port: number): string | null {
   return `${hex}:${port.toString(16).padStart(4, '0').toUpperCase()}`;
 }
 
+/** How often the table is read again when the connection is not in it: the kernel prints it a
+ * page at a time, so a table that changes between pages (connections opening and closing on a
+ * busy host) can leave a line out of one read. */
+const READS = 3;
+
+/** `st` of a connection in use; a closed one waiting out TIME_WAIT is `06`, and prints uid 0. */
+const ESTABLISHED = '01';
+
+const readTcpTable = () => readFileSync('/proc/net/tcp', 'utf8');
+
 /** The uid owning the local end `ip:port` of a TCP connection on this host, or undefined. */
-function socketOwner(ip: string, port: number): number | undefined {
+export function socketOwner(ip: string, port: number, read: () => string = readTcpTable): number | undefined {
   const local = procAddress(ip, port);
   if (!local) return undefined;
-  let table: string;
-  try {
-    table = readFileSync('/proc/net/tcp', 'utf8');
-  } catch {
-    return undefined;
-  }
-  for (const line of table.split('\n')) {
-    const f = line.trim().split(/\s+/);
-    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid …
-    if (f[1] === local) return Number(f[7]);
+  for (let i = 0; i < READS; i++) {
+    let table: string;
+    try {
+      table = read();
+    } catch {
+      return undefined;
+    }
+    for (const line of table.split('\n')) {
+      const f = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid …
+      // Only the connection in use: on loopback Linux reuses a port still in TIME_WAIT (tcp_tw_reuse
+      // = 2), and that line's uid 0 made a seat's shell look like the portal's root user, which
+      // took a third seat on a busy machine (a burst of the learner's own connections just before).
+      if (f[1] === local && f[3] === ESTABLISHED) return Number(f[7]);
+    }
   }
   return undefined;
 }

@@ -8,7 +8,7 @@
 import { request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { refuseUpgrade } from '../server/refuse-upgrade.ts';
+import { refuseUpgrade } from '../server/core/refuse-upgrade.ts';
 import { TOKEN_SUBPROTOCOL_PREFIX } from '../server/security.ts';
 import { SEAT_UNREACHABLE_HEADER } from '../wire/portal.ts';
 import type { SeatEndpoint } from './seat-backend.ts';

@@ -2,34 +2,30 @@
  * `dplab portal`'s HTTP server: the built course, the learners' join page, the instructor's
  * dashboard, and every learner's `/api/*` call and terminal socket forwarded to their own
  * seat. The gate (gate.ts) runs first on everything but pages; the seat is chosen by the
- * learner's token alone.
+ * learner's token alone. Its parts: who is asking (portal-door.ts), the portal's own API
+ * (portal-api.ts), the forwarding to seats (seat-forwarding.ts), pages (here), all on the server
+ * core (scripts/server/core/) that the runner stands on too. It loads no part of the runner and
+ * no lab (`npm run deps`: portal-imports-no-lab).
  */
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import type { Duplex } from 'node:stream';
 import { DplabError } from '../base/errors.ts';
 import { projectRoot } from '../base/paths.ts';
-import { GuessLimiters } from '../server/guess-limit.ts';
-import { clientSource } from './client-source.ts';
-import { HTTP_LIMITS, isLoopback } from '../server/http.ts';
-import { capConnections } from '../server/connection-shedding.ts';
+import { createHttpServer, HTTP_LIMITS, isLoopback, listen } from '../server/core/http-server.ts';
+import { requestUrl, sendError, sendJson } from '../server/core/router.ts';
 import { pageHeaders } from '../server/page-policy.ts';
-import { refuseUpgrade } from '../server/refuse-upgrade.ts';
-import { readJsonBody, sendError, sendJson } from '../server/router.ts';
 import { generateToken } from '../server/security.ts';
-import { sendComment, sendEvent, startEventStream } from '../server/sse.ts';
 import { createStaticHandler } from '../server/static.ts';
-import { broadcastRequestSchema, joinRequestSchema } from '../wire/portal.ts';
-import { isSeatId } from '../wire/seat.ts';
 import type { Mode } from '../wire/modes.ts';
 import type { LabOutline } from './dashboard.ts';
-import { forwardHttp, forwardUpgrade } from './forward.ts';
-import { checkAddress, portalAddress, TokenBook, type Principal, type PortalVerdict } from './gate.ts';
+import { checkAddress, portalAddress, TokenBook } from './gate.ts';
+import { portalApi } from './portal-api.ts';
+import { portalDoor, type PortalDoor } from './portal-door.ts';
+import { forwardLearnerCall, forwardSocket } from './seat-forwarding.ts';
 import type { SeatBackend } from './seat-backend.ts';
 import { Workshop, type Restored, type WorkshopOptions } from './workshop.ts';
 import { WorkshopStore } from './workshop-store.ts';
-import { answerClientError } from '../server/client-error.ts';
 
 // From the project root, not from this module: compiled, this code is a chunk under dist-cli/.
 const PAGES_DIR = join(projectRoot, 'scripts', 'portal', 'pages');
@@ -45,18 +41,10 @@ const PAGES: Record<string, { file: string; type: string }> = {
   [LEARNER_SCRIPT]: { file: 'learner.js', type: 'text/javascript; charset=utf-8' },
 };
 
-/** Joins per client: a class arriving at once through one address is fine, a script making seats is not. */
-const JOIN_LIMIT = { burst: 60, leakMs: 1_000 } as const;
 /** Seats one client may hold (a learner with a second browser). A room behind one NAT address looks like one client behind TLS: PortalOptions.seatsPerClient (no flag yet). */
 const SEATS_PER_CLIENT = 2;
 /** What /api/health says to a Host that is not the portal's (a probe by pod IP). */
 const PROBE_ANSWER = { ok: true } as const;
-/** Dashboard event streams keep alive with a comment line this often. */
-const SSE_HEARTBEAT_MS = 15_000;
-/** The runner paths a learner may reach: its API and its terminal socket. */
-const TERMINAL_PATH = '/api/terminal';
-/** The presenter's read-only terminal socket on each runner. */
-const WATCH_PATH = '/api/terminal/watch';
 
 export interface PortalOptions {
   backend: SeatBackend;
@@ -116,12 +104,8 @@ function noteRestored(r: Restored, note: PortalOptions['note']): void {
   for (const f of r.failed) note?.(`Could not remove seat ${f.id}, left by an earlier portal: ${f.message}`);
 }
 
-function refuse(res: ServerResponse, verdict: Extract<PortalVerdict, { ok: false }>): void {
-  if (verdict.retryAfterSeconds) res.setHeader('retry-after', String(verdict.retryAfterSeconds));
-  sendJson(res, verdict.status, { error: { message: verdict.message } });
-}
-
-export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
+/** Plain HTTP beyond loopback would carry learners' tokens in the clear: refused unless TLS is in front. */
+function checkListenAddress(opts: PortalOptions): string {
   const host = opts.host ?? '127.0.0.1';
   if (!isLoopback(host) && !opts.behindTls)
     throw new DplabError(
@@ -133,164 +117,29 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
     );
   if (opts.behindTls && !opts.publicHosts?.length)
     throw new DplabError('--behind-tls needs the name learners use: --public-host workshop.example.org.', { status: 400 });
+  return host;
+}
+
+/** The workshop's code and the instructor's token: asked for, else kept by an earlier portal, else fresh. */
+function workshopIdentity(opts: PortalOptions): { store?: WorkshopStore; code: string; instructorToken: string } {
   const store = opts.stateDir ? new WorkshopStore(join(opts.stateDir, 'workshop')) : undefined;
   // A restarted portal keeps the code on the whiteboard and the instructor's link.
   const saved = store?.readWorkshop();
   const instructorToken = opts.instructorToken ?? saved?.instructorToken ?? generateToken();
   const code = (opts.code ?? saved?.code ?? workshopCode()).toUpperCase();
   store?.writeWorkshop({ code, ...(opts.instructorToken ? {} : { instructorToken }) });
-  const tokens = new TokenBook(instructorToken);
-  const joins = new GuessLimiters(JOIN_LIMIT.burst, JOIN_LIMIT.leakMs);
-  const wrongCodes = new GuessLimiters();
-  const seatsPerClient = opts.seatsPerClient ?? SEATS_PER_CLIENT;
-  const serveSite = createStaticHandler(opts.siteDir, { headScripts: [LEARNER_SCRIPT] });
+  return { store, code, instructorToken };
+}
+
+/**
+ * Pages: the portal's own (join, dashboard, their assets) and the built course, to the portal's
+ * own name only (DNS rebinding); the bare link goes to the join page.
+ */
+function pageServer(door: PortalDoor, siteDir: string): (req: IncomingMessage, res: ServerResponse, path: string) => void {
+  const serveSite = createStaticHandler(siteDir, { headScripts: [LEARNER_SCRIPT] });
   const pages = new Map(Object.entries(PAGES).map(([path, p]) => [path, { body: readFileSync(join(PAGES_DIR, p.file)), type: p.type }]));
-  const streams = new Set<ServerResponse>();
-  let address = portalAddress(0);
-  let workshop: Workshop | undefined = undefined;
-  const ws = () => workshop!;
-
-  function identify(req: IncomingMessage, isUpgrade: boolean): { ok: true; who: Principal } | Extract<PortalVerdict, { ok: false }> {
-    const where = checkAddress({ method: req.method ?? 'GET', host: req.headers.host, origin: req.headers.origin, isUpgrade }, address);
-    if (!where.ok) return where;
-    return tokens.identify(req, () => clientSource(req, !!opts.behindTls).key);
-  }
-
-  function instructorOnly(req: IncomingMessage): PortalVerdict {
-    const who = identify(req, false);
-    if (!who.ok) return who;
-    return who.who.kind === 'instructor' ? { ok: true } : { ok: false, status: 403, message: 'Only the instructor may do this.' };
-  }
-
-  async function portalApi(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const method = req.method ?? 'GET';
-    const path = url.pathname;
-    if (path === '/portal/api/join') {
-      if (method !== 'POST') return sendJson(res, 405, { error: { message: 'Use POST.' } });
-      const where = checkAddress({ method, host: req.headers.host, origin: req.headers.origin, isUpgrade: false }, address);
-      if (!where.ok) return refuse(res, where);
-      // Per client (client-source.ts): the right code always gets through; wrong ones and a
-      // stream of joins are held for the client that sends them, and nobody else.
-      const source = clientSource(req, !!opts.behindTls);
-      const parsed = joinRequestSchema.safeParse(await readJsonBody(req));
-      if (!parsed.success)
-        return sendJson(res, 400, { error: { message: parsed.error.issues[0]?.message ?? 'Enter the code and your name.' } });
-      const right = ws().codeMatches(parsed.data.code);
-      const wait = right ? joins.blockedFor(source.key) : wrongCodes.blockedFor(source.key);
-      if (wait > 0)
-        return refuse(res, {
-          ok: false,
-          status: 429,
-          message: `Too many attempts to join; try again in ${wait} s.`,
-          retryAfterSeconds: wait,
-        });
-      if (!right) wrongCodes.wrongGuess(source.key);
-      else joins.wrongGuess(source.key);
-      // The operator's own user on this host (their browser, a script of theirs) is not counted.
-      const counted = !(source.uid !== undefined && source.uid === process.getuid?.()) && !source.key.startsWith('net:127.');
-      try {
-        return sendJson(
-          res,
-          200,
-          await ws().join(parsed.data.code, parsed.data.name, counted ? { client: source.key, share: seatsPerClient } : undefined),
-        );
-      } catch (err) {
-        return sendError(res, err);
-      }
-    }
-    if (path === '/portal/api/me') {
-      const who = identify(req, false);
-      if (!who.ok) return refuse(res, who);
-      if (who.who.kind !== 'learner') return sendJson(res, 404, { error: { message: 'The instructor has no seat.' } });
-      const view = ws().learnerView(who.who.seat);
-      if (!view) return sendJson(res, 401, { error: { message: 'This seat is gone.' } });
-      return sendJson(res, 200, view);
-    }
-    const verdict = instructorOnly(req);
-    if (!verdict.ok) return refuse(res, verdict);
-    if (path === '/portal/api/state' && method === 'GET') return sendJson(res, 200, ws().state());
-    if (path === '/portal/api/events' && method === 'GET') {
-      startEventStream(res);
-      const send = () => sendEvent(res, 'state', ws().state());
-      const off = ws().changes.on(send);
-      const beat = setInterval(() => sendComment(res, 'heartbeat'), SSE_HEARTBEAT_MS);
-      streams.add(res);
-      res.on('close', () => {
-        off();
-        clearInterval(beat);
-        streams.delete(res);
-      });
-      send();
-      return;
-    }
-    if (path === '/portal/api/broadcast' && method === 'POST') {
-      const parsed = broadcastRequestSchema.safeParse(await readJsonBody(req));
-      if (!parsed.success) return sendJson(res, 400, { error: { message: 'A message of at most 500 characters.' } });
-      ws().setBroadcast(parsed.data.message);
-      return sendJson(res, 200, { ok: true });
-    }
-    const remove = /^\/portal\/api\/seats\/([^/]+)$/.exec(path);
-    if (remove && method === 'DELETE') {
-      const id = remove[1]!;
-      if (!isSeatId(id) || !ws().has(id)) return sendJson(res, 404, { error: { message: 'No such seat.' } });
-      await ws().removeSeat(id);
-      return sendJson(res, 200, { ok: true });
-    }
-    if (path === '/portal/api/end' && method === 'POST') {
-      const result = await ws().end();
-      return sendJson(res, result.failed.length ? 500 : 200, result);
-    }
-    return sendJson(res, 404, { error: { message: `No portal route ${method} ${path}.` } });
-  }
-
-  /** A learner's runner call, to their seat and nowhere else. */
-  function learnerApi(req: IncomingMessage, res: ServerResponse, url: URL): void {
-    const who = identify(req, false);
-    if (!who.ok) return refuse(res, who);
-    if (who.who.kind !== 'learner')
-      return refuse(res, { ok: false, status: 403, message: 'The instructor has no seat of their own; use the dashboard.' });
-    const seat = who.who.seat;
-    const target = ws().target(seat);
-    if ('waiting' in target) {
-      res.setHeader('retry-after', '2');
-      return sendJson(res, 503, { error: { message: target.waiting } });
-    }
-    const method = req.method ?? 'GET';
-    if (method !== 'GET' && method !== 'HEAD') ws().touch(seat);
-    const checks = /^\/api\/labs\/[^/]+\/(steps\/[^/]+\/(check|solve|reset)|reset)$/.test(url.pathname) || url.pathname === '/api/progress';
-    const clusters = url.pathname.startsWith('/api/clusters/') && method !== 'GET';
-    forwardHttp(req, res, { ...target, path: `${url.pathname}${url.search}` }, () => {
-      if ((checks && method !== 'GET') || clusters) ws().refresh(seat, { clusters });
-    });
-  }
-
-  /**
-   * The one route that answers any Host: probes (the kubelet by pod IP, a load balancer) name none
-   * of ours. To those it says two fixed bytes of news, the same whatever the portal holds, and it
-   * does nothing: no token is read, nothing is counted, no other path is reached this way.
-   */
-  function health(req: IncomingMessage, res: ServerResponse): void {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { message: 'Use GET.' } });
-    const ours = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, address).ok;
-    sendJson(res, 200, ours ? { ok: true, name: 'dataplane-lab-portal' } : PROBE_ANSWER);
-  }
-
-  function onRequest(req: IncomingMessage, res: ServerResponse): void {
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://portal.invalid');
-    } catch {
-      return sendJson(res, 400, { error: { message: 'Malformed request URL.' } });
-    }
-    const path = url.pathname;
-    if (path === '/api/health') return health(req, res);
-    if (path.startsWith('/portal/api/')) {
-      portalApi(req, res, url).catch((err) => sendError(res, err));
-      return;
-    }
-    if (path === '/api' || path.startsWith('/api/')) return learnerApi(req, res, url);
-    // Pages: our own name only (DNS rebinding).
-    const where = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, address);
+  return (req, res, path) => {
+    const where = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, door.address());
     if (!where.ok) {
       res.writeHead(403, { 'content-type': 'text/plain; charset=utf-8', ...pageHeaders() });
       res.end(`${where.message}\n`);
@@ -309,64 +158,68 @@ export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
       return;
     }
     void serveSite(req, res);
-  }
+  };
+}
 
-  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://portal.invalid');
-    } catch {
-      return refuseUpgrade(socket, 400, 'Malformed request URL.');
-    }
-    const who = identify(req, true);
-    if (!who.ok) return refuseUpgrade(socket, who.status, who.message);
-    const watch = /^\/portal\/api\/seats\/([^/]+)\/watch$/.exec(url.pathname);
-    if (watch) {
-      if (who.who.kind !== 'instructor') return refuseUpgrade(socket, 403, 'Only the instructor may watch a seat.');
-      const id = watch[1];
-      if (!isSeatId(id) || !ws().has(id)) return refuseUpgrade(socket, 404, 'No such seat.');
-      const target = ws().target(id);
-      if ('waiting' in target) return refuseUpgrade(socket, 503, target.waiting);
-      return forwardUpgrade(req, socket, head, { ...target, path: `${WATCH_PATH}${url.search}` });
-    }
-    if (url.pathname !== TERMINAL_PATH) return refuseUpgrade(socket, 404, 'No such socket.');
-    if (who.who.kind !== 'learner') return refuseUpgrade(socket, 403, 'The instructor has no seat of their own.');
-    const seat = who.who.seat;
-    const target = ws().target(seat);
-    if ('waiting' in target) return refuseUpgrade(socket, 503, target.waiting);
-    forwardUpgrade(req, socket, head, { ...target, path: `${url.pathname}${url.search}` }, () => ws().touch(seat));
-  }
+/**
+ * The one route that answers any Host: probes (the kubelet by pod IP, a load balancer) name none
+ * of ours. To those it says two fixed bytes of news, the same whatever the portal holds, and it
+ * does nothing: no token is read, nothing is counted, no other path is reached this way.
+ */
+function health(door: PortalDoor, req: IncomingMessage, res: ServerResponse): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: { message: 'Use GET.' } });
+  const ours = checkAddress({ method: 'GET', host: req.headers.host, isUpgrade: false }, door.address()).ok;
+  sendJson(res, 200, ours ? { ok: true, name: 'dataplane-lab-portal' } : PROBE_ANSWER);
+}
 
-  const server = createServer(
-    {
-      headersTimeout: HTTP_LIMITS.headersMs,
-      requestTimeout: HTTP_LIMITS.requestMs,
-      keepAliveTimeout: HTTP_LIMITS.keepAliveMs,
-      connectionsCheckingInterval: HTTP_LIMITS.checkEveryMs,
-    },
-    onRequest,
-  );
-  // A class of 30 with a few tabs each, their event streams and terminals, through one server;
-  // over it the quietest socket makes room, so a flood cannot keep the class out.
-  capConnections(server, HTTP_LIMITS.maxConnections * 8);
-  server.on('upgrade', onUpgrade);
-  server.on('clientError', answerClientError);
-  const port = await new Promise<number>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new DplabError(`Port ${opts.port} on ${host} is already in use.`, {
-              fix: 'Choose another: dplab portal --port 4500.',
-              status: 400,
-            })
-          : err,
-      ),
-    );
-    server.listen(opts.port ?? 4400, host, () => {
-      const a = server.address();
-      resolve(typeof a === 'object' && a ? a.port : 0);
+/** Every request, by its path: the health probe, the portal's API, a learner's runner call, or a page. */
+function requestHandler(door: PortalDoor, opts: PortalOptions, streams: Set<ServerResponse>) {
+  const api = portalApi(door, { seatsPerClient: opts.seatsPerClient ?? SEATS_PER_CLIENT, streams });
+  const page = pageServer(door, opts.siteDir);
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    const url = requestUrl(req);
+    if (!url) return sendJson(res, 400, { error: { message: 'Malformed request URL.' } });
+    const path = url.pathname;
+    if (path === '/api/health') return health(door, req, res);
+    if (path.startsWith('/portal/api/')) {
+      api(req, res, url).catch((err) => sendError(res, err));
+      return;
+    }
+    if (path === '/api' || path.startsWith('/api/')) return forwardLearnerCall(door, req, res, url);
+    page(req, res, path);
+  };
+}
+
+/** Listens on the asked port (4400 by default), saying so in words when it is taken. */
+async function listenPortal(server: Server, opts: PortalOptions, host: string): Promise<number> {
+  try {
+    return await listen(server, opts.port ?? 4400, host);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    throw new DplabError(`Port ${opts.port} on ${host} is already in use.`, {
+      fix: 'Choose another: dplab portal --port 4500.',
+      status: 400,
     });
+  }
+}
+
+export async function startPortal(opts: PortalOptions): Promise<RunningPortal> {
+  const host = checkListenAddress(opts);
+  const { store, code, instructorToken } = workshopIdentity(opts);
+  const tokens = new TokenBook(instructorToken);
+  const streams = new Set<ServerResponse>();
+  let address = portalAddress(0);
+  let workshop: Workshop | undefined = undefined;
+  const door = portalDoor(tokens, !!opts.behindTls, { address: () => address, workshop: () => workshop! });
+  const server = createHttpServer({
+    limits: HTTP_LIMITS,
+    // A class of 30 with a few tabs each, their event streams and terminals, through one server;
+    // over it the quietest socket makes room, so a flood cannot keep the class out.
+    maxConnections: HTTP_LIMITS.maxConnections * 8,
+    onRequest: requestHandler(door, opts, streams),
+    onUpgrade: (req, socket, head) => forwardSocket(door, req, socket, head),
   });
+  const port = await listenPortal(server, opts, host);
   // Behind TLS only the public name counts: this host's own addresses would be plain HTTP.
   address = portalAddress(port, { publicHosts: opts.publicHosts, behindTls: opts.behindTls });
   const origin = opts.behindTls ? `https://${opts.publicHosts![0]}` : `http://127.0.0.1:${port}`;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkSeatCapacity, seatNeed, seatsThatFit } from './capacity.ts';
-import { CLUSTER_FOOTPRINT, SEAT_RUNNER_MEMORY_BYTES } from '../base/versions.ts';
+import { SEAT_RUNNER_MEMORY_BYTES } from '../base/versions.ts';
+import { CLUSTER_FOOTPRINT } from '../catalogue/modes.ts';
 import { fakeSystem } from '../../test/fixtures/cluster-scenarios.ts';
 
 const GiB = 1024 ** 3;

@@ -1,10 +1,10 @@
 /**
  * Room for a workshop: N seats on this host (the portal's local backend), each with its own
  * runner and one cluster per mode, against the host's available memory and CPUs. The
- * per-cluster figures and where they come from: CLUSTER_FOOTPRINT in scripts/base/versions.ts.
+ * per-cluster figures and where they come from: each mode's `footprint`, a budget of CLUSTER_BUDGETS in scripts/base/versions.ts.
  */
-import { CLUSTER_FOOTPRINT, SEAT_RUNNER_MEMORY_BYTES } from '../base/versions.ts';
-import type { Mode } from '../catalogue/modes.ts';
+import { SEAT_RUNNER_MEMORY_BYTES } from '../base/versions.ts';
+import { CLUSTER_FOOTPRINT, type Mode } from '../catalogue/modes.ts';
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 

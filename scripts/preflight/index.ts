@@ -3,9 +3,10 @@
  * provisioning runs the same checks for one mode and stops at the first failure.
  */
 import { DplabError } from '../base/errors.ts';
+import { modeRecord } from '../catalogue/modes.ts';
 import { checkDocker, type DockerInfo } from './docker.ts';
 import { checkKind } from './kind.ts';
-import { checkCgroups, checkIpvsModules, checkInotify, checkKernelVersion } from './kernel.ts';
+import { checkCgroups, checkInotify, checkKernelModules, checkKernelVersion } from './kernel.ts';
 import { checkMemory } from './memory.ts';
 import { checkSeatCapacity } from './capacity.ts';
 import { realSystem } from './system.ts';
@@ -37,8 +38,12 @@ export async function runPreflight(opts: PreflightOptions): Promise<PreflightRep
   const findings: Finding[] = [...docker.findings, ...kind, kubectl];
   if (cilium) findings.push(cilium.finding);
   findings.push(checkInotify(system, docker.info));
-  if (modes.includes('ipvs')) findings.push(checkIpvsModules(system, docker.info));
-  for (const f of [checkKernelVersion(modes, docker.info), checkCgroups(modes, docker.info, system)]) if (f) findings.push(f);
+  const host = [
+    ...modes.map((m) => checkKernelModules(modeRecord(m), system, docker.info)),
+    checkKernelVersion(modes, docker.info),
+    checkCgroups(modes, docker.info, system),
+  ];
+  for (const f of host) if (f) findings.push(f);
   findings.push(checkMemory(system, modes, opts.clusters ?? modes.length, docker.info));
   if (opts.seats) findings.push(checkSeatCapacity(system, opts.seats, modes, docker.info));
   return { findings, ok: findings.every((f) => f.status !== 'fail'), docker: docker.info, ciliumInstaller: cilium?.installer };

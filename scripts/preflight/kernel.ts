@@ -1,22 +1,17 @@
 /**
  * Host kernel settings kind nodes depend on (they share the Docker host's kernel): inotify
- * limits for many kubelets, the IPVS modules for the IPVS mode, the kernel release for Cilium and
- * nftables, and cgroup v2 with private cgroup namespaces for Cilium's socket load balancer.
+ * limits for many kubelets, and what each mode's record asks in `host` (scripts/catalogue/modes.ts):
+ * kernel modules (IPVS's), a kernel release (Cilium's, nftables'), and cgroup v2 with private
+ * cgroup namespaces (Cilium's socket load balancer).
  */
-import type { Mode } from '../catalogue/modes.ts';
-import { CILIUM_VERSION, compareVersions } from '../base/versions.ts';
+import { modeRecord, unreachable, type Mode, type ModeRecord } from '../catalogue/modes.ts';
+import { compareVersions } from '../base/versions.ts';
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
 /** kind's known-issues page: "Pod errors due to too many open files". */
 const MIN_INOTIFY_WATCHES = 524_288;
 const MIN_INOTIFY_INSTANCES = 512;
-/** What kube-proxy's IPVS mode loads: the core, the schedulers the labs use (ipvs-inspect switches to lc), and conntrack. */
-const IPVS_MODULES = ['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'] as const;
-/** Cilium's minimum kernel since 1.18 (its system requirements; 1.19 keeps it). */
-const MIN_KERNEL_FOR_CILIUM = '5.10';
-/** kube-proxy's nftables mode needs nftables features from this kernel on (Kubernetes docs, "nftables proxy mode"). */
-const MIN_KERNEL_FOR_NFTABLES = '5.13';
 
 const INOTIFY_FIX =
   `sudo sysctl fs.inotify.max_user_watches=${MIN_INOTIFY_WATCHES} fs.inotify.max_user_instances=${MIN_INOTIFY_INSTANCES} ` +
@@ -61,20 +56,38 @@ function moduleLoaded(system: PreflightSystem, name: string, procModules: string
   return system.exists(`/sys/module/${name}`);
 }
 
+/** Who runs a mode's dataplane on each node, as the findings name it ("kube-proxy logs …"). */
+function program(record: ModeRecord<string>): string {
+  const d = record.dataplane;
+  switch (d.kind) {
+    case 'kube-proxy':
+      return 'kube-proxy';
+    case 'agent':
+      return d.agent.name;
+    default:
+      return unreachable(d);
+  }
+}
+
 /**
- * kube-proxy loads the IPVS modules itself when it starts (since Kubernetes 1.27), so modules that
- * are not loaded yet are only a warning; a kernel that has none to load is a failure.
+ * The kernel modules a mode's dataplane loads (`host.kernelModules`: IPVS's for the IPVS mode), or
+ * null when it loads none. kube-proxy loads the IPVS modules itself when it starts (since
+ * Kubernetes 1.27), so modules that are not loaded yet are only a warning; a kernel that has none
+ * to load is a failure.
  */
-export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): Finding {
-  const base = { id: 'ipvs-modules', title: 'IPVS kernel modules' };
-  const fix = `sudo modprobe ${IPVS_MODULES.join(' ')}`;
+export function checkKernelModules(record: ModeRecord<string>, system: PreflightSystem, docker?: DockerInfo): Finding | null {
+  const { who, kernelModules: mods } = record.host;
+  if (!mods) return null;
+  const base = { id: `${mods.what.toLowerCase()}-modules`, title: `${mods.what} kernel modules` };
+  const runs = program(record);
+  const core = mods.names[0];
+  const fix = `sudo modprobe ${mods.names.join(' ')}`;
   if (system.platform !== 'linux' || docker?.desktop) {
     return {
       ...base,
       status: 'warn',
-      detail:
-        "Not checked: the kernel is the Docker VM's. Docker Desktop's kernel usually ships IPVS; if kube-proxy logs \"can't use the IPVS proxier\", the VM kernel lacks it.",
-      fix: "If the IPVS cluster's kube-proxy fails, use another mode or a Docker VM whose kernel has ip_vs (e.g. a Linux machine).",
+      detail: `Not checked: the kernel is the Docker VM's. Docker Desktop's kernel usually ships ${mods.what}; if ${runs} logs "${mods.missingLog}", the VM kernel lacks it.`,
+      fix: `If the ${record.short} cluster's ${runs} fails, use another mode or a Docker VM whose kernel has ${core} (e.g. a Linux machine).`,
     };
   }
   if (docker?.remote) {
@@ -82,13 +95,25 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
       ...base,
       status: 'warn',
       detail: `Not checked: the nodes share the kernel of the engine's machine (${docker.name || 'DOCKER_HOST'}, Linux ${docker.kernelVersion || '?'}), not this one's.`,
-      fix: `On that machine: \`${fix}\`; if kube-proxy logs "can't use the IPVS proxier", its kernel lacks ip_vs.`,
+      fix: `On that machine: \`${fix}\`; if ${runs} logs "${mods.missingLog}", its kernel lacks ${core}.`,
     };
   }
   const procModules = system.readText('/proc/modules');
-  const missing = IPVS_MODULES.filter((m) => !moduleLoaded(system, m, procModules));
-  if (missing.length === 0) return { ...base, status: 'ok', detail: `${IPVS_MODULES.join(', ')} loaded` };
+  const missing = mods.names.filter((m) => !moduleLoaded(system, m, procModules));
+  if (missing.length === 0) return { ...base, status: 'ok', detail: `${mods.names.join(', ')} loaded` };
   const release = system.readText('/proc/sys/kernel/osrelease')?.trim();
+  // No /proc/modules: a kernel built without module support loads nothing, so what is not built
+  // in is not there (measured here: kube-proxy's IPVS mode crash-looped with "can't use the IPVS
+  // proxier" while the doctor said only "not loaded yet"). The core has parameters, so a built-in
+  // core shows in /sys/module; helpers without any may not, so only the core's absence is sure.
+  if (procModules === undefined && missing.includes(core)) {
+    return {
+      ...base,
+      status: 'fail',
+      detail: `This kernel (${release ?? 'unknown release'}) loads no modules (it has no /proc/modules) and has no ${core} built in: ${who} cannot start on it.`,
+      fix: `Use another mode, or a host kernel built with ${mods.what} (${mods.config}); most distribution kernels have it.`,
+    };
+  }
   const dep = release ? system.readText(`/lib/modules/${release}/modules.dep`) : undefined;
   const available = (m: string) => dep === undefined || new RegExp(`(^|/)${m}\\.ko(\\.[a-z]+)?:`, 'm').test(dep);
   const absent = missing.filter((m) => !available(m));
@@ -96,14 +121,14 @@ export function checkIpvsModules(system: PreflightSystem, docker?: DockerInfo): 
     return {
       ...base,
       status: 'fail',
-      detail: `This kernel (${release}) has no ${absent.join(', ')} module to load (not in modules.dep): kube-proxy's IPVS mode cannot start on it.`,
-      fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.',
+      detail: `This kernel (${release}) has no ${absent.join(', ')} module to load (not in modules.dep): ${who} cannot start on it.`,
+      fix: `Use another mode, or a host kernel built with ${mods.what} (${mods.config}); most distribution kernels have it.`,
     };
   }
   return {
     ...base,
     status: 'warn',
-    detail: `Not loaded yet: ${missing.join(', ')}. kube-proxy loads them when it starts (Kubernetes ≥ 1.27); loading them now rules out a failure later.`,
+    detail: `Not loaded yet: ${missing.join(', ')}. ${runs} loads them when it starts (Kubernetes ≥ ${mods.selfLoadedSince}); loading them now rules out a failure later.`,
     fix,
   };
 }
@@ -113,12 +138,15 @@ function kernelRelease(text: string): string | null {
   return /^(\d+\.\d+(?:\.\d+)?)/.exec(text.trim())?.[1] ?? null;
 }
 
-/** The Docker host's kernel is the nodes' kernel: Cilium needs ≥ 5.10, the nftables mode ≥ 5.13. */
+/**
+ * The Docker host's kernel is the nodes' kernel: each mode's `host.minKernel` (Cilium ≥ 5.10, the
+ * nftables mode ≥ 5.13), in the modes' order, a need two modes share said once.
+ */
 export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo): Finding | null {
-  const needs = [
-    ...(modes.includes('cilium') ? [{ what: `Cilium ${CILIUM_VERSION}`, min: MIN_KERNEL_FOR_CILIUM }] : []),
-    ...(modes.includes('nftables') ? [{ what: "kube-proxy's nftables mode", min: MIN_KERNEL_FOR_NFTABLES }] : []),
-  ];
+  const said = new Map<string, { what: string; min: string }>();
+  for (const { who, minKernel } of modes.map((m) => modeRecord(m).host))
+    if (minKernel !== null) said.set(`${who} ${minKernel}`, { what: who, min: minKernel });
+  const needs = [...said.values()];
   if (needs.length === 0) return null;
   const base = { id: 'kernel-version', title: 'Kernel version' };
   const release = docker ? kernelRelease(docker.kernelVersion) : null;
@@ -148,7 +176,7 @@ export function checkKernelVersion(modes: readonly Mode[], docker?: DockerInfo):
  * must sit in a private cgroup namespace, or the nodes' programs see each other's sockets.
  */
 export function checkCgroups(modes: readonly Mode[], docker?: DockerInfo, system?: PreflightSystem): Finding | null {
-  if (!modes.includes('cilium')) return null;
+  if (!modes.some((m) => modeRecord(m).host.cgroupV2)) return null;
   const base = { id: 'cgroups', title: 'cgroup v2 and cgroup namespaces' };
   if (!docker || docker.cgroupVersion === '')
     return {

@@ -1,12 +1,10 @@
-/** kind: present, and new enough for the modes asked for. */
+/** kind: present, and new enough for the modes asked for (each record's `host.minKind`, and its node image's `host.minKubernetes`). */
 import { CommandError, run, TIMEOUTS } from '../base/exec.ts';
-import type { Mode } from '../catalogue/modes.ts';
+import { modeRecord, type Mode } from '../catalogue/modes.ts';
 import {
   compareVersions,
   KIND_VERSION,
-  MIN_KIND_FOR_NFTABLES,
   MIN_KIND_RECOMMENDED,
-  MIN_KUBERNETES_FOR_NFTABLES,
   NODE_IMAGE,
   nodeImageKubernetesVersion,
   parseKindVersion,
@@ -45,12 +43,17 @@ export async function checkKind(modes: readonly Mode[], signal?: AbortSignal): P
     ];
 
   const findings: Finding[] = [];
-  if (modes.includes('nftables') && compareVersions(version, MIN_KIND_FOR_NFTABLES) < 0) {
+  const records = modes.map(modeRecord);
+  const tooOld = records.flatMap(({ id, host: { minKind } }) =>
+    minKind !== null && compareVersions(version, minKind) < 0 ? [{ id, minKind }] : [],
+  );
+  if (tooOld.length) {
+    const needs = tooOld.map((t) => t.minKind).reduce((a, b) => (compareVersions(a, b) >= 0 ? a : b));
     findings.push({
       id: 'kind',
       title: 'kind',
       status: 'fail',
-      detail: `kind v${version} is too old for the nftables mode (needs kind v${MIN_KIND_FOR_NFTABLES} or newer).`,
+      detail: `kind v${version} is too old for the ${tooOld.map((t) => t.id).join(' and ')} mode${tooOld.length > 1 ? 's' : ''} (needs kind v${needs} or newer).`,
       fix: UPGRADE_FIX,
     });
   } else if (compareVersions(version, MIN_KIND_RECOMMENDED) < 0) {
@@ -64,15 +67,17 @@ export async function checkKind(modes: readonly Mode[], signal?: AbortSignal): P
   } else {
     findings.push({ id: 'kind', title: 'kind', status: 'ok', detail: `kind v${version}` });
   }
-  if (modes.includes('nftables')) {
+  // The pinned node image's Kubernetes, for each mode that needs a minimum (the nftables mode: 1.31).
+  for (const { id, host } of records) {
+    if (host.minKubernetes === null) continue;
     const k8s = nodeImageKubernetesVersion(NODE_IMAGE) ?? '0';
-    const ok = compareVersions(k8s, MIN_KUBERNETES_FOR_NFTABLES) >= 0;
+    const ok = compareVersions(k8s, host.minKubernetes) >= 0;
     findings.push({
       id: 'node-image',
-      title: 'Node image (nftables)',
+      title: `Node image (${id})`,
       status: ok ? 'ok' : 'fail',
-      detail: `Kubernetes ${k8s} ${ok ? 'supports' : 'predates'} kube-proxy's nftables mode (needs ${MIN_KUBERNETES_FOR_NFTABLES}+).`,
-      fix: ok ? undefined : 'Use the node image pinned in kind-configs/nftables.yaml.',
+      detail: `Kubernetes ${k8s} ${ok ? 'supports' : 'predates'} ${host.who} (needs ${host.minKubernetes}+).`,
+      fix: ok ? undefined : `Use the node image pinned in kind-configs/${id}.yaml.`,
     });
   }
   return findings;

@@ -2,15 +2,14 @@
 import type { DockerInfo } from './docker.ts';
 import type { Finding, PreflightSystem } from './types.ts';
 
-import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
 import { clusterMemoryText, gib } from '../catalogue/footprint.ts';
-import { MODE_INFO, type Mode } from '../catalogue/modes.ts';
+import { CLUSTER_FOOTPRINT, MODE_INFO, type Mode } from '../catalogue/modes.ts';
 
 /** The smallest cluster's figure (a kube-proxy mode's), which the portal benchmark weighs a seat's runner against. */
 export const MEMORY_PER_CLUSTER_BYTES = CLUSTER_FOOTPRINT.iptables.memoryBytes;
 
 /**
- * What `clusters` clusters of the asked modes need (CLUSTER_FOOTPRINT in scripts/base/versions.ts
+ * What `clusters` clusters of the asked modes need (CLUSTER_BUDGETS in scripts/base/versions.ts
  * says where the figures come from): with one mode, exactly; with several (the doctor over every
  * mode), the smallest cluster must fit, and the modes whose cluster does not fit are named. Under
  * half of it, provisioning will thrash or OOM.

@@ -3,13 +3,16 @@ import { installDoubles } from '../../test/fixtures/doubles.ts';
 import { DAEMON_DOWN_STDERR, dockerInfo, fakeSystem, scenario } from '../../test/fixtures/cluster-scenarios.ts';
 import { formatFindings } from './format.ts';
 import { preflightError, runPreflight } from './index.ts';
-import { checkCgroups, checkInotify, checkIpvsModules, checkKernelVersion } from './kernel.ts';
+import { checkCgroups, checkInotify, checkKernelModules, checkKernelVersion } from './kernel.ts';
 import { isRemoteDockerHost, nodeIpsReachableFromHost, type DockerInfo } from './docker.ts';
 import { checkMemory } from './memory.ts';
+import type { Finding, PreflightSystem } from './types.ts';
 import { kubectlFinding } from './tools.ts';
-import { CLUSTER_FOOTPRINT } from '../base/versions.ts';
+import { CLUSTER_FOOTPRINT, MODE_INFO } from '../catalogue/modes.ts';
 
 const GiB = 1024 ** 3;
+/** The IPVS mode's kernel-module finding (its record's `host.kernelModules`). */
+const checkIpvs = (system: PreflightSystem, docker?: DockerInfo): Finding => checkKernelModules(MODE_INFO.ipvs, system, docker)!;
 
 describe('runPreflight', () => {
   it('all ok on a good Linux host', async () => {
@@ -65,6 +68,20 @@ describe('runPreflight', () => {
     expect(err.message).toBe('Docker is not installed: `docker` was not found on PATH.');
     expect(err.details).toMatch(/kind is not installed/);
     expect(formatFindings(r.findings)).toMatch(/5 problems must be fixed/);
+  });
+
+  it("the nftables mode's record asks for a node image with Kubernetes ≥ 1.31 (and kind ≥ 0.23); the other modes do not", async () => {
+    installDoubles(scenario('nftables'));
+    const nft = await runPreflight({ modes: ['nftables'], system: fakeSystem() });
+    expect(nft.findings.find((f) => f.id === 'node-image')).toEqual({
+      id: 'node-image',
+      title: 'Node image (nftables)',
+      status: 'ok',
+      detail: "Kubernetes 1.35.0 supports kube-proxy's nftables mode (needs 1.31.0+).",
+      fix: undefined,
+    });
+    const others = await runPreflight({ modes: ['iptables', 'ipvs', 'cilium'], system: fakeSystem() });
+    expect(others.findings.some((f) => f.id === 'node-image')).toBe(false);
   });
 
   it('daemon down keeps the CLI version', async () => {
@@ -158,11 +175,60 @@ describe('host checks', () => {
   });
 
   it('IPVS modules not loaded: a warning (kube-proxy loads them itself), ip_vs_lc included; built-in modules count', () => {
-    const missing = checkIpvsModules(fakeSystem({ files: { '/proc/modules': 'nf_conntrack 1 0 - Live 0x0\n' } }));
+    const missing = checkIpvs(fakeSystem({ files: { '/proc/modules': 'nf_conntrack 1 0 - Live 0x0\n' } }));
     expect(missing).toMatchObject({ status: 'warn', fix: 'sudo modprobe ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh ip_vs_lc nf_conntrack' });
     expect(missing.detail).toMatch(/ip_vs, ip_vs_rr, ip_vs_wrr, ip_vs_sh, ip_vs_lc.*kube-proxy loads them/);
-    const builtin = checkIpvsModules(fakeSystem({ files: { '/proc/modules': '' }, exists: (p) => p.startsWith('/sys/module/') }));
+    const builtin = checkIpvs(fakeSystem({ files: { '/proc/modules': '' }, exists: (p) => p.startsWith('/sys/module/') }));
     expect(builtin.status).toBe('ok');
+  });
+
+  it("the kernel-module finding is worded from the IPVS record's host needs, in the words it always had; modes without modules ask nothing", () => {
+    const none = {
+      '/proc/modules': '',
+      '/proc/sys/kernel/osrelease': '6.8.0-45-generic\n',
+      '/lib/modules/6.8.0-45-generic/modules.dep': '',
+    };
+    expect(checkIpvs(fakeSystem({ files: none }))).toEqual({
+      id: 'ipvs-modules',
+      title: 'IPVS kernel modules',
+      status: 'fail',
+      detail:
+        "This kernel (6.8.0-45-generic) has no ip_vs, ip_vs_rr, ip_vs_wrr, ip_vs_sh, ip_vs_lc, nf_conntrack module to load (not in modules.dep): kube-proxy's IPVS mode cannot start on it.",
+      fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.',
+    });
+    expect(checkIpvs(fakeSystem({ platform: 'darwin' }))).toMatchObject({
+      status: 'warn',
+      detail:
+        "Not checked: the kernel is the Docker VM's. Docker Desktop's kernel usually ships IPVS; if kube-proxy logs \"can't use the IPVS proxier\", the VM kernel lacks it.",
+      fix: "If the IPVS cluster's kube-proxy fails, use another mode or a Docker VM whose kernel has ip_vs (e.g. a Linux machine).",
+    });
+    expect(checkIpvs(fakeSystem({ files: { '/proc/modules': '' } }), info({ remote: true, name: 'guest' })).fix).toBe(
+      'On that machine: `sudo modprobe ip_vs ip_vs_rr ip_vs_wrr ip_vs_sh ip_vs_lc nf_conntrack`; if kube-proxy logs "can\'t use the IPVS proxier", its kernel lacks ip_vs.',
+    );
+    expect(checkIpvs(fakeSystem({ files: { '/proc/modules': 'nf_conntrack 1 0 - Live 0x0\n' } })).detail).toBe(
+      'Not loaded yet: ip_vs, ip_vs_rr, ip_vs_wrr, ip_vs_sh, ip_vs_lc. kube-proxy loads them when it starts (Kubernetes ≥ 1.27); loading them now rules out a failure later.',
+    );
+    for (const mode of ['iptables', 'nftables', 'cilium'] as const)
+      expect(checkKernelModules(MODE_INFO[mode], fakeSystem({ files: none })), mode).toBeNull();
+  });
+
+  it('a kernel that loads no modules and has no ip_vs built in: a failure (here kube-proxy crash-looped while the doctor said "not loaded yet")', () => {
+    const noModuleSupport = (builtIn: string[]) =>
+      fakeSystem({
+        readText: (p) => (p === '/proc/sys/kernel/osrelease' ? '6.18.44-fc-v1300\n' : undefined),
+        exists: (p) => builtIn.some((m) => p === `/sys/module/${m}`),
+      });
+    expect(checkIpvs(noModuleSupport(['nf_conntrack']))).toEqual({
+      id: 'ipvs-modules',
+      title: 'IPVS kernel modules',
+      status: 'fail',
+      detail:
+        "This kernel (6.18.44-fc-v1300) loads no modules (it has no /proc/modules) and has no ip_vs built in: kube-proxy's IPVS mode cannot start on it.",
+      fix: 'Use another mode, or a host kernel built with IPVS (CONFIG_IP_VS); most distribution kernels have it.',
+    });
+    // ip_vs built in (it has parameters, so it shows in /sys/module): schedulers without any may not show; not a failure.
+    expect(checkIpvs(noModuleSupport(['ip_vs', 'nf_conntrack'])).status).toBe('warn');
+    expect(checkIpvs(noModuleSupport(['ip_vs', 'ip_vs_rr', 'ip_vs_wrr', 'ip_vs_sh', 'ip_vs_lc', 'nf_conntrack'])).status).toBe('ok');
   });
 
   it('IPVS modules the kernel does not have at all (absent from modules.dep): a failure', () => {
@@ -171,7 +237,7 @@ describe('host checks', () => {
       '/proc/sys/kernel/osrelease': '6.8.0-45-generic\n',
       '/lib/modules/6.8.0-45-generic/modules.dep': 'kernel/net/netfilter/nf_conntrack.ko.zst: kernel/net/ipv4/nf_defrag_ipv4.ko.zst\n',
     };
-    expect(checkIpvsModules(fakeSystem({ files }))).toMatchObject({
+    expect(checkIpvs(fakeSystem({ files }))).toMatchObject({
       status: 'fail',
       detail: expect.stringMatching(/has no ip_vs, ip_vs_rr/),
     });
@@ -182,7 +248,7 @@ describe('host checks', () => {
           .map((m) => `kernel/net/netfilter/ipvs/${m}.ko.zst: kernel/net/netfilter/nf_conntrack.ko.zst`)
           .join('\n') + '\nkernel/net/netfilter/nf_conntrack.ko.zst:\n',
     };
-    expect(checkIpvsModules(fakeSystem({ files: loadable })).status).toBe('warn');
+    expect(checkIpvs(fakeSystem({ files: loadable })).status).toBe('warn');
   });
 
   const info = (patch: Partial<DockerInfo>): DockerInfo => ({
@@ -249,8 +315,8 @@ describe('host checks', () => {
     const noIpvs = fakeSystem({
       files: { '/proc/modules': '', '/proc/sys/kernel/osrelease': '6.18.0\n', '/lib/modules/6.18.0/modules.dep': '' },
     });
-    expect(checkIpvsModules(noIpvs, info({})).status).toBe('fail');
-    expect(checkIpvsModules(noIpvs, info({ remote: true, name: 'guest', kernelVersion: '6.1.0-40-amd64' }))).toMatchObject({
+    expect(checkIpvs(noIpvs, info({})).status).toBe('fail');
+    expect(checkIpvs(noIpvs, info({ remote: true, name: 'guest', kernelVersion: '6.1.0-40-amd64' }))).toMatchObject({
       status: 'warn',
       detail: expect.stringMatching(/guest, Linux 6\.1\.0-40-amd64/),
     });

@@ -2,7 +2,7 @@
 import { devNull } from 'node:os';
 import { CommandError, run, TIMEOUTS } from '../base/exec.ts';
 import { KUBERNETES_VERSION } from '../base/versions.ts';
-import type { Mode } from '../catalogue/modes.ts';
+import { CILIUM, runsAgent, type Mode } from '../catalogue/modes.ts';
 import type { Finding } from './types.ts';
 
 /** First line of a tool's version output, or the reason it is unusable. */
@@ -63,6 +63,9 @@ export async function checkKubectl(signal?: AbortSignal): Promise<Finding> {
   };
 }
 
+/** The modes whose cluster needs Cilium's installer: those whose agent is Cilium. */
+const runsCilium = (mode: Mode) => runsAgent(mode, CILIUM);
+
 /** Which installer the Cilium mode will use: the cilium CLI when present, else helm. */
 export type CiliumInstaller = 'cilium' | 'helm';
 
@@ -96,13 +99,13 @@ export async function checkCiliumInstaller(
     finding: {
       id: 'cilium-installer',
       title: 'cilium CLI or helm',
-      status: modes.every((m) => m === 'cilium') ? 'fail' : 'warn',
-      detail: `The Cilium mode needs the cilium CLI or helm; neither works here.${modes.some((m) => m !== 'cilium') ? ' The other modes do not need them.' : ''}`,
+      status: modes.every(runsCilium) ? 'fail' : 'warn',
+      detail: `The Cilium mode needs the cilium CLI or helm; neither works here.${modes.some((m) => !runsCilium(m)) ? ' The other modes do not need them.' : ''}`,
       fix: 'Install the cilium CLI (https://docs.cilium.io/en/stable/gettingstarted/k8s-install-default/#install-the-cilium-cli) or helm (https://helm.sh/docs/intro/install/).',
     },
   };
 }
 
 export function needsCilium(modes: readonly Mode[]): boolean {
-  return modes.includes('cilium');
+  return modes.some(runsCilium);
 }

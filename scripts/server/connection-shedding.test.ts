@@ -10,8 +10,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { capConnections, type ConnectionCap } from './connection-shedding.ts';
-import { HTTP_LIMITS, startServer, type RunningServer } from './http.ts';
+import { capConnections, type ConnectionCap } from './core/connection-shedding.ts';
+import { startServer, type RunningServer } from './http.ts';
+import { HTTP_LIMITS } from './core/http-server.ts';
 import { http, mustOpen, openShell, type Shell } from '../../test/fixtures/terminal-client.ts';
 
 interface Raw {

@@ -1,44 +1,21 @@
 /**
- * `dplab serve`: one Node HTTP server for the built site, the API and the terminal socket.
+ * `dplab serve`: one Node HTTP server for the built site, the API and the terminal socket, on the
+ * server core (core/http-server.ts: limits, connection cap, listening) that the portal shares.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { networkInterfaces } from 'node:os';
 import { createRunner, type Runner, type RunnerOptions } from './app.ts';
 import { createStaticHandler } from './static.ts';
 import { createBuildPageHandler } from './build-page.ts';
 import type { BuildStatus } from '../base/site-build.ts';
 import { generateToken } from './security.ts';
-import { capConnections } from './connection-shedding.ts';
+import { createHttpServer, HTTP_LIMITS, isLoopback, listen, type HttpLimits } from './core/http-server.ts';
 import { DplabError } from '../base/errors.ts';
-import { answerClientError } from './client-error.ts';
 
 export const DEFAULT_PORT = 4321;
 export const DEFAULT_HOST = '127.0.0.1';
 /** When the default port is taken (and none was asked for), try the next few. */
 const PORT_ATTEMPTS = 10;
-
-/**
- * Slow clients are cut off: a connection must finish its headers within `headersMs` and its
- * whole request within `requestMs`, and may sit idle between requests for `keepAliveMs`.
- * Upgraded sockets (terminals) and streams we answer (events) are not requests in flight, so
- * they are not cut. Node checks these every `checkEveryMs`.
- */
-export interface HttpLimits {
-  headersMs: number;
-  requestMs: number;
-  keepAliveMs: number;
-  checkEveryMs: number;
-  maxConnections: number;
-}
-
-export const HTTP_LIMITS: Readonly<HttpLimits> = {
-  headersMs: 10_000,
-  requestMs: 30_000,
-  keepAliveMs: 5_000,
-  checkEveryMs: 1_000,
-  /** Sockets at once; a browser needs a handful per tab. Over it the quietest is shed (connection-shedding.ts). */
-  maxConnections: 256,
-};
 
 export interface ServeOptions {
   host?: string;
@@ -51,9 +28,14 @@ export interface ServeOptions {
   viewerToken?: string;
   siteDir: string;
   terminalNotice?: RunnerOptions['terminalNotice'];
+  terminalReady?: RunnerOptions['terminalReady'];
   /** Host names besides loopback and the bound address that pages and the API answer to (--allow-host). */
   allowHosts?: readonly string[];
   maxTerminals?: number;
+  /** Whether lab pages may have the next lab's cluster started ahead (`--no-warm`: no). */
+  warm?: boolean;
+  /** The runner's services; tests replace the parts they play (the host's memory, say). */
+  services?: RunnerOptions['services'];
   /** Tests shorten these. */
   limits?: Partial<HttpLimits>;
   /**
@@ -80,10 +62,6 @@ export function viewerLink(origin: string, viewerToken: string): string {
   return `${origin}/watch/#viewer=${viewerToken}`;
 }
 
-export function isLoopback(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
 function isWildcard(host: string): boolean {
   return host === '0.0.0.0' || host === '::' || host === '[::]';
 }
@@ -93,23 +71,6 @@ export function interfaceAddresses(): string[] {
   const out: string[] = [];
   for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) if (!a.internal) out.push(a.address);
   return out;
-}
-
-function listen(server: Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      server.off('listening', onListening);
-      reject(err);
-    };
-    const onListening = () => {
-      server.off('error', onError);
-      const addr = server.address();
-      resolve(typeof addr === 'object' && addr ? addr.port : port);
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen(port, host);
-  });
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -122,7 +83,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     viewerToken: opts.viewerToken,
     extraHosts: [...bound, ...(opts.allowHosts ?? [])],
     terminalNotice: opts.terminalNotice,
+    terminalReady: opts.terminalReady,
     maxTerminals: opts.maxTerminals,
+    warm: opts.warm,
+    services: opts.services,
   });
   const serveStatic = createStaticHandler(opts.siteDir);
   const building = opts.building;
@@ -130,22 +94,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const servePage = (req: IncomingMessage, res: ServerResponse) =>
     serveBuildPage && !building?.finished ? serveBuildPage(req, res) : void serveStatic(req, res);
   const limits = { ...HTTP_LIMITS, ...opts.limits };
-  const server = createServer(
-    {
-      headersTimeout: limits.headersMs,
-      requestTimeout: limits.requestMs,
-      keepAliveTimeout: limits.keepAliveMs,
-      connectionsCheckingInterval: limits.checkEveryMs,
+  const server = createHttpServer({
+    limits,
+    maxConnections: limits.maxConnections,
+    onRequest: (req, res) => runner.handle(req, res, () => servePage(req, res)),
+    onUpgrade: (req, socket, head) => {
+      if (!runner.handleUpgrade(req, socket, head)) socket.destroy();
     },
-    (req, res) => runner.handle(req, res, () => servePage(req, res)),
-  );
-  // Not `server.maxConnections`: that refuses the newcomer, so a flood would lock the learner out.
-  capConnections(server, limits.maxConnections);
-  server.on('upgrade', (req, socket, head) => {
-    if (!runner.handleUpgrade(req, socket, head)) socket.destroy();
   });
-  // A client that sends garbage gets a 400, an idle socket a quiet close; the server goes on.
-  server.on('clientError', answerClientError);
 
   const wanted = opts.port ?? DEFAULT_PORT;
   const attempts = opts.portExplicit || wanted === 0 ? 1 : PORT_ATTEMPTS;

@@ -3,7 +3,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sendEvent, SSE_MAX_BACKLOG_BYTES, startEventStream } from './sse.ts';
+import { sendEvent, SSE_MAX_BACKLOG_BYTES, startEventStream } from './core/sse.ts';
 
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {

@@ -7,6 +7,11 @@
 import type { Mode } from '../catalogue/modes.ts';
 import type { ClusterService } from '../services/runner-services.ts';
 
+/** What a lab terminal that printed one of the notices below says once its cluster is ready. */
+export function readyNotice(mode: Mode): string {
+  return `The ${mode} cluster is ready: kubectl in this shell reaches it now.`;
+}
+
 /**
  * What a lab terminal prints before its prompt when the cluster is not usable yet, or null
  * when it is ready. Never throws: a terminal must open whatever the cluster's state.

@@ -16,6 +16,8 @@ const TOKEN = 'terminal-socket-test-token';
 const NOTICE_DELAY_MS = 400;
 let server: RunningServer;
 let site: string;
+/** The terminals waiting for their cluster to be ready, as the runner's status events would call them. */
+const waitingForReady = new Map<Mode, Set<() => void>>();
 
 beforeAll(async () => {
   site = mkdtempSync(join(tmpdir(), 'dplab-site-'));
@@ -25,6 +27,11 @@ beforeAll(async () => {
     token: TOKEN,
     siteDir: site,
     terminalNotice: (mode: Mode) => new Promise((ok) => setTimeout(() => ok(`The ${mode} cluster is not running.`), NOTICE_DELAY_MS)),
+    terminalReady: (mode, then) => {
+      const set = waitingForReady.get(mode) ?? new Set();
+      waitingForReady.set(mode, set.add(then));
+      return () => set.delete(then);
+    },
   });
 });
 afterAll(async () => {
@@ -62,6 +69,37 @@ describe('lab terminal socket', { timeout: 20_000 }, () => {
     expect(notice).toBeGreaterThanOrEqual(0);
     expect(notice).toBeLessThan(firstOutput);
     expect(JSON.parse(r.frames[notice].text).message).toBe('The iptables cluster is not running.');
+    r.ws.close();
+  });
+
+  it('once the cluster is ready, says so below the prompt and redraws the prompt with what the learner had typed', async () => {
+    const r = await open('cols=80&rows=24&mode=nftables');
+    if ('refused' in r) throw new Error(`refused ${r.refused}`);
+    const output = () =>
+      r.frames
+        .filter((f) => f.binary)
+        .map((f) => f.text)
+        .join('');
+    await expect.poll(() => waitingForReady.get('nftables')?.size ?? 0, { timeout: 10_000 }).toBe(1);
+    await expect.poll(output, { timeout: 10_000 }).toMatch(/#\s*$/);
+    r.ws.send(JSON.stringify({ type: 'input', data: 'echo half-typed' }));
+    await expect.poll(output, { timeout: 10_000 }).toContain('echo half-typed');
+    const before = r.frames.length;
+    for (const then of [...(waitingForReady.get('nftables') ?? [])]) then();
+    const notices = () => r.frames.slice(before).filter((f) => !f.binary && JSON.parse(f.text).type === 'notice');
+    await expect.poll(() => notices().length, { timeout: 10_000 }).toBe(1);
+    expect(JSON.parse(notices()[0].text).message).toBe('\r\nThe nftables cluster is ready: kubectl in this shell reaches it now.');
+    // After the notice, the shell draws its prompt and the half-typed line again (nothing ran).
+    const after = () =>
+      r.frames
+        .slice(r.frames.indexOf(notices()[0]) + 1)
+        .filter((f) => f.binary)
+        .map((f) => f.text)
+        .join('');
+    await expect.poll(after, { timeout: 10_000 }).toMatch(/#\s*echo half-typed/);
+    expect(after()).not.toContain('\nhalf-typed');
+    // Once: it stopped waiting, and a second ready event says nothing more.
+    expect(waitingForReady.get('nftables')?.size).toBe(0);
     r.ws.close();
   });
 

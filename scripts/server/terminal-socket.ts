@@ -9,6 +9,7 @@ import { FlowController } from '../terminals/flow.ts';
 import { OutputBatcher } from '../terminals/batch.ts';
 import { startTerminal, type TerminalTarget } from '../terminals/session.ts';
 import type { TerminalBroadcast } from '../terminals/broadcast.ts';
+import { readyNotice } from './terminal-notice.ts';
 
 /**
  * How long a lab shell's first output waits for the cluster notice, so the notice comes before
@@ -28,6 +29,11 @@ export function refuseTerminal(ws: WebSocket, message: string): void {
 export interface TerminalSocketOptions extends TerminalTarget {
   /** A line to show before the prompt (the lab's cluster is not running, …), if any. */
   notice?: (mode: Mode, signal: AbortSignal) => Promise<string | null>;
+  /**
+   * After a notice: calls `then` once when the mode's cluster becomes ready (the terminal then
+   * says so below the prompt and has the shell draw its prompt again); returns the unsubscribe.
+   */
+  whenReady?: (mode: Mode, then: () => void) => () => void;
   /** The node a node shell runs on (for the broadcast's list). */
   nodeName?: string;
   onSessionEnd?: () => void;
@@ -73,12 +79,14 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
   // ended only when that read has too: its commands outlived a closed runner otherwise.
   const noticeRead = new AbortController();
   let noticeDone: Promise<unknown> = Promise.resolve();
+  let stopWaitingForReady: (() => void) | undefined;
   const end = () => {
     if (ended) return;
     ended = true;
     batcher.close();
     source?.end();
     noticeRead.abort();
+    stopWaitingForReady?.();
     void Promise.allSettled([session.dispose(), noticeDone]).finally(() => opts.onSessionEnd?.());
   };
 
@@ -94,10 +102,20 @@ export function attachTerminal(ws: WebSocket, opts: TerminalSocketOptions): void
       chunks?.forEach(forward);
     };
     const timer = setTimeout(release, NOTICE_WAIT_MS);
+    const mode = opts.mode;
     noticeDone = opts
-      .notice(opts.mode, noticeRead.signal)
+      .notice(mode, noticeRead.signal)
       .then((message) => {
-        if (message) say({ type: 'notice', message: held ? message : `\r\n${message}` });
+        if (!message) return;
+        say({ type: 'notice', message: held ? message : `\r\n${message}` });
+        // The notice said kubectl would fail: once the cluster is ready, say that it works now.
+        if (opts.whenReady && !ended)
+          stopWaitingForReady = opts.whenReady(mode, () => {
+            stopWaitingForReady?.();
+            if (ended) return;
+            say({ type: 'notice', message: `\r\n${readyNotice(mode)}` });
+            session.redrawPrompt();
+          });
       })
       .catch(() => undefined)
       .finally(() => {

@@ -9,6 +9,8 @@ import type { Mode } from '../catalogue/modes.ts';
 import { explainLive, type LiveOptions } from '../dataplane/live.ts';
 import { labImages } from '../labs/images.ts';
 import { runPreflight } from '../preflight/index.ts';
+import { realSystem } from '../preflight/system.ts';
+import type { PreflightSystem } from '../preflight/types.ts';
 import type { ExplainResponse } from '../wire/explain.ts';
 import { traceLive, type TraceOptions } from '../dataplane/trace/live-trace.ts';
 import type { TraceRequest, TraceResult } from '../wire/trace.ts';
@@ -28,6 +30,8 @@ export interface RunnerServices {
   traceLive: TraceLive;
   /** `dplab doctor`'s checks, for GET /api/doctor. */
   preflight: typeof runPreflight;
+  /** The host's facts (memory for starting a cluster ahead); tests play other machines. */
+  system: PreflightSystem;
 }
 
 let shared: ClusterManager | undefined;
@@ -45,5 +49,6 @@ export function runnerServices(overrides: Partial<RunnerServices> = {}): RunnerS
     explainLive: overrides.explainLive ?? explainLive,
     traceLive: overrides.traceLive ?? traceLive,
     preflight: overrides.preflight ?? runPreflight,
+    system: overrides.system ?? realSystem,
   };
 }

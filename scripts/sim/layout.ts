@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { DplabError } from '../base/errors.ts';
 import { stateDir } from '../base/paths.ts';
-import { clusterName, kindConfigPath, MODES, type Mode } from '../catalogue/modes.ts';
+import { clusterName, kindConfigPath, modeRecord, MODES, type Mode } from '../catalogue/modes.ts';
 
 /** The dataplane modes the sim provider runs on any Linux kernel (Cilium needs its own agent and images). */
 export const SIM_MODES = ['iptables', 'nftables'] as const satisfies readonly Mode[];
@@ -21,16 +21,33 @@ export function kernelHasIpvs(): boolean {
   return existsSync('/proc/net/ip_vs');
 }
 
+/**
+ * The kernel modules a kube-proxy mode needs beyond the sim's own (the mode record's
+ * `host.kernelModules`: IPVS's), and whether this kernel has them now; null when it needs none or
+ * is not kube-proxy's.
+ */
+function modulesNeeded(mode: Mode): { what: string; core: string; present: boolean } | null {
+  const record = modeRecord(mode);
+  const mods = record.host.kernelModules;
+  if (record.dataplane.kind !== 'kube-proxy' || !mods) return null;
+  // kernelHasIpvs is the reading of ip_vs, the one module set a mode needs today.
+  return { what: mods.what, core: mods.names[0]!, present: kernelHasIpvs() };
+}
+
 export function isSimMode(mode: Mode): mode is SimMode {
-  return (SIM_MODES as readonly Mode[]).includes(mode) || (mode === 'ipvs' && kernelHasIpvs());
+  return (SIM_MODES as readonly Mode[]).includes(mode) || modulesNeeded(mode)?.present === true;
 }
 
 export function simUnsupported(mode: Mode): DplabError {
-  if (mode === 'ipvs')
-    return new DplabError('The sim provider runs IPVS only on a kernel with ip_vs, and this one has none (no /proc/net/ip_vs).', {
-      fix: "Load it (`modprobe ip_vs`) where the kernel has the module; on these machines run the sim in the kind test environment's QEMU guest (`npm run test:ipvs`), or use `--provider kind` on a machine with Docker and ip_vs.",
-      status: 400,
-    });
+  const mods = modulesNeeded(mode);
+  if (mods)
+    return new DplabError(
+      `The sim provider runs ${mods.what} only on a kernel with ${mods.core}, and this one has none (no /proc/net/${mods.core}).`,
+      {
+        fix: `Load it (\`modprobe ${mods.core}\`) where the kernel has the module; on these machines run the sim in the kind test environment's QEMU guest (\`npm run test:ipvs\`), or use \`--provider kind\` on a machine with Docker and ${mods.core}.`,
+        status: 400,
+      },
+    );
   return new DplabError(`The sim provider runs the ${SIM_MODES.join(' and ')} modes (and IPVS on a kernel with ip_vs), not ${mode}.`, {
     fix: 'Cilium runs as its own agent from container images: use `--provider kind` on a machine with Docker.',
     status: 400,

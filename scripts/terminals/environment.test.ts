@@ -74,6 +74,15 @@ describe('terminal environment', { timeout: 30_000 }, () => {
     expect(launch.env.KUBECONFIG).toBe(join(state(), 'kube', 'dplab-iptables.yaml'));
     expect(launch.env.PATH.split(':')[0]).toBe(join(state(), 'bin'));
   });
+
+  it("puts the cluster's own programs (the handle's pathFirst) after dplab and before the rest, in lab and node shells alike", () => {
+    const first = ['/sim/shims', '/sim/bin'];
+    const rest = process.env.PATH;
+    for (const launch of [shellLaunch('iptables', first), nodeShellLaunch('iptables', ['ip', 'netns', 'exec', 'n', 'bash'], first)])
+      expect(launch.env.PATH).toBe([join(state(), 'bin'), ...first, rest].join(':'));
+    expect(shellLaunch('iptables').env.PATH).toBe([join(state(), 'bin'), rest].join(':'));
+    expect(process.env.PATH).toBe(rest);
+  });
 });
 
 describe('a lab shell without its cluster', { timeout: 30_000 }, () => {

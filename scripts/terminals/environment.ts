@@ -126,7 +126,8 @@ function writeRcFiles(mode: Mode | null, bin: string): { bashrc: string; zdotdir
   return { bashrc, zdotdir };
 }
 
-function baseEnv(mode: Mode | null, bin: string): Record<string, string> {
+/** `pathFirst`: the cluster handle's own programs (the sim's kubectl and `docker exec` shim), after dplab's and before the rest of PATH. */
+function baseEnv(mode: Mode | null, bin: string, pathFirst: readonly string[] = []): Record<string, string> {
   // A workshop seat's shell starts from an allow-list (seat-env.ts); a runner of one's own passes
   // the user's environment on, minus the runner's own secrets.
   const env: Record<string, string> = process.env.DPLAB_SEAT ? seatShellEnv(process.env, [SHELL_USER_VAR, SEAT_CGROUP_VAR]) : {};
@@ -136,7 +137,7 @@ function baseEnv(mode: Mode | null, bin: string): Record<string, string> {
   env.TERM = 'xterm-256color';
   env.COLORTERM = 'truecolor';
   env.DPLAB = '1';
-  env.PATH = [bin, env.PATH].filter(Boolean).join(delimiter);
+  env.PATH = [bin, ...pathFirst, env.PATH].filter(Boolean).join(delimiter);
   if (mode) {
     env.KUBECONFIG = kubeconfigPath(mode);
     env.DPLAB_MODE = mode;
@@ -149,15 +150,15 @@ function baseEnv(mode: Mode | null, bin: string): Record<string, string> {
 }
 
 /** A shell inside a cluster node: the argv comes from the cluster handle (docker exec under kind). */
-export function nodeShellLaunch(mode: Mode, argv: readonly string[]): ShellLaunch {
+export function nodeShellLaunch(mode: Mode, argv: readonly string[], pathFirst?: readonly string[]): ShellLaunch {
   const cwd = workspaceDir();
   mkdirSync(cwd, { recursive: true });
   const [file, ...args] = argv;
-  return { file: file!, args, cwd, env: baseEnv(mode, shimDir()), startup: { rc: null, marker: false } };
+  return { file: file!, args, cwd, env: baseEnv(mode, shimDir(), pathFirst), startup: { rc: null, marker: false } };
 }
 
-export function shellLaunch(mode: Mode | null): ShellLaunch {
-  const launch = ownShellLaunch(mode);
+export function shellLaunch(mode: Mode | null, pathFirst?: readonly string[]): ShellLaunch {
+  const launch = ownShellLaunch(mode, pathFirst);
   const user = shellUser();
   if (!user) return launch;
   // A seat of the portal's local backend: the shell runs as the seat's own user, in a workspace
@@ -179,12 +180,12 @@ export function shellLaunch(mode: Mode | null): ShellLaunch {
 }
 
 /** The shell as the runner's own user. */
-function ownShellLaunch(mode: Mode | null): ShellLaunch {
+function ownShellLaunch(mode: Mode | null, pathFirst?: readonly string[]): ShellLaunch {
   const cwd = workspaceDir();
   mkdirSync(cwd, { recursive: true });
   const file = userShell();
   const bin = shimDir();
-  const env = baseEnv(mode, bin);
+  const env = baseEnv(mode, bin, pathFirst);
   const { bashrc, zdotdir } = writeRcFiles(mode, bin);
   const name = basename(file);
   const own = readsOwnRc();

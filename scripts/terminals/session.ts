@@ -8,6 +8,9 @@ import { nodeShellLaunch, shellLaunch, type ShellLaunch, type ShellStartup } fro
 import { endSession } from './process-tree.ts';
 import { PtyInput } from './pty-input.ts';
 
+/** How long the window stays a row taller while the shell redraws its prompt (redrawPrompt). */
+const REDRAW_APART_MS = 150;
+
 export interface TerminalSession {
   readonly pid: number;
   readonly shell: string;
@@ -23,6 +26,14 @@ export interface TerminalSession {
   /** Drops input not yet taken by the pty; returns the bytes dropped. */
   discardInput(): number;
   resize(cols: number, rows: number): void;
+  /**
+   * Has an interactive shell draw its prompt and what the learner has typed again, on the line
+   * the cursor is on, after a line the runner wrote below the prompt: the window grows by a row
+   * and shrinks back, and readline redraws its line on each change of size (readline 8 redraws
+   * only when the size changed, so a bare SIGWINCH does nothing). A running command sees the same
+   * two changes of size, as when the page is resized.
+   */
+  redrawPrompt(): void;
   pause(): void;
   resume(): void;
   /** Ends the session's processes; resolves once they have been signalled to the end. */
@@ -35,12 +46,15 @@ export interface TerminalTarget {
   mode: Mode | null;
   /** A shell inside a node: the argv from the cluster handle (`docker exec -it <node> bash` under kind). */
   nodeShell?: readonly string[];
+  /** The mode's cluster handle's `pathFirst` (the sim's kubectl and `docker exec` shim), first on the shell's PATH. */
+  pathFirst?: readonly string[];
 }
 
 export function startTerminal(opts: TerminalTarget): { ok: true; session: TerminalSession } | { ok: false; error: string } {
   let launch: ShellLaunch;
   try {
-    launch = opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell) : shellLaunch(opts.mode);
+    launch =
+      opts.nodeShell && opts.mode ? nodeShellLaunch(opts.mode, opts.nodeShell, opts.pathFirst) : shellLaunch(opts.mode, opts.pathFirst);
   } catch (err) {
     return { ok: false, error: `Could not prepare the shell: ${err instanceof Error ? err.message : String(err)}` };
   }
@@ -67,6 +81,17 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
     exited = true;
     input?.close();
   });
+  let size = { cols: opts.cols, rows: opts.rows };
+  const resize = (cols: number, rows: number) => {
+    if (exited) return;
+    try {
+      proc.resize(cols, rows);
+    } catch {
+      // EBADF: the shell ended and node-pty closed the pty before its exit event came. A
+      // resize from the page in that moment threw out of the socket's message handler and
+      // took the runner down; there is nothing left to resize.
+    }
+  };
   const session: TerminalSession = {
     pid: proc.pid,
     shell: launch.shell ?? launch.file,
@@ -88,14 +113,13 @@ export function startTerminal(opts: TerminalTarget): { ok: true; session: Termin
     },
     discardInput: () => input?.discard() ?? 0,
     resize: (cols, rows) => {
-      if (exited) return;
-      try {
-        proc.resize(cols, rows);
-      } catch {
-        // EBADF: the shell ended and node-pty closed the pty before its exit event came. A
-        // resize from the page in that moment threw out of the socket's message handler and
-        // took the runner down; there is nothing left to resize.
-      }
+      size = { cols, rows };
+      resize(cols, rows);
+    },
+    redrawPrompt: () => {
+      resize(size.cols, size.rows + 1);
+      // Apart, so the shell reads the taller size before it is back (two reads of one size redraw nothing).
+      setTimeout(() => resize(size.cols, size.rows), REDRAW_APART_MS);
     },
     pause: () => proc.pause(),
     resume: () => proc.resume(),

@@ -46,6 +46,8 @@ export const clusterStatusSchema = z.object({
   progress: z.optional(progressSchema),
   /** No cluster of this mode can start on this machine (Docker missing or down, kind missing); `error` says why and how to fix it. */
   blocked: z.optional(z.boolean()),
+  /** The runner started it ahead, for a later lab, while the learner worked on another (POST /api/clusters/:mode/warm); set while it starts and once ready. */
+  startedAhead: z.optional(z.boolean()),
 });
 export type ClusterStatus = z.infer<typeof clusterStatusSchema>;
 
@@ -54,6 +56,23 @@ export const clusterListSchema = z.object({ clusters: z.array(clusterStatusSchem
 
 /** POST /api/clusters/:mode/up: accepted; progress follows on the event stream. */
 export const clusterStartSchema = z.object({ mode: modeSchema, state: z.literal('provisioning'), events: z.string() });
+
+/** POST /api/clusters/:mode/warm: the page asks the runner to start this cluster ahead, for the next lab. */
+export const clusterWarmRequestSchema = z.strictObject({
+  /** The learner turned starting ahead off in this browser: the runner declines and says so (the page offers to turn it on again). */
+  optedOut: z.optional(z.boolean()),
+});
+
+/** Why the runner did not start a cluster ahead (scripts/clusters/warm-decision.ts decides). */
+const warmDeclineSchema = z.enum(['opted-out', 'off', 'seat', 'exists', 'busy', 'memory', 'host']);
+export type WarmDecline = z.infer<typeof warmDeclineSchema>;
+
+/** POST /api/clusters/:mode/warm's answer: 202 and warming (progress on the event stream), or 200 and declined, with one sentence why. */
+export const clusterWarmSchema = z.discriminatedUnion('outcome', [
+  z.object({ outcome: z.literal('warming'), mode: modeSchema, message: z.string(), events: z.string() }),
+  z.object({ outcome: z.literal('declined'), mode: modeSchema, reason: warmDeclineSchema, message: z.string() }),
+]);
+export type ClusterWarm = z.infer<typeof clusterWarmSchema>;
 
 const actionPhaseSchema = z.enum(['start', 'end', 'fail', 'skip']);
 

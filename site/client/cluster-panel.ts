@@ -154,15 +154,21 @@ export class ClusterPanel extends HTMLElement {
 
   async #act(method: 'POST' | 'DELETE'): Promise<void> {
     this.#busy = true;
+    const before = this.#status;
+    // Starting, from the click on: set before the request, so that the run's own events, which can
+    // reach the page before the answer does (a start that fails at once, a busy machine), win.
+    const starting = method === 'POST' && before ? { ...before, state: 'provisioning' as const, error: undefined } : undefined;
+    if (starting) this.#status = starting;
     this.#render();
     try {
       if (method === 'POST') {
         await api(`/api/clusters/${encodeURIComponent(this.mode)}/up`, clusterStartSchema, { method: 'POST', body: {} });
-        if (this.#status) this.#status = { ...this.#status, state: 'provisioning', error: undefined };
       } else {
         this.#status = await api(`/api/clusters/${encodeURIComponent(this.mode)}`, clusterStatusSchema, { method: 'DELETE' });
       }
     } catch (err) {
+      // Nothing started (no event came since): the state the panel had, with what went wrong.
+      if (starting && this.#status === starting) this.#status = before;
       if (err instanceof RunnerUnavailable) this.#offline = err.message;
       else if (this.#status)
         this.#status = {
@@ -235,7 +241,7 @@ export class ClusterPanel extends HTMLElement {
       return;
     }
     if (s.state === 'ready') {
-      const meta = `${nodeCountText(s)} · dataplane: ${s.proxyMode} · cluster ${s.name}`;
+      const meta = `${nodeCountText(s)}${s.startedAhead ? ' · started ahead' : ''} · dataplane: ${s.proxyMode} · cluster ${s.name}`;
       // The one-row bar may end it in "…": all of it on hover.
       parts.push(el('p', { class: 'dplab-cp-meta', title: meta }, meta));
     }
@@ -248,11 +254,12 @@ export class ClusterPanel extends HTMLElement {
       const list = el('ol', { class: 'dplab-cp-actions-list', id: this.#toggle.getAttribute('aria-controls')! });
       const now = Date.now();
       const actions = s.progress.actions;
-      // The step a folded list shows: the failed one, else the running one, else the next to run, else the last.
+      // The step a folded list shows: the failed one, else the running one (the last started, when
+      // one runs beside the waits), else the next to run, else the last.
       const current =
         [
           actions.findIndex((a) => a.state === 'failed'),
-          actions.findIndex((a) => a.state === 'running'),
+          actions.findLastIndex((a) => a.state === 'running'),
           actions.findIndex((a) => a.state === 'pending'),
           actions.length - 1,
         ].find((i) => i >= 0) ?? 0;
@@ -280,6 +287,8 @@ export class ClusterPanel extends HTMLElement {
         );
       }
       live.append(list);
+      if (s.startedAhead && s.state === 'provisioning')
+        live.append(el('p', { class: 'dplab-cp-note' }, 'Started ahead by the runner, for a later lab, while you worked on another.'));
       for (const n of s.progress.notes) live.append(el('p', { class: 'dplab-cp-note' }, n));
       if (this.#compact && actions.length > 1) {
         toggle = this.#toggle;

@@ -68,6 +68,13 @@ export function labPlace(id: string): { lesson: CourseLesson; nextLab: Lab | nul
   return { lesson: labs[index].lesson, nextLab: labs[index + 1]?.lab ?? null, index };
 }
 
+/** The labs after `id` on the course's path, with their titles and modes (a lab page starts the next one's cluster ahead from them). */
+export function labsAfter(id: string): { id: string; title: string; modes: readonly string[] }[] {
+  return courseLabs()
+    .slice(labPlace(id).index + 1)
+    .map(({ lab }) => ({ id: lab.id, title: lab.title, modes: lab.modes }));
+}
+
 /** Each concept a lab practises: its title and the lesson that teaches it (the first, in course order). */
 export function conceptsTaught(ids: readonly string[]): { id: string; title: string; lesson: CourseLesson }[] {
   const lessons = courseLessons();

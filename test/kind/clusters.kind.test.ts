@@ -11,7 +11,7 @@ import { run } from '../../scripts/base/exec.ts';
 import { ClusterManager } from '../../scripts/clusters/manager.ts';
 import { clusterName, type Mode } from '../../scripts/catalogue/modes.ts';
 import { labImages } from '../../scripts/labs/images.ts';
-import { labContract, upAndCheckDataplane } from '../live/contract.ts';
+import { labContract, resetContract, upAndCheckDataplane } from '../live/contract.ts';
 
 const KIND_MODES: readonly Mode[] = ['iptables', 'nftables', 'cilium'];
 const modes = (process.env.DPLAB_KIND_MODES?.split(',').filter(Boolean) as Mode[] | undefined) ?? KIND_MODES;
@@ -48,12 +48,13 @@ describe('real kind clusters through the product', () => {
   });
 
   for (const mode of modes) {
-    it(`${mode}: up, the dataplane, every lab's contract, a second up, a new runner, down`, async () => {
+    it(`${mode}: up, the dataplane, every lab's contract, Reset in place, a second up, a new runner, down`, async () => {
       const log = (l: string) => console.log(`[${mode}] ${l}`);
       const manager = new ClusterManager({ imagesFor: labImages });
       try {
         await upAndCheckDataplane(manager, mode, log);
         await labContract(mode, log);
+        await resetContract(mode, log);
         // A second `up` finds the cluster and provisions nothing.
         const actions: string[] = [];
         const again = await manager.ensure(mode, { onEvent: (e) => e.type === 'action' && actions.push(e.id) });

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { sharedClusterManager } from '../../scripts/services/runner-services.ts';
 
 const clusterManager = sharedClusterManager();
-import { MODE_INFO, MODES } from '../../scripts/catalogue/modes.ts';
+import { kubeProxyMode, MODES } from '../../scripts/catalogue/modes.ts';
 import { labContract, upAndCheckDataplane } from './contract.ts';
 import { mayDelete, modeSkip } from './ownership.ts';
 
@@ -52,7 +52,7 @@ describe.skipIf(!!reason)(`live clusters${reason ? ` (skipped: ${reason})` : ''}
     if (skip) console.warn(`[live] ${mode} skipped: ${skip}`);
     const ours = mayDelete(mode, before);
     it.skipIf(!!skip)(
-      `${mode}: up, dataplane reports ${MODE_INFO[mode].proxyMode ?? 'KubeProxyReplacement: True'}, every lab's contract holds${skip ? ` (skipped: ${skip})` : ''}`,
+      `${mode}: up, dataplane reports ${kubeProxyMode(mode) ?? 'KubeProxyReplacement: True'}, every lab's contract holds${skip ? ` (skipped: ${skip})` : ''}`,
       async () => {
         try {
           await upAndCheckDataplane(clusterManager, mode, (l) => console.log(`[${mode}] ${l}`));

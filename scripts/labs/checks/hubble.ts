@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import { commandObservationSchema, observeCommand } from './command.ts';
 import { kubeListSchema } from './kube.ts';
+import { CILIUM } from '../../catalogue/modes.ts';
+import { execInAgentPod } from '../../dataplane/read-commands.ts';
 import type { GatherContext } from './types.ts';
 
-/** The agents' pods carry this label in the Cilium Helm chart. */
-const CILIUM_AGENT_SELECTOR = 'k8s-app=cilium';
 /** How far back each agent looks: enough for a learner's handful of requests. */
 const HUBBLE_LAST = 500;
 
@@ -41,7 +41,7 @@ export interface Flow {
 
 /** `hubble observe <filters> --last N -o json` in every agent. */
 export async function gatherHubble(ctx: GatherContext, filters: readonly string[]): Promise<HubbleObservation> {
-  const pods = await ctx.cluster.kubectlJson(['get', 'pods', '-n', 'kube-system', '-l', CILIUM_AGENT_SELECTOR], kubeListSchema, {
+  const pods = await ctx.cluster.kubectlJson(['get', 'pods', '-n', CILIUM.namespace, '-l', CILIUM.podLabel], kubeListSchema, {
     signal: ctx.signal,
   });
   const running = (pods.items ?? []).filter((p) => p.status?.phase === 'Running');
@@ -49,25 +49,9 @@ export async function gatherHubble(ctx: GatherContext, filters: readonly string[
     running.map(async (p) => {
       const pod = p.metadata?.name ?? '?';
       const result = await observeCommand(() =>
-        ctx.cluster.kubectl(
-          [
-            '-n',
-            'kube-system',
-            'exec',
-            pod,
-            '-c',
-            'cilium-agent',
-            '--',
-            'hubble',
-            'observe',
-            ...filters,
-            '--last',
-            String(HUBBLE_LAST),
-            '-o',
-            'json',
-          ],
-          { signal: ctx.signal },
-        ),
+        ctx.cluster.kubectl(execInAgentPod(CILIUM, pod, ['hubble', 'observe', ...filters, '--last', String(HUBBLE_LAST), '-o', 'json']), {
+          signal: ctx.signal,
+        }),
       );
       return { pod, node: String(p.spec?.nodeName ?? '?'), result };
     }),

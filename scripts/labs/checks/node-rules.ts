@@ -8,7 +8,8 @@ import type { DataplaneModel, Frontend, ParseOptions } from '../../dataplane/mod
 import { gatherNodeCommand, IN_CLUSTER_COMMAND_TIMEOUT_MS, observeCommand, type CommandObservation } from './command.ts';
 import { fact, fail } from './facts.ts';
 import { firstItem, getByName, kubeListSchema, type KubeObject } from './kube.ts';
-import { CILIUM_AGENT, RULE_DUMPS } from '../../dataplane/read-commands.ts';
+import { agentPodOn, execInAgentPod, RULE_DUMPS } from '../../dataplane/read-commands.ts';
+import type { Agent } from '../../catalogue/modes.ts';
 import type { ParseRules, RulesObservation } from './rules.ts';
 import type { EvalContext, GatherContext, Verdict } from './types.ts';
 
@@ -34,23 +35,19 @@ export async function gatherNodeRules(
   const dump = RULE_DUMPS[ctx.mode];
   const argv = command ?? dump.command;
   const [out, services] = await Promise.all([
-    dump.where === 'node' ? gatherNodeCommand(ctx, node, argv) : gatherAgentCommand(ctx, node, argv),
+    dump.agent ? gatherAgentCommand(ctx, dump.agent, node, argv) : gatherNodeCommand(ctx, node, argv),
     getByName(ctx, 'services', service),
   ]);
   return { format: dump.format, node, dump: out, services };
 }
 
-/** `kubectl exec` into the cilium agent container of the pod on `node`; no such pod is an observation (exit code 1), not an error. */
-async function gatherAgentCommand(ctx: GatherContext, node: string, command: readonly string[]): Promise<CommandObservation> {
-  const pods = await ctx.cluster.kubectlJson(
-    ['-n', CILIUM_AGENT.namespace, 'get', 'pods', '-l', CILIUM_AGENT.selector, '--field-selector', `spec.nodeName=${node}`],
-    kubeListSchema,
-    { signal: ctx.signal },
-  );
+/** `kubectl exec` into the agent's container of its pod on `node`; no such pod is an observation (exit code 1), not an error. */
+async function gatherAgentCommand(ctx: GatherContext, agent: Agent, node: string, command: readonly string[]): Promise<CommandObservation> {
+  const pods = await ctx.cluster.kubectlJson(agentPodOn(agent, node), kubeListSchema, { signal: ctx.signal });
   const pod = firstItem(pods)?.metadata?.name;
-  if (!pod) return { exitCode: 1, stdout: '', stderr: `no cilium agent pod (${CILIUM_AGENT.selector}) runs on ${node}` };
+  if (!pod) return { exitCode: 1, stdout: '', stderr: `no ${agent.daemonSet} agent pod (${agent.podLabel}) runs on ${node}` };
   return observeCommand(() =>
-    ctx.cluster.kubectl(['-n', CILIUM_AGENT.namespace, 'exec', pod, '-c', CILIUM_AGENT.container, '--', ...command], {
+    ctx.cluster.kubectl(execInAgentPod(agent, pod, command), {
       signal: ctx.signal,
       timeoutMs: IN_CLUSTER_COMMAND_TIMEOUT_MS,
     }),

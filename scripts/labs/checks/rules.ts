@@ -12,7 +12,7 @@ import {
   type Format,
   type ParseOptions,
 } from '../../dataplane/index.ts';
-import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
+import { agentExec } from '../../catalogue/modes.ts';
 import { z } from 'zod';
 import { FORMATS } from '../../wire/formats.ts';
 import { commandObservationSchema, gatherNodeCommand, observeCommand } from './command.ts';
@@ -40,11 +40,11 @@ export type RulesObservation = z.infer<typeof rulesObservationSchema>;
 async function gatherRules(ctx: GatherContext, service: string): Promise<RulesObservation> {
   const dump = RULE_DUMPS[ctx.mode];
   const [node] = await ctx.cluster.nodes({ signal: ctx.signal });
-  const ciliumExec = CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('--') + 1);
+  const agent = dump.agent;
   const [out, services] = await Promise.all([
-    dump.where === 'node'
-      ? gatherNodeCommand(ctx, node, dump.command)
-      : observeCommand(() => ctx.cluster.kubectl([...ciliumExec, ...dump.command], { signal: ctx.signal })),
+    agent
+      ? observeCommand(() => ctx.cluster.kubectl(agentExec(agent, dump.command), { signal: ctx.signal }))
+      : gatherNodeCommand(ctx, node, dump.command),
     getByName(ctx, 'services', service),
   ]);
   return { format: dump.format, node, dump: out, services };

@@ -3,42 +3,22 @@
  * One headline count per mode, measured on one node the same way the lab's count script does it,
  * plus kube-proxy's sync-time histogram from its metrics endpoint (there is none on Cilium).
  */
-import { MODE_INFO, type Mode } from '../../catalogue/modes.ts';
+import { agentExec, agentOf, kubeProxyMode, perMode, type Agent, type Mode } from '../../catalogue/modes.ts';
 import { CommandError } from '../../base/exec.ts';
 import { z } from 'zod';
 import { commandObservationSchema, observeCommand } from './command.ts';
-import { CILIUM_STATUS_COMMAND } from './proxy-mode.ts';
 import type { Figure, GatherContext } from './types.ts';
 
 export interface EntryCount {
   /** What the number counts, in the learner's words. */
   what: string;
-  where: 'node' | 'cilium';
+  /** null: run inside the node; else in any pod of this agent. */
+  agent: Agent | null;
   command: readonly string[];
 }
 
-/** Keep in step with labs/scale-compare/manifests/count.sh, which prints the same numbers in the terminal. */
-export const ENTRY_COUNTS: Record<Mode, EntryCount> = {
-  iptables: { what: 'KUBE-* rules in iptables-save', where: 'node', command: ['sh', '-c', "iptables-save | grep -c '^-A KUBE-'"] },
-  nftables: {
-    what: 'lines of `nft list table ip kube-proxy`',
-    where: 'node',
-    command: ['sh', '-c', 'nft list table ip kube-proxy | wc -l'],
-  },
-  // Not /proc/net/ip_vs: read past its first 4 KiB, on a kernel whose other network namespaces
-  // (the other kind nodes) also hold virtual servers, it stops early (105 virtual servers printed
-  // 38 on the guest's 6.1 kernel). kube-proxy binds each ClusterIP to kube-ipvs0, once per address.
-  ipvs: {
-    what: 'Service addresses bound to kube-ipvs0',
-    where: 'node',
-    command: ['sh', '-c', "a=$(ip -4 -o addr show dev kube-ipvs0) && printf '%s\\n' \"$a\" | grep -c ' inet '"],
-  },
-  cilium: {
-    what: 'frontends in `cilium-dbg service list`',
-    where: 'cilium',
-    command: ['sh', '-c', "cilium-dbg service list | grep -cE '^[0-9]'"],
-  },
-};
+/** Each mode's count, from its record (keep in step with labs/scale-compare/manifests/count.sh). */
+export const ENTRY_COUNTS: Readonly<Record<Mode, EntryCount>> = perMode((r) => ({ ...r.rules.count, agent: agentOf(r.id) }));
 
 /** kube-proxy's histogram of full rule syncs (pkg/proxy/metrics), in seconds. */
 export const SYNC_METRIC = 'kubeproxy_sync_proxy_rules_duration_seconds';
@@ -60,14 +40,14 @@ export async function scaleNode(ctx: GatherContext): Promise<string> {
 export async function gatherScale(ctx: GatherContext): Promise<ScaleObservation> {
   const node = await scaleNode(ctx);
   const how = ENTRY_COUNTS[ctx.mode];
-  const ciliumExec = CILIUM_STATUS_COMMAND.slice(0, CILIUM_STATUS_COMMAND.indexOf('--') + 1);
+  const agent = how.agent;
   const count = await observeCommand(() =>
-    how.where === 'node'
-      ? ctx.cluster.nodeExec(node, how.command, { signal: ctx.signal })
-      : ctx.cluster.kubectl([...ciliumExec, ...how.command], { signal: ctx.signal }),
+    agent
+      ? ctx.cluster.kubectl(agentExec(agent, how.command), { signal: ctx.signal })
+      : ctx.cluster.nodeExec(node, how.command, { signal: ctx.signal }),
   );
   let syncMetrics: string | null = null;
-  if (MODE_INFO[ctx.mode].proxyMode) {
+  if (kubeProxyMode(ctx.mode)) {
     try {
       const text = await ctx.cluster.metrics(node, { signal: ctx.signal });
       syncMetrics = text

@@ -11,8 +11,8 @@ import { readProgress } from '../../labs/progress.ts';
 import { loadLabs } from '../../labs/registry.ts';
 import type { ClusterService } from '../../services/runner-services.ts';
 import type { Activity, ActivityCluster } from '../../wire/activity.ts';
-import { sendJson, type Route } from '../router.ts';
-import { holdEventStream, sendEvent, startEventStream } from '../sse.ts';
+import { sendJson, type Route } from '../core/router.ts';
+import { holdEventStream, sendEvent, startEventStream } from '../core/sse.ts';
 
 function activity(): Activity {
   return { progress: readProgress(loadLabs()), checks: checkLog() };

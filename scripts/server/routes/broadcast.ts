@@ -6,7 +6,7 @@
  */
 import { DplabError, unknownId } from '../../base/errors.ts';
 import type { TerminalBroadcast } from '../../terminals/broadcast.ts';
-import { sendJson, type Route } from '../router.ts';
+import { sendJson, type Route } from '../core/router.ts';
 
 export function broadcastRoutes(broadcast: TerminalBroadcast, viewerToken: string | undefined): Route[] {
   return [

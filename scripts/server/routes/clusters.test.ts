@@ -8,6 +8,8 @@ import { runPreflight } from '../../preflight/index.ts';
 import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';
 import { clusterStatus } from '../../../test/fixtures/cluster-status.ts';
 import { terminalNotice } from '../terminal-notice.ts';
+import { fakeSystem } from '../../../test/fixtures/cluster-scenarios.ts';
+import { clusterWarmSchema } from '../../wire/clusters.ts';
 
 const status = clusterStatus;
 
@@ -27,8 +29,8 @@ function fakeManager() {
       calls.push(`status ${mode}`);
       return states.get(mode)!;
     },
-    ensure(mode: Mode, opts: { retain?: boolean }) {
-      calls.push(`ensure ${mode} retain=${!!opts.retain}`);
+    ensure(mode: Mode, opts: { retain?: boolean; ahead?: boolean }) {
+      calls.push(`ensure ${mode} retain=${!!opts.retain}${opts.ahead ? ' ahead' : ''}`);
       return new Promise<ClusterStatus>(() => undefined);
     },
     async delete(mode: Mode) {
@@ -146,5 +148,140 @@ describe('GET /api/doctor', () => {
     expect(r.json.ok).toBe(false);
     expect(r.json.findings.find((f: { id: string }) => f.id === 'docker-daemon')).toMatchObject({ status: 'fail' });
     expect((await call('GET', '/api/doctor?mode=bogus')).status).toBe(404);
+  });
+});
+
+describe('POST /api/clusters/:mode/warm', () => {
+  const GiB = 1024 ** 3;
+  let warmRunner: TestRunner | undefined;
+  // Docker, kind and kubectl answer as on a healthy host (the decision asks the preflight last).
+  let d: Doubles;
+  let restore: () => void;
+  beforeEach(() => {
+    d = useDoubles(scenario('iptables'));
+    restore = applyEnv(d.env);
+  });
+  afterEach(async () => {
+    await warmRunner?.close();
+    warmRunner = undefined;
+    restore();
+    d.cleanup();
+  });
+  /** A runner whose host has `free` bytes available, started with warming on or off. */
+  async function serve(free: number, warm?: boolean, files?: Record<string, string>) {
+    warmRunner = await serveRunner(
+      { clusters: manager, preflight: runPreflight, system: fakeSystem({ memAvailableBytes: () => free, files }) },
+      { sseHeartbeatMs: 50, warm },
+    );
+    return warmRunner;
+  }
+  const warmCall = async (r: TestRunner, mode: string, body?: unknown) => {
+    const a = await r.call('POST', `/api/clusters/${mode}/warm`, body);
+    return { ...a, parsed: a.status < 300 ? clusterWarmSchema.parse(a.json) : undefined };
+  };
+
+  it.each([
+    {
+      memory: 'room for one more',
+      free: 8 * GiB,
+      status: 202,
+      answer: {
+        outcome: 'warming',
+        message: 'Starting the nftables cluster ahead: 8 GiB available; it needs about 2 GiB.',
+        events: '/api/clusters/events',
+      },
+      started: true,
+    },
+    {
+      memory: 'too little',
+      free: 1.5 * GiB,
+      status: 200,
+      answer: { outcome: 'declined', reason: 'memory', message: '1.5 GiB available; the nftables cluster needs about 2 GiB.' },
+      started: false,
+    },
+  ])('memory $memory: $status, an answer in the wire shape, and started: $started', async ({ free, status, answer, started }) => {
+    const r = await serve(free);
+    const a = await warmCall(r, 'nftables', {});
+    expect(a.status).toBe(status);
+    expect(a.parsed).toEqual({ mode: 'nftables', ...answer });
+    expect(manager.calls.includes('ensure nftables retain=false ahead')).toBe(started);
+    expect(manager.calls.filter((c) => c.startsWith('ensure'))).toHaveLength(started ? 1 : 0);
+  });
+
+  it('declines when the learner opted out, when the runner runs with --no-warm, and when the cluster exists', async () => {
+    let r = await serve(8 * GiB);
+    expect((await warmCall(r, 'nftables', { optedOut: true })).parsed).toMatchObject({ outcome: 'declined', reason: 'opted-out' });
+    manager.states.set('nftables', status('nftables', 'ready'));
+    expect((await warmCall(r, 'nftables')).parsed).toMatchObject({ outcome: 'declined', reason: 'exists' });
+    manager.states.set('iptables', status('iptables', 'provisioning'));
+    expect((await warmCall(r, 'cilium')).parsed).toMatchObject({ outcome: 'declined', reason: 'busy' });
+    await r.close();
+    r = await serve(8 * GiB, false);
+    expect((await warmCall(r, 'ipvs')).parsed).toMatchObject({ outcome: 'declined', reason: 'off' });
+    expect(manager.calls.some((c) => c.startsWith('ensure'))).toBe(false);
+  });
+
+  it('a cluster this host cannot start is not tried: IPVS on a kernel without ip_vs declines with the preflight’s reason', async () => {
+    const r = await serve(8 * GiB, true, {
+      '/proc/modules': 'nf_conntrack 196608 5 - Live 0x0\n',
+      '/proc/sys/kernel/osrelease': '6.1.0-test\n',
+      '/lib/modules/6.1.0-test/modules.dep': 'kernel/net/netfilter/nf_conntrack.ko:\n',
+    });
+    const a = await warmCall(r, 'ipvs');
+    expect(a.status).toBe(200);
+    expect(a.parsed).toEqual({
+      outcome: 'declined',
+      mode: 'ipvs',
+      reason: 'host',
+      message: expect.stringMatching(/^The IPVS cluster cannot start here\. This kernel \(6\.1\.0-test\) has no ip_vs, .*module to load/),
+    });
+    // The same host starts the nftables cluster ahead.
+    expect((await warmCall(r, 'nftables')).status).toBe(202);
+    expect(manager.calls.filter((c) => c.startsWith('ensure'))).toEqual(['ensure nftables retain=false ahead']);
+  });
+
+  it('a workshop seat declines even with memory to spare', async () => {
+    const before = process.env.DPLAB_SEAT;
+    process.env.DPLAB_SEAT = 's01';
+    try {
+      const r = await serve(64 * GiB);
+      expect((await warmCall(r, 'nftables')).parsed).toMatchObject({ outcome: 'declined', reason: 'seat' });
+    } finally {
+      if (before === undefined) delete process.env.DPLAB_SEAT;
+      else process.env.DPLAB_SEAT = before;
+    }
+    expect(manager.calls.some((c) => c.startsWith('ensure'))).toBe(false);
+  });
+
+  it('a bad mode id is a 404 naming the modes', async () => {
+    const r = await serve(8 * GiB);
+    const a = await r.call('POST', '/api/clusters/..%2Fnftables/warm', {});
+    expect(a.status).toBe(404);
+    expect(a.json.error.message).toMatch(/Unknown mode .* Known: iptables, ipvs, nftables, cilium\./);
+  });
+
+  it('attacks: a body that is not the request shape gets a 400 that says why; no token, 401; another Origin, 403; nothing starts', async () => {
+    const r = await serve(8 * GiB);
+    const extra = await r.call('POST', '/api/clusters/nftables/warm', { optedOut: false, command: 'rm -rf /' });
+    expect(extra.status).toBe(400);
+    expect(extra.json.error.message).toMatch(/^Bad warm request: /);
+    const wrongType = await r.call('POST', '/api/clusters/nftables/warm', { optedOut: 'no' });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.json.error.message).toContain('optedOut');
+    expect((await r.call('POST', '/api/clusters/nftables/warm', ['x'])).status).toBe(400);
+    const notJson = await fetch(`${r.base}/api/clusters/nftables/warm`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer runner-http-test-token', origin: r.base, 'content-type': 'application/json' },
+      body: '{"optedOut":',
+    });
+    expect(notJson.status).toBe(400);
+    const anonymous = await fetch(`${r.base}/api/clusters/nftables/warm`, { method: 'POST', headers: { origin: r.base } });
+    expect(anonymous.status).toBe(401);
+    const foreign = await fetch(`${r.base}/api/clusters/nftables/warm`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer runner-http-test-token', origin: 'http://evil.example' },
+    });
+    expect(foreign.status).toBe(403);
+    expect(manager.calls.some((c) => c.startsWith('ensure'))).toBe(false);
   });
 });

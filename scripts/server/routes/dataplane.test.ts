@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DplabError } from '../../base/errors.ts';
 import type { ExplainResponse } from '../../dataplane/explain-view.ts';
 import type { Mode } from '../../catalogue/modes.ts';
-import { matchRoute } from '../router.ts';
+import { matchRoute } from '../core/router.ts';
 import { runnerServices } from '../../services/runner-services.ts';
 import { apiRoutes } from './index.ts';
 import type { ExplainLive } from './dataplane.ts';

@@ -10,7 +10,7 @@ import { listFixtures, loadFixture } from '../../dataplane/fixture-catalog.ts';
 import type { ExplainLive, TraceLive } from '../../services/runner-services.ts';
 import { traceRequestSchema } from '../../wire/trace.ts';
 import { describeIssues } from '../../wire/validate.ts';
-import { sendJson, type Route } from '../router.ts';
+import { sendJson, type Route } from '../core/router.ts';
 
 export type { ExplainLive, TraceLive };
 

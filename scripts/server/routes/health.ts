@@ -1,5 +1,5 @@
-import type { Route } from '../router.ts';
-import { sendJson } from '../router.ts';
+import type { Route } from '../core/router.ts';
+import { sendJson } from '../core/router.ts';
 
 const startedAt = Date.now();
 

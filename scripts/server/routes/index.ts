@@ -1,6 +1,6 @@
 /** All API routes, over the runner's services. Each area keeps its routes in its own file; add one spread per area. */
 import type { RunnerServices } from '../../services/runner-services.ts';
-import type { Route } from '../router.ts';
+import type { Route } from '../core/router.ts';
 import { healthRoutes } from './health.ts';
 import { sessionRoutes } from './session.ts';
 import { clusterRoutes } from './clusters.ts';
@@ -19,13 +19,15 @@ export interface RouteOptions {
   broadcast?: TerminalBroadcast;
   /** The read-only viewer token (the presenter's page asks for its link). */
   viewerToken?: string;
+  /** Whether the runner may start the next lab's cluster ahead (`dplab serve --no-warm`: no). */
+  warm?: boolean;
 }
 
 export function apiRoutes(services: RunnerServices, opts: RouteOptions = {}): readonly Route[] {
   return [
     ...healthRoutes,
     ...sessionRoutes,
-    ...clusterRoutes(services, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),
+    ...clusterRoutes(services, { heartbeatMs: opts.sseHeartbeatMs, warm: opts.warm }),
     ...labRoutes,
     ...replayRoutes(),
     ...activityRoutes(services.clusters, opts.sseHeartbeatMs ?? SSE_HEARTBEAT_MS),

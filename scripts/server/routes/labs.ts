@@ -15,8 +15,9 @@ import { resetLab } from '../../labs/reset.ts';
 import { ensureLabSetup } from '../../labs/setup.ts';
 import { applySolution } from '../../labs/solve.ts';
 import { labDetail, labSummary } from '../../labs/view.ts';
-import { sendJson, type Route, type RouteContext } from '../router.ts';
-import { sendEvent, startEventStream } from '../sse.ts';
+import { sendJson, type Route, type RouteContext } from '../core/router.ts';
+import { sendEvent, startEventStream } from '../core/sse.ts';
+import { RUNNER_PATHS } from '../../wire/runner-paths.ts';
 
 /** `{ mode }` from a POST body; anything else in it is ignored. */
 function modeFrom(body: unknown): unknown {
@@ -81,7 +82,7 @@ export const labRoutes: Route[] = [
   },
   {
     method: 'POST',
-    path: '/api/labs/:lab/steps/:step/check',
+    path: RUNNER_PATHS.stepCheck,
     async handler(_req, res, ctx) {
       const { lab, step, mode } = stepTarget(ctx);
       const { observations: _observations, ...result } = await runCheck(lab, step, mode, { signal: ctx.signal });
@@ -92,7 +93,7 @@ export const labRoutes: Route[] = [
   },
   {
     method: 'POST',
-    path: '/api/labs/:lab/steps/:step/solve',
+    path: RUNNER_PATHS.stepSolve,
     async handler(_req, res, ctx) {
       const { lab, step, mode } = stepTarget(ctx);
       sendJson(res, 200, await exclusive(lab.id, mode, () => applySolution(lab, step, mode, { signal: ctx.signal })));
@@ -100,7 +101,7 @@ export const labRoutes: Route[] = [
   },
   {
     method: 'POST',
-    path: '/api/labs/:lab/steps/:step/reset',
+    path: RUNNER_PATHS.stepReset,
     async handler(_req, res, ctx) {
       const { lab, step, mode } = stepTarget(ctx);
       const result = await exclusive(lab.id, mode, () => gotoStep(lab, step, mode, { reset: true, signal: ctx.signal }));
@@ -133,7 +134,7 @@ export const labRoutes: Route[] = [
   },
   {
     method: 'POST',
-    path: '/api/labs/:lab/reset',
+    path: RUNNER_PATHS.labReset,
     async handler(_req, res, ctx) {
       const lab = requireLab(ctx.params.lab);
       const mode = requireMode(lab, modeFrom(ctx.body));
@@ -144,14 +145,14 @@ export const labRoutes: Route[] = [
   },
   {
     method: 'GET',
-    path: '/api/progress',
+    path: RUNNER_PATHS.progress,
     handler(_req, res) {
       sendJson(res, 200, readProgress(loadLabs()));
     },
   },
   {
     method: 'PUT',
-    path: '/api/progress',
+    path: RUNNER_PATHS.progress,
     async handler(_req, res, ctx) {
       // In a workshop seat the dashboard reads this progress: passes there come from our own checks only.
       sendJson(res, 200, await mergeProgress(loadLabs(), ctx.body ?? {}, { passes: seatId() === undefined }));

@@ -6,13 +6,13 @@
 import { existsSync } from 'node:fs';
 import { isMode, kubeconfigPath, MODES } from '../../catalogue/modes.ts';
 import { unknownId } from '../../base/errors.ts';
-import { providerFor } from '../../clusters/providers.ts';
+import { clusterProviders } from '../../clusters/providers.ts';
 import { requireLab, requireMode, requireStep } from '../../labs/registry.ts';
 import { replayStep } from '../../labs/step-replay.ts';
 import { startBlocker } from '../../preflight/blocker.ts';
 import type { ErrorJson } from '../../wire/errors.ts';
 import type { ClusterBlocker } from '../../wire/replay.ts';
-import { sendJson, type Route } from '../router.ts';
+import { sendJson, type Route } from '../core/router.ts';
 
 export function replayRoutes(): Route[] {
   return [
@@ -24,7 +24,7 @@ export function replayRoutes(): Route[] {
         if (!isMode(mode)) throw unknownId('mode', mode ?? '', MODES);
         // A cluster that exists (its kubeconfig was written) is not kept from starting; the sim
         // provider needs neither Docker nor kind.
-        const asks = providerFor(mode).id === 'kind' && !existsSync(kubeconfigPath(mode));
+        const asks = clusterProviders().provider(mode).id === 'kind' && !existsSync(kubeconfigPath(mode));
         const found: ErrorJson | undefined = asks ? await startBlocker(mode, undefined, ctx.signal) : undefined;
         sendJson(res, 200, { mode, blocker: found ?? null } satisfies ClusterBlocker);
       },

@@ -4,6 +4,7 @@
  * turns the model into SVG.
  */
 import type { Measurement } from './measurements.ts';
+import { MODES } from '../../../scripts/wire/modes.ts';
 
 /** The value a chart plots against the number of Services. */
 export type ChartValue = 'entries' | 'syncMsAvg' | 'connectUs';
@@ -45,7 +46,7 @@ export interface ChartModel {
 }
 
 /** The course's modes first, in the order the course teaches them; anything else after, by name. */
-const MODE_ORDER = ['iptables', 'ipvs', 'nftables', 'cilium'];
+const MODE_ORDER: readonly string[] = MODES;
 const modeRank = (m: string) => (MODE_ORDER.includes(m) ? MODE_ORDER.indexOf(m) : MODE_ORDER.length);
 
 /** The smallest 1, 2, 2.5 or 5 × 10^k at least `v`: a tick step people read at a glance. */

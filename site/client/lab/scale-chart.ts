@@ -8,15 +8,20 @@
 import { loadMeasurements, recordMeasurement, saveMeasurements, type Figure, type Measurement } from './measurements.ts';
 import { richText } from './result-view.ts';
 import { chartModel, DEFAULT_SIZE, linePath, type ChartModel, type ChartValue } from './scale-chart-model.ts';
+import { replacesKubeProxy, type Mode } from '../../../scripts/wire/modes.ts';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const COLOUR: Record<string, string> = {
+/** Each mode's line: its colour and its own dash pattern (a mode without them does not compile). */
+const COLOUR: Readonly<Record<string, string>> = {
   iptables: 'var(--sl-color-orange)',
   ipvs: 'var(--sl-color-blue)',
   nftables: 'var(--sl-color-green)',
   cilium: 'var(--sl-color-purple)',
-};
-const DASH: Record<string, string> = { iptables: 'none', ipvs: '8 4', nftables: '2 4', cilium: '10 4 2 4' };
+} satisfies Record<Mode, string>;
+const DASH: Readonly<Record<string, string>> = { iptables: 'none', ipvs: '8 4', nftables: '2 4', cilium: '10 4 2 4' } satisfies Record<
+  Mode,
+  string
+>;
 const colour = (mode: string) => COLOUR[mode] ?? 'var(--sl-color-accent)';
 const num = (v: number) => v.toLocaleString('en', { maximumFractionDigits: 1 });
 
@@ -176,7 +181,7 @@ function table(list: Measurement[], modes: string[]): HTMLTableElement {
       row.insertCell().textContent = num(m.services);
       row.insertCell().textContent = num(m.entries);
       row.insertCell().textContent =
-        m.syncMsAvg === undefined ? (mode === 'cilium' ? 'no kube-proxy' : 'not read') : `${num(m.syncMsAvg)} ms`;
+        m.syncMsAvg === undefined ? (replacesKubeProxy(mode) ? 'no kube-proxy' : 'not read') : `${num(m.syncMsAvg)} ms`;
       row.insertCell().textContent = m.syncMsP90 === undefined ? 'n/a' : `≤ ${num(m.syncMsP90)} ms`;
       if (connect) row.insertCell().textContent = m.connectUs === undefined ? 'not timed' : `${num(m.connectUs)} µs`;
     });

@@ -1,4 +1,7 @@
-/** Server-Sent Events on an API response: the cluster event stream and a goto run's progress. */
+/**
+ * Server-Sent Events on an API response, runner and portal alike (the server core): the cluster
+ * and activity streams, a goto run's progress, the portal dashboard's state.
+ */
 import type { ServerResponse } from 'node:http';
 
 export function startEventStream(res: ServerResponse): void {
@@ -33,7 +36,7 @@ export function sendEvent(res: ServerResponse, event: string, data: unknown): vo
 }
 
 /** A comment line (a heartbeat): keeps proxies from closing an idle stream. */
-export function sendComment(res: ServerResponse, text: string): void {
+function sendComment(res: ServerResponse, text: string): void {
   write(res, `: ${text}\n\n`);
 }
 

@@ -1,9 +1,11 @@
 /**
- * A tiny router for the runner's JSON API. Route modules (scripts/server/routes/*.ts) export
- * `Route`s; the server applies the security gate before any route runs.
+ * The router of the runner's JSON API and the portal's: path patterns, the JSON answer and body,
+ * the request's URL and abort signal. Route modules (scripts/server/routes/*.ts) export `Route`s;
+ * the server applies the security gate before any route runs. Part of the server core
+ * (scripts/server/core/), which imports no lab.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { DplabError, errorToJson } from '../base/errors.ts';
+import { DplabError, errorToJson } from '../../base/errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -28,32 +30,57 @@ export interface Route {
 /** Bodies are small JSON documents; anything larger is refused before it is buffered. */
 const MAX_BODY_BYTES = 64 * 1024;
 
-export function matchRoute(
-  routes: readonly Route[],
+/**
+ * The params of `pathname` when it has the shape of `pattern` (`/api/labs/:lab/reset`: segments
+ * starting with ':' capture, decoded), else null; a segment that is not valid percent-encoding
+ * matches nothing.
+ */
+export function matchPath(pattern: string, pathname: string): Record<string, string> | null {
+  const parts = pathname.split('/').filter(Boolean);
+  const segments = pattern.split('/').filter(Boolean);
+  if (segments.length !== parts.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    if (segments[i].startsWith(':')) {
+      try {
+        params[segments[i].slice(1)] = decodeURIComponent(parts[i]);
+      } catch {
+        return null;
+      }
+    } else if (segments[i] !== parts[i]) return null;
+  }
+  return params;
+}
+
+export function matchRoute<R extends { method: Method; path: string } = Route>(
+  routes: readonly R[],
   method: string,
   pathname: string,
-): { route: Route; params: Record<string, string> } | { allowed: Method[] } | null {
-  const parts = pathname.split('/').filter(Boolean);
+): { route: R; params: Record<string, string> } | { allowed: Method[] } | null {
   const allowed: Method[] = [];
   for (const route of routes) {
-    const pattern = route.path.split('/').filter(Boolean);
-    if (pattern.length !== parts.length) continue;
-    const params: Record<string, string> = {};
-    let ok = true;
-    for (let i = 0; i < pattern.length && ok; i++) {
-      if (pattern[i].startsWith(':')) {
-        try {
-          params[pattern[i].slice(1)] = decodeURIComponent(parts[i]);
-        } catch {
-          ok = false;
-        }
-      } else ok = pattern[i] === parts[i];
-    }
-    if (!ok) continue;
+    const params = matchPath(route.path, pathname);
+    if (!params) continue;
     if (route.method === method || (method === 'HEAD' && route.method === 'GET')) return { route, params };
     allowed.push(route.method);
   }
   return allowed.length ? { allowed } : null;
+}
+
+/** The request's URL, or null when its target is not one (the caller answers 400 or refuses). */
+export function requestUrl(req: IncomingMessage): URL | null {
+  try {
+    return new URL(req.url ?? '/', 'http://server.invalid');
+  } catch {
+    return null;
+  }
+}
+
+/** Aborted when the client goes away, so long work (a check, an event stream) can stop early. */
+export function requestSignal(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.on('close', () => controller.abort());
+  return controller.signal;
 }
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -66,6 +93,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
     'content-length': Buffer.byteLength(text),
   });
   res.end(text);
+}
+
+/** A gate's refusal as the API shows it, runner and portal alike: its status, `retry-after` when it says one, its message. */
+export function sendRefusal(res: ServerResponse, verdict: { status: number; message: string; retryAfterSeconds?: number }): void {
+  if (verdict.retryAfterSeconds) res.setHeader('retry-after', String(verdict.retryAfterSeconds));
+  sendJson(res, verdict.status, { error: { message: verdict.message } });
 }
 
 /** An error as the API shows it: `{ error: { message, fix?, details? } }` with its status. */
