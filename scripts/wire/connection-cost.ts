@@ -45,6 +45,8 @@ const recordedModeSchema = z.object({
   /** Wall time of this mode's whole recording: cluster up, Services, waits, measurements. */
   seconds: z.number(),
   points: z.array(connectionPointSchema).check(z.minLength(1)),
+  /** Why the recording stopped short of the largest size, when it did (what was measured there). */
+  note: z.optional(z.string().check(z.minLength(1))),
 });
 
 const notRecordedSchema = z.object({
