@@ -51,7 +51,8 @@ describe.skipIf(!hasChromium)(`cluster panel${chromiumNote}`, () => {
     expect(await panel().textContent()).toContain('3/3 nodes Ready');
     const lines = doubles.commandLines();
     expect(
-      lines.some((l) => l.startsWith('kind create cluster --name dplab-iptables --config ') && l.includes('kind-configs/iptables.yaml')),
+      // The mode's config, generated with the workers starting from the node image with the lab images.
+      lines.some((l) => l.startsWith('kind create cluster --name dplab-iptables --config ') && l.includes('/kind/dplab-iptables.yaml')),
     ).toBe(true);
   });
 

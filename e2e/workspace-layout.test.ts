@@ -549,8 +549,8 @@ describe.skipIf(!hasChromium)(`workspace bar while a cluster starts, under each 
       expect(all.length).toBeGreaterThan(3);
       expect(all.slice(0, 3)).toEqual([
         'Check Docker, kind and the host (done)',
-        // Beside the create, and done already: this stage has no lab image to load.
-        'Load lab images into the nodes (done)',
+        // Done already: this stage has no lab image to put in.
+        'Prepare the node image with the lab images (done)',
         'Create the kind cluster (3 nodes) (running)',
       ]);
       await screenshot(page, `bar-${slug(fonts.name)}-starting-expanded-1280x800`);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { progressPrinter } from './cli-progress.ts';
 import type { ClusterEvent } from './events.ts';
 
-const action = (id: string, title: string, phase: 'start' | 'end' | 'skip', at: number, elapsedMs?: number): ClusterEvent => ({
+const action = (id: string, title: string, phase: 'start' | 'end' | 'fail', at: number, elapsedMs?: number): ClusterEvent => ({
   type: 'action',
   mode: 'iptables',
   runId: 'r1',
@@ -43,9 +43,9 @@ describe('progressPrinter', () => {
       '✓ Wait for the nodes to be Ready (9.7 s)',
       expect.stringMatching(/^. Load lab images into the nodes \(\d+ ms\)$/),
     ]);
-    p.onEvent(action('images', 'Load lab images into the nodes', 'skip', now, 2_000));
+    p.onEvent(action('images', 'Load lab images into the nodes', 'fail', now, 2_000));
     p.dispose();
-    expect(screen(c.text()).at(-1)).toBe('- Load lab images into the nodes (2.0 s)');
+    expect(screen(c.text()).at(-1)).toBe('✗ Load lab images into the nodes (2.0 s)');
   });
 
   it('in a log: one line per start and one per end, whatever runs beside', () => {

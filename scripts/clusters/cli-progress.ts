@@ -55,7 +55,7 @@ export function progressPrinter(out: { write(text: string): unknown; isTTY?: boo
         const at = running.findIndex((r) => r.id === e.id);
         if (at >= 0) running.splice(at, 1);
         if (!running.length) stop();
-        const mark = e.phase === 'end' ? '✓' : e.phase === 'skip' ? '-' : '✗';
+        const mark = e.phase === 'end' ? '✓' : '✗';
         out.write(`${mark} ${e.title}${e.elapsedMs !== undefined ? ` (${seconds(e.elapsedMs)})` : ''}\n`);
         if (tty) draw();
       } else if (e.type === 'info') {

@@ -37,6 +37,30 @@ describe('kind overlay', () => {
     expect(kindConfigFor('cilium')).toBe(kindConfigPath('cilium'));
   });
 
+  it('starts the workers from the node image with the lab images, and only them, with or without the overlay', () => {
+    delete process.env.DPLAB_KIND_OVERLAY;
+    process.env.DPLAB_STATE_DIR = mkdtempSync(join(tmpdir(), 'dplab-overlay-'));
+    const path = kindConfigFor('iptables', 'dplab.local/kind-node-labs:0123456789abcdef');
+    expect(path).not.toBe(kindConfigPath('iptables'));
+    const mine = parse(readFileSync(path, 'utf8'));
+    const theirs = parse(readFileSync(kindConfigPath('iptables'), 'utf8'));
+    expect(mine.nodes.map((n: { image: string }) => n.image)).toEqual([
+      NODE_IMAGE,
+      'dplab.local/kind-node-labs:0123456789abcdef',
+      'dplab.local/kind-node-labs:0123456789abcdef',
+    ]);
+    expect({ ...mine, nodes: undefined }).toEqual({ ...theirs, nodes: undefined });
+    expect(readFileSync(path, 'utf8')).toMatch(/Generated from .*iptables\.yaml with the workers from dplab\.local\/kind-node-labs/);
+
+    withOverlay({ name: 'test', nodeImage: 'dplab.local/kindest-node:v1.35.0-abc' });
+    const both = parse(readFileSync(kindConfigFor('nftables', 'dplab.local/kind-node-labs:0123456789abcdef'), 'utf8'));
+    expect(both.nodes.map((n: { image: string }) => n.image)).toEqual([
+      'dplab.local/kindest-node:v1.35.0-abc',
+      'dplab.local/kind-node-labs:0123456789abcdef',
+      'dplab.local/kind-node-labs:0123456789abcdef',
+    ]);
+  });
+
   it('writes a copy with the node image, the patches and the API address, and keeps the rest', () => {
     withOverlay({
       name: 'test',

@@ -81,33 +81,42 @@ export function nodeImage(): string {
   return kindOverlay()?.nodeImage ?? NODE_IMAGE;
 }
 
-/** The mode's kind config with the overlay applied (YAML text); comments of the original are kept. */
-function overlaidKindConfig(mode: Mode, overlay: KindOverlay): string {
+/** The mode's kind config with the overlay (if any) and the workers' image (if any) applied (YAML text); comments of the original are kept. */
+function generatedKindConfig(mode: Mode, overlay: KindOverlay | undefined, workerImage: string | undefined): string {
   const doc = parseDocument(readFileSync(kindConfigPath(mode), 'utf8'));
-  if (overlay.nodeImage) {
-    const nodes = doc.get('nodes');
-    const count = nodes && typeof nodes === 'object' && 'items' in nodes ? (nodes.items as unknown[]).length : 0;
-    for (let i = 0; i < count; i++) doc.setIn(['nodes', i, 'image'], overlay.nodeImage);
+  const nodes = doc.get('nodes');
+  const roles = nodes && typeof nodes === 'object' && 'items' in nodes ? kindNodeRoles(mode) : [];
+  for (const [i, role] of roles.entries()) {
+    const image = role === 'worker' ? (workerImage ?? overlay?.nodeImage) : overlay?.nodeImage;
+    if (image) doc.setIn(['nodes', i, 'image'], image);
   }
-  if (overlay.apiServerAddress) doc.setIn(['networking', 'apiServerAddress'], overlay.apiServerAddress);
-  if (overlay.apiServerPortBase) doc.setIn(['networking', 'apiServerPort'], overlay.apiServerPortBase + MODES.indexOf(mode));
-  for (const key of ['kubeadmConfigPatches', 'containerdConfigPatches'] as const) {
-    if (overlay[key].length === 0) continue;
-    const existing = (doc.get(key) as { toJSON(): unknown } | undefined)?.toJSON();
-    doc.set(key, doc.createNode([...(Array.isArray(existing) ? existing.map(String) : []), ...overlay[key]]));
+  const said: string[] = [];
+  if (overlay) {
+    if (overlay.apiServerAddress) doc.setIn(['networking', 'apiServerAddress'], overlay.apiServerAddress);
+    if (overlay.apiServerPortBase) doc.setIn(['networking', 'apiServerPort'], overlay.apiServerPortBase + MODES.indexOf(mode));
+    for (const key of ['kubeadmConfigPatches', 'containerdConfigPatches'] as const) {
+      if (overlay[key].length === 0) continue;
+      const existing = (doc.get(key) as { toJSON(): unknown } | undefined)?.toJSON();
+      doc.set(key, doc.createNode([...(Array.isArray(existing) ? existing.map(String) : []), ...overlay[key]]));
+    }
+    said.push(`with ${KIND_OVERLAY_ENV} (${overlay.name})`);
   }
-  doc.commentBefore = ` Generated from ${kindConfigPath(mode)} with ${KIND_OVERLAY_ENV} (${overlay.name}).\n${doc.commentBefore ?? ''}`;
+  if (workerImage) said.push(`with the workers from ${workerImage}, the node image with the lab images inside (lab-node-image.ts)`);
+  doc.commentBefore = ` Generated from ${kindConfigPath(mode)} ${said.join('; ')}.\n${doc.commentBefore ?? ''}`;
   return doc.toString();
 }
 
-/** The config file `kind create cluster` gets: the mode's own, or the overlaid copy in the state folder. */
-export function kindConfigFor(mode: Mode): string {
+/**
+ * The config file `kind create cluster` gets: the mode's own, or a generated copy in the state
+ * folder when the overlay is on or the workers start from the node image with the lab images.
+ */
+export function kindConfigFor(mode: Mode, workerImage?: string): string {
   const overlay = kindOverlay();
-  if (!overlay) return kindConfigPath(mode);
+  if (!overlay && !workerImage) return kindConfigPath(mode);
   const dir = join(stateDir(), 'kind');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${clusterName(mode)}.yaml`);
-  writeFileSync(path, overlaidKindConfig(mode, overlay));
+  writeFileSync(path, generatedKindConfig(mode, overlay, workerImage));
   return path;
 }
 

@@ -1,12 +1,22 @@
-import { existsSync, writeFileSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installDoubles, type Doubles, type DoublesOptions } from '../../test/fixtures/doubles.ts';
-import { ABSENT_IMAGE, FAST_TIMEOUTS, PRESENT_IMAGE, fakeSystem, nodesJson, scenario } from '../../test/fixtures/cluster-scenarios.ts';
+import {
+  ABSENT_IMAGE,
+  FAST_TIMEOUTS,
+  LAB_NODE_IMAGE,
+  PRESENT_IMAGE,
+  fakeSystem,
+  nodesJson,
+  scenario,
+} from '../../test/fixtures/cluster-scenarios.ts';
 import { ClusterManager, type ClusterEvent } from './manager.ts';
 import { COREDNS_PROBE_PATCH } from './actions.ts';
 import { kubeconfigPath, MODES, type Mode } from '../catalogue/modes.ts';
-import { CILIUM_VERSION } from '../base/versions.ts';
+import { CILIUM_VERSION, NODE_IMAGE } from '../base/versions.ts';
+import { stateDir } from '../base/paths.ts';
+import { parse } from 'yaml';
 import type { DplabError } from '../base/errors.ts';
 
 function setup(mode: Mode, overrides: Parameters<typeof scenario>[1] = [], opts: DoublesOptions = {}) {
@@ -22,25 +32,49 @@ const allProvisioningLines = (doubles: Doubles) =>
   doubles.commandLines().filter((l) => !/^(docker info|kind version|kubectl version|cilium version|helm version)/.test(l));
 /** The patch of CoreDNS's readiness probe, run in the control plane beside `kind create`. */
 const isDnsPatchLine = (l: string) => /^docker exec \S+-control-plane sh -c i=0\n/.test(l);
-/** The image load's lines: it runs beside `kind create` and the waits after it, so its lines interleave with theirs. */
-const isImageLine = (l: string) => /^(docker image inspect|docker exec|kind load docker-image) /.test(l) && !isDnsPatchLine(l);
-/** The provisioning lines in their fixed order, without the image load's, the CoreDNS patch's and the crash watch's. */
+/** The waits beside `kind create` (kubeadm under way, a worker's containerd answering): they ask each second, so their count varies. */
+const isKubeadmProbe = (l: string) =>
+  /^docker exec \S+-control-plane test -f \/etc\/kubernetes\/pki\/ca\.crt$/.test(l) ||
+  /^docker exec \S+ ctr --namespace k8s\.io version$/.test(l);
+/** The workers' first images unpacked beside `kind create`. */
+const isUnpackLine = (l: string) => /^docker exec \S+-worker\d* sh -c pause=/.test(l);
 /** The crash watch beside a DaemonSet's rollout (crash-watch.ts): it reads the pods while the rollout waits. */
 const isCrashWatchLine = (l: string) => / -n kube-system get pods -l \S+ -o json$/.test(l);
+/** The provisioning lines in their fixed order, without what runs beside: the CoreDNS patch and its wait, the crash watch. */
 const provisioningLines = (doubles: Doubles) =>
-  allProvisioningLines(doubles).filter((l) => !isImageLine(l) && !isDnsPatchLine(l) && !isCrashWatchLine(l));
+  allProvisioningLines(doubles).filter((l) => !isKubeadmProbe(l) && !isDnsPatchLine(l) && !isUnpackLine(l) && !isCrashWatchLine(l));
+/** The first lines of a start after the cluster list: the lab images looked for, kind's node image and the one with the lab images inside. */
+const imageLines = [
+  `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
+  `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
+  `docker image inspect --format {{.Id}} ${NODE_IMAGE}`,
+  `docker image inspect --format {{.Id}} ${LAB_NODE_IMAGE}`,
+];
 
 describe('ensure: exact command lines per mode', () => {
   for (const mode of MODES.filter((m) => m !== 'cilium')) {
     it(mode, async () => {
-      const { d, manager } = setup(mode);
+      const { d, manager } = setup(mode, [
+        // The nodes exist (and kubeadm runs) from the start of a create that takes a while, as kind's does.
+        {
+          tool: 'kind',
+          match: `^create cluster --name dplab-${mode} `,
+          delayMs: 1_500,
+          set: { created: 'yes' },
+          writesAfter: '--kubeconfig',
+          writes: 'apiVersion: v1\n',
+        },
+      ]);
       const status = await manager.ensure(mode);
       expect(status).toMatchObject({ mode, state: 'ready', nodes: 3, readyNodes: 3, proxyMode: mode });
       const kc = kubeconfigPath(mode);
       const name = `dplab-${mode}`;
+      const config = join(stateDir(), 'kind', `${name}.yaml`);
       expect(provisioningLines(d)).toEqual([
         'kind get clusters',
-        `kind create cluster --name ${name} --config ${process.cwd()}/kind-configs/${mode}.yaml --kubeconfig ${kc} --wait 0s`,
+        // The lab images go in with the workers' node image, built on an earlier start: nothing is loaded beside kubeadm.
+        ...imageLines,
+        `kind create cluster --name ${name} --config ${config} --kubeconfig ${kc} --wait 0s`,
         // Every node of the kind config registered before the Ready wait (which sees only those that did).
         `kubectl --kubeconfig ${kc} get nodes -o json`,
         `kubectl --kubeconfig ${kc} wait --for=condition=Ready nodes --all --timeout=4s`,
@@ -48,32 +82,23 @@ describe('ensure: exact command lines per mode', () => {
         `kubectl --kubeconfig ${kc} -n kube-system rollout status deployment/coredns --timeout=4s`,
         `kubectl --kubeconfig ${kc} get nodes -o json`,
       ]);
+      // The mode's config with the workers, and only they, starting from the image with the lab images.
+      const generated = parse(readFileSync(config, 'utf8')) as { nodes: Array<{ role: string; image: string }> };
+      expect(generated.nodes.map((n) => `${n.role} ${n.image}`)).toEqual([
+        `control-plane ${NODE_IMAGE}`,
+        `worker ${LAB_NODE_IMAGE}`,
+        `worker ${LAB_NODE_IMAGE}`,
+      ]);
       const all = allProvisioningLines(d);
-      // kubeadm under way (the control plane's CA): asked by both waits beside create, the image
-      // load's and the CoreDNS patch's, so its lines are the image load's only in part.
-      const kubeadmProbe = `docker exec ${name}-control-plane test -f /etc/kubernetes/pki/ca.crt`;
-      const probes = [
-        `docker exec ${name}-worker ctr --namespace k8s.io version`,
-        `docker exec ${name}-worker2 ctr --namespace k8s.io version`,
-      ];
-      const images = all.filter((l) => isImageLine(l) && l !== kubeadmProbe);
-      expect(images.slice(0, 2)).toEqual([
-        `docker image inspect --format {{.Id}} ${PRESENT_IMAGE}`,
-        `docker image inspect --format {{.Id}} ${ABSENT_IMAGE}`,
-      ]);
-      // Then it waits for kubeadm to be under way and each worker's containerd to answer (asking
-      // again while the nodes do not exist yet), and loads into the workers only: lab pods never
-      // run on the control plane.
-      expect(images.slice(-3)).toEqual([
-        ...probes,
-        `kind load docker-image --name ${name} --nodes ${name}-worker,${name}-worker2 ${PRESENT_IMAGE}`,
-      ]);
-      expect(images.slice(2, -3).every((l) => probes.includes(l))).toBe(true);
-      expect(all.lastIndexOf(kubeadmProbe)).toBeGreaterThan(-1);
-      expect(all.indexOf(kubeadmProbe)).toBeLessThan(all.indexOf(probes[0]));
-      // The load goes in once the nodes exist, and before the cluster is reported ready (its last node read).
-      expect(all.indexOf(images.at(-1)!)).toBeGreaterThan(all.findIndex((l) => l.startsWith('kind create')));
-      expect(all.findLastIndex(isImageLine)).toBeLessThan(all.length - 1);
+      // Each worker unpacks the sandbox's, kind's CNI's, kube-proxy's and the labs' images while
+      // kind creates the cluster, once its containerd answers: its first containers start at once.
+      const unpacks = all.filter(isUnpackLine);
+      expect(unpacks.map((l) => l.split(' ')[2]).sort()).toEqual([`${name}-worker`, `${name}-worker2`]);
+      for (const l of unpacks)
+        expect(l.endsWith(` sh --kind-cni registry.k8s.io/kube-proxy:v1.35.0 ${PRESENT_IMAGE} ${ABSENT_IMAGE}`)).toBe(true);
+      expect(Math.max(...unpacks.map((l) => all.indexOf(l)))).toBeLessThan(
+        all.findIndex((l) => l.includes(' wait --for=condition=Ready nodes ')),
+      );
       // CoreDNS's probe is patched once, in the control plane, within the create step (before the waits).
       const patches = all.filter(isDnsPatchLine);
       expect(patches).toEqual([expect.stringMatching(new RegExp(`^docker exec ${name}-control-plane sh -c i=0\n`))]);
@@ -98,11 +123,12 @@ describe('ensure: exact command lines per mode', () => {
     await manager.ensure('cilium');
     const kc = kubeconfigPath('cilium');
     const lines = provisioningLines(d);
-    expect(lines[1]).toMatch(
-      /^kind create cluster --name dplab-cilium --config .*\/kind-configs\/cilium\.yaml --kubeconfig \S+ --wait 0s$/,
+    expect(lines.slice(1, 5)).toEqual(imageLines);
+    expect(lines[5]).toBe(
+      `kind create cluster --name dplab-cilium --config ${join(stateDir(), 'kind', 'dplab-cilium.yaml')} --kubeconfig ${kc} --wait 0s`,
     );
-    expect(lines[2]).toBe(`cilium install --version ${CILIUM_VERSION} ${values}`);
-    expect(lines.slice(3, 8)).toEqual(ciliumTail(kc));
+    expect(lines[6]).toBe(`cilium install --version ${CILIUM_VERSION} ${values}`);
+    expect(lines.slice(7, 12)).toEqual(ciliumTail(kc));
     const install = d.calls().find((c) => c.tool === 'cilium' && c.argv[0] === 'install');
     expect(install?.kubeconfig).toBe(kc);
   });
@@ -112,24 +138,21 @@ describe('ensure: exact command lines per mode', () => {
     await manager.ensure('cilium');
     const kc = kubeconfigPath('cilium');
     const lines = provisioningLines(d);
-    expect(lines[2]).toBe(
+    expect(lines[6]).toBe(
       `helm upgrade --install cilium cilium --repo https://helm.cilium.io --version ${CILIUM_VERSION} --namespace kube-system --kubeconfig ${kc} ${values}`,
     );
-    expect(lines.slice(3, 8)).toEqual(ciliumTail(kc));
+    expect(lines.slice(7, 12)).toEqual(ciliumTail(kc));
   });
 });
 
 describe('ensure: pipeline, events, reuse, coalescing', () => {
-  it('emits start/end per action in order, the image load beside the waits, notes skipped images, then a ready status', async () => {
+  it('emits start/end per action in order, notes skipped images, then a ready status', async () => {
     const { manager, events } = setup('iptables');
     await manager.ensure('iptables');
     const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    // The image load starts beside `kind create` (it waits there for the nodes); the waits follow create.
-    expect(actions.slice(0, 4)).toEqual(['start preflight', 'end preflight', 'start images', 'start create']);
-    expect(actions.filter((a) => !a.endsWith(' images'))).toEqual(
-      ['preflight', 'create', 'nodes-ready', 'dataplane', 'coredns'].flatMap((id) => [`start ${id}`, `end ${id}`]),
+    expect(actions).toEqual(
+      ['preflight', 'images', 'create', 'nodes-ready', 'dataplane', 'coredns'].flatMap((id) => [`start ${id}`, `end ${id}`]),
     );
-    expect(actions).toContain('end images');
     expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toEqual([expect.stringContaining(`Skipped ${ABSENT_IMAGE}`)]);
     const statuses = events.filter((e) => e.type === 'status').map((e) => e.status.state);
     expect(statuses).toEqual(['provisioning', 'ready']);
@@ -137,22 +160,85 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
     expect(last.progress?.actions.every((a) => a.state === 'done')).toBe(true);
   });
 
-  it('kind load failing (multi-arch image under the containerd image store) is a note; the cluster starts and is kept', async () => {
-    // kind's own error for that case, as reported in kubernetes-sigs/kind#4224 (see also #3795), node name ours.
-    const stderr =
-      'ERROR: failed to load image: command "docker exec --privileged -i dplab-iptables-control-plane ctr --namespace=k8s.io images import --all-platforms --digests --snapshotter=overlayfs -" failed with error: exit status 1\n\nCommand Output: ctr: content digest sha256:b1addbe72465a718643cff9e60a58e6df1841e29d6d7d60c9a85d8d72f08d1a7: not found\n';
-    const { d, manager, events } = setup('iptables', [{ tool: 'kind', match: '^load docker-image ', stderr, exit: 1 }]);
-    const status = await manager.ensure('iptables');
-    expect(status.state).toBe('ready');
-    expect(d.commandLines().some((l) => l.startsWith('kind delete'))).toBe(false);
-    const notes = events.filter((e) => e.type === 'info').map((e) => e.message);
-    expect(notes).toContainEqual(
-      expect.stringMatching(
-        new RegExp(
-          `^Could not preload ${PRESENT_IMAGE.replace(/[.]/g, '\\.')} \\(Command Output: ctr: content digest sha256:b1ad.*not found\\); the nodes will pull it`,
-        ),
-      ),
+  it('the first start builds the node image with the lab images, as kind builds its own, and tidies older ones', async () => {
+    const { d, manager, events } = setup('iptables');
+    d.setState({ labNodeImage: 'absent' });
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    const lines = provisioningLines(d);
+    const from = lines.indexOf(`docker image inspect --format {{.Id}} ${LAB_NODE_IMAGE}`);
+    const build = lines.slice(
+      from + 1,
+      lines.findIndex((l) => l.startsWith('kind create')),
     );
+    const container = /dplab-lab-node-[0-9a-f]+/.exec(build.find((l) => l.startsWith('docker run ')) ?? '')?.[0];
+    expect(container).toBeDefined();
+    const archive = /^docker save --output (\S+) /.exec(build[1])?.[1];
+    expect(
+      build.map(
+        (l) =>
+          l
+            .replace(container!, '<c>')
+            .replace(archive ?? '<none>', '<tar>')
+            .split('\n')[0],
+      ),
+    ).toEqual([
+      `docker image inspect --format {{json .Config.Entrypoint}}|{{json .Config.Cmd}} ${NODE_IMAGE}`,
+      `docker save --output <tar> ${PRESENT_IMAGE}`,
+      `docker run --detach --name <c> --entrypoint sleep --security-opt seccomp=unconfined ${NODE_IMAGE} infinity`,
+      'docker cp <tar> <c>:/tmp/dplab-images.tar',
+      // containerd alone in the container, the images imported without unpacking, containerd stopped.
+      'docker exec <c> sh -c set -e',
+      `docker commit --change ENTRYPOINT ["/usr/local/bin/entrypoint","/sbin/init"] --change CMD [] --change LABEL dplab.lab-node-image=${PRESENT_IMAGE} <c> ${LAB_NODE_IMAGE}`,
+      'docker rm --force <c>',
+      'docker image ls --filter label=dplab.lab-node-image --format {{.Repository}}:{{.Tag}}',
+      'docker image rm dplab.local/kind-node-labs:00000000000000aa',
+    ]);
+    expect(build[4]).toContain('ctr --namespace k8s.io images import --all-platforms --no-unpack --digests "$1"');
+    expect(existsSync(archive!)).toBe(false);
+    expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toContainEqual(
+      expect.stringMatching(new RegExp(`^Built ${LAB_NODE_IMAGE}: the node image with ${PRESENT_IMAGE} inside, in \\d+ s`)),
+    );
+    // The cluster's workers start from it.
+    expect(lines.find((l) => l.startsWith('kind create'))).toContain(join(stateDir(), 'kind', 'dplab-iptables.yaml'));
+  });
+
+  it("kind's node image not here yet: pulled first (as kind would), then the lab images go in", async () => {
+    const { d, manager } = setup('iptables');
+    d.setState({ nodeImage: 'absent', labNodeImage: 'absent' });
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    const lines = provisioningLines(d);
+    expect(lines.indexOf(`docker pull ${NODE_IMAGE}`)).toBeGreaterThan(
+      lines.indexOf(`docker image inspect --format {{.Id}} ${NODE_IMAGE}`),
+    );
+    expect(lines.indexOf(`docker pull ${NODE_IMAGE}`)).toBeLessThan(lines.findIndex((l) => l.startsWith('docker commit ')));
+  });
+
+  it("an image Docker cannot save (multi-arch under the containerd image store) is a note: the cluster starts from kind's image and is kept", async () => {
+    const { d, manager, events } = setup('iptables');
+    d.setState({ labNodeImage: 'absent', saveFails: 'yes' });
+    expect((await manager.ensure('iptables')).state).toBe('ready');
+    expect(d.commandLines().some((l) => l.startsWith('kind delete'))).toBe(false);
+    expect(d.commandLines().some((l) => l.startsWith('docker run '))).toBe(false);
+    expect(d.commandLines().find((l) => l.startsWith('kind create'))).toContain(`--config ${process.cwd()}/kind-configs/iptables.yaml `);
+    expect(events.filter((e) => e.type === 'info').map((e) => e.message)).toContainEqual(
+      'Could not put the lab images into the node image (Error response from daemon: unable to create manifests file: NotFound: content digest sha256:b1ad: not found); the nodes will pull them when a lab needs them.',
+    );
+  });
+
+  it('Docker not answering about an image fails the start at the images step, before anything is made', async () => {
+    const { d, manager, events } = setup('iptables', [
+      // `docker image inspect` not answering within its bound is not "image absent".
+      { tool: 'docker', match: `^image inspect --format \\{\\{\\.Id\\}\\} ${PRESENT_IMAGE.replace(/[.]/g, '\\.')}$`, delayMs: 10_000 },
+    ]);
+    const err = await manager.ensure('iptables', { timeouts: { quick: 300 } }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(/failed at "Prepare the node image with the lab images"/);
+    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
+    expect(phases).toEqual(['start preflight', 'end preflight', 'start images', 'fail images']);
+    expect(d.commandLines().some((l) => l.startsWith('kind create'))).toBe(false);
+    expect((await manager.status('iptables')).state).toBe('absent');
   });
 
   it("CoreDNS's probe that cannot be patched is a note: the cluster starts at kubeadm's pace and is kept", async () => {
@@ -193,104 +279,6 @@ describe('ensure: pipeline, events, reuse, coalescing', () => {
     await new Promise((r) => setTimeout(r, 1_500));
     expect(asked()).toBe(before);
     expect(d.commandLines().some(isDnsPatchLine)).toBe(false);
-  });
-
-  it('the image load starts beside kind create: once kubeadm is under way the images go in before create has ended', async () => {
-    const { d, manager, events } = setup('iptables', [
-      // The nodes exist (and kubeadm runs) from the start of a create that takes a while.
-      {
-        tool: 'kind',
-        match: '^create cluster --name dplab-iptables ',
-        delayMs: 800,
-        set: { created: 'yes' },
-        writesAfter: '--kubeconfig',
-        writes: 'apiVersion: v1\n',
-      },
-    ]);
-    expect((await manager.ensure('iptables')).state).toBe('ready');
-    const actions = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    expect(actions.indexOf('end images')).toBeGreaterThan(-1);
-    expect(actions.indexOf('end images')).toBeLessThan(actions.indexOf('end create'));
-    expect(d.commandLines()).toContain(
-      'kind load docker-image --name dplab-iptables --nodes dplab-iptables-worker,dplab-iptables-worker2 ' + PRESENT_IMAGE,
-    );
-  });
-
-  it('nodes that never take images: the load gives up within its bound, says what it saw, and the cluster goes', async () => {
-    const { d, manager } = setup('iptables', [
-      {
-        tool: 'docker',
-        match: '^exec dplab-iptables-worker2 ctr ',
-        stderr: 'ctr: failed to dial "/run/containerd/containerd.sock": connection refused\n',
-        exit: 1,
-      },
-      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 10_000 },
-    ]);
-    const err = await manager.ensure('iptables', { timeouts: { create: 600 } }).then(
-      () => undefined,
-      (e: DplabError) => e,
-    );
-    expect(err?.message).toMatch(/failed at "Load lab images into the nodes"/);
-    expect(err?.details).toContain('dplab-iptables-worker2: containerd does not answer yet (ctr: failed to dial');
-    expect(d.commandLines().some((l) => l.startsWith('kind load'))).toBe(false);
-    expect(d.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
-  });
-
-  it('the image load runs beside the waits: it is under way before the Ready wait has answered', async () => {
-    const { d, manager } = setup('iptables', [
-      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 400 },
-    ]);
-    expect((await manager.ensure('iptables')).state).toBe('ready');
-    const lines = d.commandLines();
-    expect(lines.findIndex((l) => l.startsWith('kind load docker-image --name dplab-iptables '))).toBeGreaterThan(-1);
-    expect(lines.findIndex((l) => l.startsWith('kind load docker-image --name dplab-iptables '))).toBeLessThan(
-      lines.findIndex((l) => l.includes(' rollout status daemonset/kube-proxy ')),
-    );
-  });
-
-  it('an image load that fails stops the wait beside it: the run fails at the load, the wait is skipped, the cluster goes', async () => {
-    const { d, manager, events } = setup('iptables', [
-      // `docker image inspect` not answering within its bound is not "image absent": the load fails.
-      { tool: 'docker', match: `^image inspect --format \\{\\{\\.Id\\}\\} ${PRESENT_IMAGE.replace(/[.]/g, '\\.')}$`, delayMs: 10_000 },
-      { tool: 'kubectl', match: ' wait --for=condition=Ready nodes --all ', stdout: 'condition met\n', delayMs: 10_000 },
-    ]);
-    const err = await manager.ensure('iptables', { timeouts: { quick: 300 } }).then(
-      () => undefined,
-      (e: Error) => e,
-    );
-    expect(err?.message).toMatch(/failed at "Load lab images into the nodes"/);
-    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    expect(phases).toContain('fail images');
-    expect(phases).toContain('skip nodes-ready');
-    expect(phases.some((p) => p.startsWith('start dataplane'))).toBe(false);
-    expect(d.commandLines().some((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBe(true);
-    expect((await manager.status('iptables')).state).toBe('absent');
-  });
-
-  it('a wait that fails while the images load stops the load: the run fails at the wait, the load is skipped, the cluster goes', async () => {
-    const { d, manager, events } = setup('iptables', [
-      { tool: 'kind', match: '^load docker-image ', delayMs: 10_000 },
-      {
-        tool: 'kubectl',
-        match: ' wait --for=condition=Ready nodes --all ',
-        stderr: 'error: timed out waiting for the condition\n',
-        exit: 1,
-      },
-    ]);
-    const err = await manager.ensure('iptables').then(
-      () => undefined,
-      (e: Error) => e,
-    );
-    expect(err?.message).toMatch(/failed at "Wait for the nodes to be Ready"/);
-    const phases = events.filter((e) => e.type === 'action').map((e) => `${e.phase} ${e.id}`);
-    expect(phases).toContain('fail nodes-ready');
-    expect(phases).toContain('skip images');
-    const lines = d.commandLines();
-    expect(lines.findIndex((l) => l.startsWith('kind delete cluster --name dplab-iptables'))).toBeGreaterThan(
-      lines.findIndex((l) => l.startsWith('kind load docker-image')),
-    );
-    const last = await manager.status('iptables');
-    expect(last.progress?.actions.find((a) => a.id === 'images')?.state).toBe('skipped');
   });
 
   it('reuses a healthy cluster without creating anything', async () => {

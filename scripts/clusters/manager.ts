@@ -245,55 +245,28 @@ export class ClusterManager {
     }
 
     let created = false;
-    // Actions that run beside the later ones (`beside`): a failure in front stops them before the
-    // clean-up, and their own failure stops the action in front.
-    const beside: Promise<void>[] = [];
-    const stopBeside = new AbortController();
-    let besideFailure: DplabError | undefined;
-    const step = async (i: number, action: Action, actx: ProvisionContext) => {
-      const st = new ActionStatus(run.progress.actions[i], mode, run.runId, (e) => this.#emit(e));
-      st.start();
-      try {
-        if (action.id === 'create') created = true;
-        await action.run(actx);
-        st.end(true);
-      } catch (err) {
-        const stoppedBy = signal.aborted ? signal.reason : stopBeside.signal.aborted ? stopBeside.signal.reason : undefined;
-        // Stopped because another action failed or the run was cancelled: not this action's failure.
-        if ((action.beside && stoppedBy !== undefined) || (besideFailure && stoppedBy === besideFailure)) {
-          st.skip();
-          throw stoppedBy instanceof DplabError ? stoppedBy : cancelled(mode, retain);
-        }
-        const error = signal.aborted
-          ? signal.reason instanceof DplabError
-            ? signal.reason
-            : cancelled(mode, retain)
-          : actionFailure(action, ctx, err);
-        st.end(false, errorToJson(error));
-        throw error;
-      } finally {
-        st.end(false);
-      }
-    };
     try {
       for (const [i, action] of run.actions.entries()) {
-        if (!action.beside) {
-          await step(i, action, ctx);
-          continue;
+        const st = new ActionStatus(run.progress.actions[i], mode, run.runId, (e) => this.#emit(e));
+        st.start();
+        try {
+          if (action.id === 'create') created = true;
+          await action.run(ctx);
+          st.end(true);
+        } catch (err) {
+          const error = signal.aborted
+            ? signal.reason instanceof DplabError
+              ? signal.reason
+              : cancelled(mode, retain)
+            : actionFailure(action, ctx, err);
+          st.end(false, errorToJson(error));
+          throw error;
+        } finally {
+          st.end(false);
         }
-        const own = step(i, action, { ...ctx, signal: AbortSignal.any([signal, stopBeside.signal]) });
-        own.catch((error: DplabError) => {
-          if (signal.aborted || stopBeside.signal.aborted) return;
-          besideFailure = error;
-          run.controller.abort(error);
-        });
-        beside.push(own);
       }
-      await Promise.all(beside);
     } catch (err) {
-      stopBeside.abort();
-      await Promise.allSettled(beside);
-      const error = besideFailure ?? (err instanceof DplabError ? err : new DplabError(String(err)));
+      const error = err instanceof DplabError ? err : new DplabError(String(err));
       throw await this.#fail(mode, error, { created, retain, timeouts, provider: run.provider });
     }
     const status = await this.#readyStatus(mode, timeouts);

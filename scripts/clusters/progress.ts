@@ -27,15 +27,6 @@ export class ActionStatus {
     this.#emitPhase('start', this.entry.startedAt);
   }
 
-  /** Stopped before its end because the run stopped elsewhere (another action failed, or a cancel). */
-  skip(): void {
-    if (this.#ended) return;
-    this.#ended = true;
-    this.entry.state = 'skipped';
-    this.entry.endedAt = Date.now();
-    this.#emitPhase('skip', this.entry.endedAt, { elapsedMs: this.entry.endedAt - (this.entry.startedAt ?? this.entry.endedAt) });
-  }
-
   end(ok: boolean, error?: ErrorJson): void {
     if (this.#ended) return;
     this.#ended = true;
@@ -47,7 +38,7 @@ export class ActionStatus {
     });
   }
 
-  #emitPhase(phase: 'start' | 'end' | 'fail' | 'skip', at: number, extra: { elapsedMs?: number; error?: ErrorJson } = {}): void {
+  #emitPhase(phase: 'start' | 'end' | 'fail', at: number, extra: { elapsedMs?: number; error?: ErrorJson } = {}): void {
     this.emit({ type: 'action', mode: this.mode, runId: this.runId, id: this.entry.id, title: this.entry.title, phase, at, ...extra });
   }
 }

@@ -10,7 +10,7 @@ export interface ProvisionTimeouts {
   rollout: number;
   /** Cilium reporting `KubeProxyReplacement: True` after its DaemonSet is ready. */
   kubeProxyReplacement: number;
-  /** `kind load docker-image`, per image. */
+  /** Each step of putting the lab images into the node image: pulling kind's node image, saving the lab images, importing them. */
   imageLoad: number;
   /** `kind delete cluster`. */
   delete: number;

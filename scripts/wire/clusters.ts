@@ -74,7 +74,7 @@ export const clusterWarmSchema = z.discriminatedUnion('outcome', [
 ]);
 export type ClusterWarm = z.infer<typeof clusterWarmSchema>;
 
-const actionPhaseSchema = z.enum(['start', 'end', 'fail', 'skip']);
+const actionPhaseSchema = z.enum(['start', 'end', 'fail']);
 
 export const clusterEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), mode: modeSchema, status: clusterStatusSchema }),
