@@ -11,6 +11,10 @@ import { DOCKER_INFO } from '../test/fixtures/cluster-scenarios.ts';
 import { recordedObservations } from '../test/fixtures/recorded.ts';
 import { scaleFigures } from '../scripts/labs/checks/scale.ts';
 import type { Measurement } from '../site/client/lab/measurements.ts';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { labsDir } from '../scripts/base/paths.ts';
+import { connectionCostSchema } from '../scripts/wire/connection-cost.ts';
 import { hasChromium, chromiumNote, openSignedIn, stageWithDoubles, type Browser, type Course, type Stage } from './harness.ts';
 
 const LAB = 'scale-compare';
@@ -19,6 +23,8 @@ const MODE = 'iptables';
 const PAGE = `/labs/${LAB}/`;
 const NODES = ['dplab-iptables-control-plane', 'dplab-iptables-worker', 'dplab-iptables-worker2'];
 const CHART = 'dplab-lab [data-scale-chart]';
+const RECORDED = 'dplab-lab [data-recorded-cost]';
+const recording = connectionCostSchema.parse(JSON.parse(readFileSync(join(labsDir, LAB, 'recorded', 'connection-cost.json'), 'utf8')));
 const step = (id: string) => `dplab-lab .dplab-step[data-step="${id}"]`;
 
 /** Two earlier clusters, two points each, as the page stores them. */
@@ -82,6 +88,43 @@ describe.skipIf(!hasChromium)(`scale-compare chart in the browser${chromiumNote}
     browser.page
       .locator(`${CHART} table.dplab-chart-table tbody[data-mode="${mode}"] tr`)
       .evaluateAll((rows) => rows.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent).join(' | ')));
+
+  it('the recorded connection cost is on the page: every point in the table, a series per recorded mode, the rest "not recorded yet"', async () => {
+    const { page } = browser;
+    const n = (v: number) => v.toLocaleString('en-US');
+    const label = await page.locator(`${RECORDED} .dplab-recorded-label`).textContent();
+    const recorded = recording.modes.filter((m) => m.recorded);
+    if (recorded.length) expect(label).toMatch(/^\s*Recorded on real kind clusters here on \d+ \w+ \d{4}, /);
+    for (const m of recording.modes) {
+      const rows = await page
+        .locator(`${RECORDED} table tbody[data-mode="${m.mode}"] tr`)
+        .evaluateAll((trs) =>
+          trs.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent?.replace(/\u00a0/g, ' ').trim()).join(' | ')),
+        );
+      expect(rows[0]).toMatch(new RegExp(`^${m.mode}`));
+      if (!m.recorded) expect(rows.slice(1)).toEqual([m.note]);
+      else
+        expect(rows.slice(1)).toEqual([
+          ...m.points.map(
+            (p) =>
+              `${n(p.services)} | ${n(p.entries)} | ${n(p.medianUs)} µs | ${n(p.p90Us)} µs | ${p.ahead === undefined ? '—' : n(p.ahead)}`,
+          ),
+          // Why a mode stopped short of the largest size, under its points.
+          ...(m.note ? [m.note] : []),
+        ]);
+    }
+    if (!recorded.length) return;
+    const svg = `${RECORDED} svg.dplab-recorded-connect`;
+    await page.locator(svg).waitFor();
+    expect(await page.locator(`${svg} g.dplab-chart-series`).evaluateAll((gs) => gs.map((g) => g.getAttribute('data-mode')))).toEqual(
+      recorded.map((m) => m.mode),
+    );
+    for (const m of recorded) expect(await page.locator(`${svg} g[data-mode="${m.mode}"] circle`).count()).toBe(m.points.length);
+    expect(await page.locator(`${RECORDED} svg.dplab-recorded-entries g.dplab-chart-series`).count()).toBe(recorded.length);
+    expect(await page.locator(svg).getAttribute('role')).toBe('img');
+    if (process.env.DPLAB_SCREENSHOT)
+      await page.locator(RECORDED).screenshot({ path: process.env.DPLAB_SCREENSHOT.replace(/\.png$/, '-recorded.png') });
+  });
 
   it('before any measurement the section says how to fill it', async () => {
     expect(await browser.page.locator(`${CHART} .dplab-chart-empty`).textContent()).toContain('No measurements yet');

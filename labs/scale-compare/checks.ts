@@ -6,7 +6,16 @@
 import { kubeProxyMode } from '../../scripts/catalogue/modes.ts';
 import { configMapValue, gatherConfigMap, type ConfigMapObservation } from '../../scripts/labs/checks/configmap.ts';
 import { defineCheck, fact, fail, pass } from '../../scripts/labs/checks/index.ts';
-import { ENTRY_COUNTS, entryCount, gatherScale, scaleFigures, syncTime, type ScaleObservation } from '../../scripts/labs/checks/scale.ts';
+import {
+  ENTRY_COUNTS,
+  entryCount,
+  gatherScale,
+  scaleFigures,
+  scaleNode,
+  syncTime,
+  type ScaleObservation,
+} from '../../scripts/labs/checks/scale.ts';
+import { connectFigures, gatherConnect, parseConnectRun, summarise } from '../../scripts/labs/checks/connect-cost.ts';
 import type { EvalContext, Fact, Figure, Verdict } from '../../scripts/labs/checks/types.ts';
 import { z } from 'zod';
 import { observationsOf, schemas } from '../../scripts/labs/checks/schemas.ts';
@@ -187,3 +196,116 @@ export const cleanupCheck = defineCheck<GrowthObservation>({
     );
   },
 });
+
+/** The ConfigMap and key the learner records their median in (a ConfigMap of its own: `scale` keeps the baseline). */
+export const CONNECT_ANSWER = { configMap: 'connect', key: 'medianUs' } as const;
+/** The check's own measurement: fewer samples than the script's 400, enough for a median to compare with. */
+const CHECK_SAMPLES = 200;
+const CHECK_WARM_UP = 20;
+/** How far a learner's median may sit from the check's own, taken a moment later on the same node. */
+const CONNECT_FACTOR = 4;
+const CONNECT_SLACK_US = 300;
+
+const connectObservationsSchema = observationsOf({
+  scale: schemas.scale,
+  answer: schemas.configMap,
+  services: z.number(),
+  /** The check's own run of connect-cost.sh on the first worker. */
+  connect: schemas.connect,
+});
+type ConnectObservations = z.infer<typeof connectObservationsSchema>;
+
+const us = (n: number) => `${Math.round(n).toLocaleString('en')} µs`;
+
+/**
+ * After 1,000 Services: the learner timed new connections with connect-cost.sh and recorded the
+ * median; the check times them too (so the page charts a figure it saw) and shows, on iptables,
+ * how many KUBE-SERVICES rules stood ahead of the Service's own.
+ */
+export function connectCheck(n: number, script: string) {
+  return defineCheck({
+    observations: connectObservationsSchema,
+    async gather(ctx) {
+      const [scale, answer, names, node] = await Promise.all([
+        gatherScale(ctx),
+        gatherConfigMap(ctx, CONNECT_ANSWER.configMap),
+        ctx.cluster.kubectl(['get', 'services', '-n', ctx.namespace, '-l', SCALE_LABEL, '-o', 'name'], { signal: ctx.signal }),
+        scaleNode(ctx),
+      ]);
+      // As connect-cost.sh chooses off iptables: web where there is one, else the first generated Service.
+      const address = (name: string) =>
+        ctx.cluster
+          .kubectl(['get', 'service', name, '-n', ctx.namespace, '-o', 'jsonpath={.spec.clusterIP} {.spec.ports[0].port}'], {
+            signal: ctx.signal,
+          })
+          .then((r) => `${ctx.namespace}/${name} ${r.stdout.trim()}`)
+          .catch(() => undefined);
+      const target = (await address('web')) ?? (await address('scale-1')) ?? `${ctx.namespace}/scale-1 0.0.0.0 80`;
+      const connect = await gatherConnect(ctx, node, {
+        script,
+        namespace: ctx.namespace,
+        target,
+        samples: CHECK_SAMPLES,
+        warmUp: CHECK_WARM_UP,
+      });
+      return { scale, answer, services: names.stdout.split('\n').filter((l) => l.trim()).length, connect };
+    },
+    evaluate(obs, ctx): Verdict {
+      const run = parseConnectRun(obs.connect.run.stdout);
+      const figures = scaleFigures(obs.scale, ctx.mode, obs.services);
+      return measured(connectVerdict(n, obs), figures && { ...figures, ...connectFigures(run) });
+    },
+  });
+}
+
+function connectVerdict(n: number, obs: ConnectObservations): Verdict {
+  const facts: Fact[] = [fact(`Services labelled ${SCALE_LABEL}`, `at least ${n}`, obs.services, obs.services >= n)];
+  if (obs.services < n)
+    return fail(
+      `${obs.services} generated Services exist; time the connections at ${n}: \`sh scale-compare/make-services.sh ${n}\` first.`,
+      facts,
+    );
+  const run = parseConnectRun(obs.connect.run.stdout);
+  const s = run && summarise(run.samples);
+  if (!run || !s)
+    return fail(
+      `Could not time connections on ${obs.connect.node}: ${obs.connect.run.stderr.trim() || `no connection succeeded (exit code ${obs.connect.run.exitCode})`}.`,
+      facts,
+    );
+  const where = `${run.target.name} (${run.target.ip}:${run.target.port})`;
+  facts.push(
+    fact(`new TCP connections from ${obs.connect.node} to ${where}, timed by the check`, 'at least 100', s.samples, s.samples >= 100),
+    fact('connect time, median (the check)', 'any', us(s.medianUs), true),
+    fact('connect time, 90th percentile (the check)', 'any', us(s.p90Us), true),
+  );
+  if (run.position)
+    facts.push(
+      fact(
+        'KUBE-SERVICES rules ahead of its rule (before, after timing)',
+        'any',
+        `${run.position.ahead}, ${run.position.aheadAfter ?? '?'} of ${run.position.total}`,
+        true,
+      ),
+    );
+  const raw = configMapValue(obs.answer, CONNECT_ANSWER.key);
+  const mine = raw !== undefined && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : undefined;
+  const near = mine !== undefined && mine >= s.medianUs / CONNECT_FACTOR && mine <= s.medianUs * CONNECT_FACTOR + CONNECT_SLACK_US;
+  const answerLabel = `your median (ConfigMap ${CONNECT_ANSWER.configMap}, key ${CONNECT_ANSWER.key})`;
+  facts.push(fact(answerLabel, `near ${us(s.medianUs)}`, raw === undefined ? 'not recorded' : `${raw} µs`, near));
+  if (raw === undefined)
+    return fail(
+      `Time the connections with \`bash scale-compare/connect-cost.sh\` and record the median: ConfigMap \`${CONNECT_ANSWER.configMap}\`, key \`${CONNECT_ANSWER.key}\` (the check measured ${us(s.medianUs)}).`,
+      facts,
+    );
+  if (mine === undefined) return fail(`The median must be a plain number of microseconds; ConfigMap \`connect\` says "${raw}".`, facts);
+  if (!near)
+    return fail(
+      `Your median ${us(mine)} is far from the ${us(s.medianUs)} the check measured just now on ${obs.connect.node}: time again (\`bash scale-compare/connect-cost.sh\`) and record that.`,
+      facts,
+    );
+  const ahead = run.position ? `, with ${run.position.ahead.toLocaleString('en')} KUBE-SERVICES rules ahead of its rule` : '';
+  return pass(
+    `A new connection from ${obs.connect.node} to ${run.target.name} takes ${us(s.medianUs)} (median of ${s.samples}, p90 ${us(s.p90Us)})${ahead}; you measured ${us(mine)}.`,
+    facts,
+  );
+}

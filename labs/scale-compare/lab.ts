@@ -1,19 +1,21 @@
 /**
  * Measuring cost against size: generate 100, then 1,000 Services in front of the same three pods
  * and watch the node's dataplane grow (rules, nft lines, IPVS virtual servers or Cilium
- * frontends) together with kube-proxy's sync time, on every mode.
+ * frontends) together with kube-proxy's sync time, then time new connections to a ClusterIP,
+ * on every mode.
  */
 import { MODES } from '../../scripts/catalogue/modes.ts';
 import { defineLab } from '../../scripts/labs/schema.ts';
 import { labText } from '../../scripts/labs/text.ts';
-import { baselineCheck, cleanupCheck, growthCheck } from './checks.ts';
+import { baselineCheck, cleanupCheck, CONNECT_ANSWER, connectCheck, growthCheck } from './checks.ts';
 import { AGNHOST, WEB_DEPLOYMENT } from '../_shared/workload.ts';
-import { recordCommand, recordSteps } from '../../scripts/labs/checks/answer.ts';
+import { recordCommand, recordSnippets, recordSteps } from '../../scripts/labs/checks/answer.ts';
 
 const ID = 'scale-compare';
 const NS = 'lab-scale-compare';
 const COUNT = 'sh scale-compare/count.sh';
 const SYNC = 'sh scale-compare/sync-time.sh';
+const CONNECT = 'bash scale-compare/connect-cost.sh';
 const KUBE_PROXY: ('iptables' | 'ipvs' | 'nftables')[] = ['iptables', 'ipvs', 'nftables'];
 const make = (n: number) => `sh scale-compare/make-services.sh ${n}`;
 /** A growth step's solution: create up to `n` Services, give the dataplane `wait` seconds, count; kube-proxy modes also read its sync time. */
@@ -26,14 +28,14 @@ export default defineLab({
   id: ID,
   title: 'What 1,000 Services cost each dataplane',
   summary:
-    "Generate 100 and then 1,000 Services and measure, on your own cluster, how the node's rules or entries grow and how long kube-proxy takes to rewrite them; compare the numbers across modes.",
+    "Generate 100 and then 1,000 Services and measure, on your own cluster, how the node's rules or entries grow, how long kube-proxy takes to rewrite them and what a new connection costs; compare the numbers across modes.",
   modes: [...MODES],
-  minutes: 25,
+  minutes: 30,
   concepts: ['I4', 'C2'],
   namespace: NS,
   setup: {
     manifests: [WEB_DEPLOYMENT],
-    workspace: ['manifests/count.sh', 'manifests/make-services.sh', 'manifests/sync-time.sh'],
+    workspace: ['manifests/count.sh', 'manifests/make-services.sh', 'manifests/sync-time.sh', 'manifests/connect-cost.sh'],
     images: [AGNHOST],
   },
   steps: [
@@ -78,7 +80,7 @@ export default defineLab({
         },
       ],
       hints: [
-        '`make-services.sh 100` writes 100 Service manifests and applies them in one go; each selects the three web pods.',
+        '`make-services.sh 100` writes the manifests of the Services that do not exist yet and creates them in batches; each selects the three web pods.',
         'Give the dataplane a few seconds to catch up, then run `count.sh` again and subtract the baseline.',
         'On iptables, expect about 11 rules per Service with three endpoints: one in KUBE-SERVICES, the Service chain, and two per endpoint chain.',
       ],
@@ -116,6 +118,36 @@ export default defineLab({
           'Ten times the Services, ten times the entries. What differs between the modes is how a packet finds its entry (a linear walk in iptables, a hash lookup elsewhere) and how much has to be rewritten on each change.',
       },
       check: growthCheck(1000),
+    },
+    {
+      id: 'connect',
+      title: 'Time a new connection',
+      instructions: labText(ID, 'steps/connect.md'),
+      concepts: ['C2'],
+      snippets: [
+        { label: 'How the connections are timed', command: 'cat scale-compare/connect-cost.sh' },
+        { label: 'Time 400 new connections', command: CONNECT },
+        { label: 'The same, to the Service whose rule comes first', command: `${CONNECT} --first`, modes: ['iptables'] },
+        {
+          label: "Where the Services' rules stand in KUBE-SERVICES",
+          command:
+            'docker exec "$DPLAB_CLUSTER-worker" sh -c \'iptables-save -t nat | grep "^-A KUBE-SERVICES" | grep -n "cluster IP" | tail -3\'',
+          modes: ['iptables'],
+        },
+        ...recordSnippets(NS, CONNECT_ANSWER.configMap, { [CONNECT_ANSWER.key]: '<median>' }, 'Record your median'),
+      ],
+      hints: [
+        '`connect-cost.sh` prints the median and the 90th percentile of 400 timed connects; `--median` prints the median alone.',
+        `Keep it in a variable and store it: \`median_us="$(${CONNECT} --median)"\`, then the record command.`,
+        'On iptables, run it twice: kube-proxy rewrites KUBE-SERVICES in a new order on every sync, so the Service with the most rules ahead of it can change between runs; the script says how many were ahead before and after.',
+        'To see the curve further, go to 5,000 Services (`sh scale-compare/make-services.sh 5000`, a few minutes) and time again; the chart under the steps shows what real kind clusters measured at 10,000.',
+      ],
+      solution: {
+        commands: [`${CONNECT}`, ...recordSteps(NS, CONNECT_ANSWER.configMap, { [CONNECT_ANSWER.key]: `$(${CONNECT} --median)` })],
+        explanation:
+          'A new connection pays for finding its Service once; conntrack carries the rest of it. On iptables that is a walk down KUBE-SERVICES, so the cost depends on how many rules stand ahead of the Service; nftables, IPVS and Cilium look it up in a hash, whatever the count.',
+      },
+      check: connectCheck(1000, labText(ID, 'manifests/connect-cost.sh')),
     },
     {
       id: 'cleanup',

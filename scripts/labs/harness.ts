@@ -157,35 +157,68 @@ async function verifySteps(lab: Lab, mode: Mode, cluster: ClusterHandle, opts: H
   const source = opts.record ? await recordedSource(cluster) : undefined;
 
   for (const [i, step] of lab.steps.entries()) {
-    const started = performance.now();
-    const row: HarnessRow = { lab: lab.id, mode, step: step.id, unsolved: 'skipped', solved: 'skipped', ms: 0 };
+    const { row, stop } = await stepContract(lab, step, mode, cluster, source, opts);
     rows.push(row);
-    log(`${lab.id} on ${mode}: ${step.id}: check (must fail)`);
-    const before = await runCheck(lab, step, mode, { cluster });
-    row.unsolved = before.status;
-    if (source) record(lab, mode, before, 'unsolved', source);
-    if (before.status === 'error') {
-      row.breach = `check errored: ${before.message}`;
-      row.ms = Math.round(performance.now() - started);
-      return [...rows, ...rest(i + 1, 'not run after an error')];
-    }
-    if (before.status === 'pass') row.breach = 'check passed before the solution was applied';
-    log(`${lab.id} on ${mode}: ${step.id}: solve`);
-    try {
-      await applySolution(lab, step, mode, { cluster });
-    } catch (err) {
-      row.breach = `solution failed: ${err instanceof Error ? err.message : String(err)}`;
-      row.ms = Math.round(performance.now() - started);
-      return [...rows, ...rest(i + 1, 'not run after a failed solution')];
-    }
-    log(`${lab.id} on ${mode}: ${step.id}: check (must pass)`);
-    const after = await runCheck(lab, step, mode, { cluster, settleMs: opts.settleMs });
-    row.solved = after.status;
-    if (source) record(lab, mode, after, 'solved', source);
-    if (after.status !== 'pass') row.breach ??= `check did not pass after the solution: ${after.message}`;
-    row.ms = Math.round(performance.now() - started);
+    if (stop) return [...rows, ...rest(i + 1, stop)];
   }
   return rows;
+}
+
+/**
+ * One step's contract on a cluster already brought to the start of it: the check fails, the
+ * solution is applied, the check passes; each check's observations recorded when `source` is
+ * given. `stop` says why the steps after it cannot run.
+ */
+async function stepContract(
+  lab: Lab,
+  step: Lab['steps'][number],
+  mode: Mode,
+  cluster: ClusterHandle,
+  source: Extract<ObservationFile['source'], { kind: 'recorded' }> | undefined,
+  opts: HarnessOptions,
+): Promise<{ row: HarnessRow; stop?: string }> {
+  const log = opts.log ?? (() => {});
+  const started = performance.now();
+  const row: HarnessRow = { lab: lab.id, mode, step: step.id, unsolved: 'skipped', solved: 'skipped', ms: 0 };
+  const done = (stop?: string) => {
+    row.ms = Math.round(performance.now() - started);
+    return stop ? { row, stop } : { row };
+  };
+  log(`${lab.id} on ${mode}: ${step.id}: check (must fail)`);
+  const before = await runCheck(lab, step, mode, { cluster });
+  row.unsolved = before.status;
+  if (source) record(lab, mode, before, 'unsolved', source);
+  if (before.status === 'error') {
+    row.breach = `check errored: ${before.message}`;
+    return done('not run after an error');
+  }
+  if (before.status === 'pass') row.breach = 'check passed before the solution was applied';
+  log(`${lab.id} on ${mode}: ${step.id}: solve`);
+  try {
+    await applySolution(lab, step, mode, { cluster });
+  } catch (err) {
+    row.breach = `solution failed: ${err instanceof Error ? err.message : String(err)}`;
+    return done('not run after a failed solution');
+  }
+  log(`${lab.id} on ${mode}: ${step.id}: check (must pass)`);
+  const after = await runCheck(lab, step, mode, { cluster, settleMs: opts.settleMs });
+  row.solved = after.status;
+  if (source) record(lab, mode, after, 'solved', source);
+  if (after.status !== 'pass') row.breach ??= `check did not pass after the solution: ${after.message}`;
+  return done();
+}
+
+/**
+ * One step's contract where the cluster stands now, without the lab's setup or the steps before
+ * (the caller brought it there: a benchmark that made the step's Services anyway), recorded
+ * with `record`. The row says whether the contract held.
+ */
+export async function verifyStepInPlace(lab: Lab, stepId: string, mode: Mode, opts: HarnessOptions = {}): Promise<HarnessRow> {
+  const step = lab.steps.find((s) => s.id === stepId);
+  if (!step) throw new Error(`${lab.id} has no step ${stepId}`);
+  const cluster = opts.cluster?.(mode) ?? clusterHandle(mode);
+  const source = opts.record ? await recordedSource(cluster) : undefined;
+  return (await stepContract(lab, step, mode, cluster, source, opts)).row;
 }
 
 export const TABLE_HEADER = ['lab', 'mode', 'step', 'unsolved', 'solved', 'time'];

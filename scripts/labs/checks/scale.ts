@@ -32,7 +32,7 @@ export const scaleObservationSchema = z.object({
 export type ScaleObservation = z.infer<typeof scaleObservationSchema>;
 
 /** The node where both the count and the metrics are read: the first worker, like count.sh. */
-async function scaleNode(ctx: GatherContext): Promise<string> {
+export async function scaleNode(ctx: GatherContext): Promise<string> {
   const all = await ctx.cluster.nodes({ signal: ctx.signal });
   return all.find((n) => n.endsWith('-worker')) ?? all[0];
 }

@@ -5,6 +5,7 @@
 import { clientIpObservationSchema } from './client-ip.ts';
 import { commandObservationSchema, podCommandObservationSchema } from './command.ts';
 import { configMapObservationSchema } from './configmap.ts';
+import { connectObservationSchema } from './connect-cost.ts';
 import { conntrackObservationSchema } from './conntrack.ts';
 import { deploymentObservationSchema } from './deployment.ts';
 import { endpointsObservationSchema } from './endpoints.ts';
@@ -23,6 +24,8 @@ export const schemas = {
   command: commandObservationSchema,
   podCommand: podCommandObservationSchema,
   configMap: configMapObservationSchema,
+  /** connect-cost.sh's timed connections from a node (connect-cost.ts). */
+  connect: connectObservationSchema,
   /** An answer the learner recorded is a ConfigMap read (answer.ts). */
   answer: configMapObservationSchema,
   conntrack: conntrackObservationSchema,

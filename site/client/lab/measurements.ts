@@ -6,6 +6,7 @@
  */
 
 import type { Figure } from '../../../scripts/wire/checks.ts';
+import type { ConnectionCost } from '../../../scripts/wire/connection-cost.ts';
 
 export type { Figure };
 
@@ -19,7 +20,15 @@ export interface Measurement {
   /** kube-proxy's sync time in ms; absent on Cilium (no kube-proxy). */
   syncMsAvg?: number;
   syncMsP90?: number;
+  /** A new TCP connection to a ClusterIP from the node, median and p90 in µs (connect-cost.sh). */
+  connectUs?: number;
+  connectP90Us?: number;
+  /** iptables: KUBE-SERVICES rules ahead of the timed Service's rule. */
+  connectAhead?: number;
 }
+
+/** The optional figures a check may add to a point, by the name the check gives them. */
+const OPTIONAL = ['syncMsAvg', 'syncMsP90', 'connectUs', 'connectP90Us', 'connectAhead'] as const;
 
 const key = (lab: string) => `dplab:measurements:${lab}`;
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
@@ -30,16 +39,21 @@ export function fromFigures(mode: string, figures: Record<string, Figure> | unde
   const entries = figures?.entries?.value;
   if (!isNumber(services) || !isNumber(entries)) return undefined;
   const m: Measurement = { mode, services, entries, entriesLabel: figures!.entries.label ?? 'entries' };
-  if (isNumber(figures!.syncMsAvg?.value)) m.syncMsAvg = figures!.syncMsAvg.value;
-  if (isNumber(figures!.syncMsP90?.value)) m.syncMsP90 = figures!.syncMsP90.value;
+  for (const k of OPTIONAL) {
+    const v = figures![k]?.value;
+    if (isNumber(v)) m[k] = v;
+  }
   return m;
 }
 
-/** The list with `m` in it, replacing the same mode and Service count; ordered by mode, then Services. */
+/**
+ * The list with `m` in it, ordered by mode, then Services. A point of the same mode and Service
+ * count takes `m`'s numbers and keeps those `m` does not carry: the connection step measures at
+ * the same 1,000 Services as the count before it, and neither should erase the other.
+ */
 export function upsert(list: readonly Measurement[], m: Measurement): Measurement[] {
-  return [...list.filter((x) => x.mode !== m.mode || x.services !== m.services), m].sort(
-    (a, b) => a.mode.localeCompare(b.mode) || a.services - b.services,
-  );
+  const same = list.find((x) => x.mode === m.mode && x.services === m.services);
+  return [...list.filter((x) => x !== same), { ...same, ...m }].sort((a, b) => a.mode.localeCompare(b.mode) || a.services - b.services);
 }
 
 /** Stored measurements; anything malformed (an older shape, a hand edit) is dropped, not thrown. */
@@ -69,4 +83,21 @@ export function recordMeasurement(lab: string, mode: string, figures: Record<str
   const next = upsert(list, m);
   saveMeasurements(lab, next);
   return next;
+}
+
+/** The recorded figures (connection-cost.json) as measurements the charts draw: one per mode and size, modes not recorded left out. */
+export function recordedMeasurements(data: ConnectionCost): Measurement[] {
+  return data.modes.flatMap((m) =>
+    m.recorded
+      ? m.points.map((p) => ({
+          mode: m.mode,
+          services: p.services,
+          entries: p.entries,
+          entriesLabel: m.entriesLabel,
+          connectUs: p.medianUs,
+          connectP90Us: p.p90Us,
+          ...(p.ahead === undefined ? {} : { connectAhead: p.ahead }),
+        }))
+      : [],
+  );
 }

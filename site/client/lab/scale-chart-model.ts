@@ -7,7 +7,7 @@ import type { Measurement } from './measurements.ts';
 import { MODES } from '../../../scripts/wire/modes.ts';
 
 /** The value a chart plots against the number of Services. */
-export type ChartValue = 'entries' | 'syncMsAvg';
+export type ChartValue = 'entries' | 'syncMsAvg' | 'connectUs';
 
 export interface ChartSize {
   width: number;

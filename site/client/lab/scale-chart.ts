@@ -25,7 +25,7 @@ const DASH: Readonly<Record<string, string>> = { iptables: 'none', ipvs: '8 4', 
 const colour = (mode: string) => COLOUR[mode] ?? 'var(--sl-color-accent)';
 const num = (v: number) => v.toLocaleString('en', { maximumFractionDigits: 1 });
 
-interface ChartText {
+export interface ChartText {
   id: string;
   title: string;
   yLabel: string;
@@ -130,8 +130,9 @@ function legend(modes: string[], what: (mode: string) => string): HTMLUListEleme
   return ul;
 }
 
-function figure(
-  list: Measurement[],
+/** One chart with its legend and caption, from measurements (the learner's, or recorded ones). */
+export function figure(
+  list: readonly Measurement[],
   value: ChartValue,
   text: ChartText,
   what: (mode: string) => string,
@@ -156,7 +157,10 @@ function table(list: Measurement[], modes: string[]): HTMLTableElement {
   const t = html('table', undefined, 'dplab-chart-table');
   t.createCaption().textContent = 'Every measurement kept in this browser';
   const head = t.createTHead().insertRow();
-  for (const h of ['Mode (what is counted)', 'Services', 'Rules or entries', 'Sync time, average', 'Sync time, 90th percentile']) {
+  // The connection column only once a connection was timed: five columns already fill a phone.
+  const connect = list.some((m) => m.connectUs !== undefined);
+  const headers = ['Mode (what is counted)', 'Services', 'Rules or entries', 'Sync time, average', 'Sync time, 90th percentile'];
+  for (const h of connect ? [...headers, 'New connection, median'] : headers) {
     const th = html('th', h);
     th.scope = 'col';
     head.append(th);
@@ -179,6 +183,7 @@ function table(list: Measurement[], modes: string[]): HTMLTableElement {
       row.insertCell().textContent =
         m.syncMsAvg === undefined ? (replacesKubeProxy(mode) ? 'no kube-proxy' : 'not read') : `${num(m.syncMsAvg)} ms`;
       row.insertCell().textContent = m.syncMsP90 === undefined ? 'n/a' : `≤ ${num(m.syncMsP90)} ms`;
+      if (connect) row.insertCell().textContent = m.connectUs === undefined ? 'not timed' : `${num(m.connectUs)} µs`;
     });
   }
   return t;
@@ -190,6 +195,21 @@ const ENTRIES_TEXT: ChartText = {
   yLabel: 'rules or entries',
   point: (mode, services, v) => `${mode}: ${num(v)} at ${num(services)} Services`,
 };
+/** The connection chart's text; `id` tells the learner's chart from the recorded one. */
+export function connectText(id: string, title: string): ChartText {
+  return {
+    id,
+    title,
+    yLabel: 'new connection, median (µs)',
+    point: (mode, services, v) => `${mode}: ${num(v)} µs median at ${num(services)} Services`,
+  };
+}
+
+/** The entries chart's text, for the recorded figures (the learner's has its own id). */
+export function entriesText(id: string, title: string): ChartText {
+  return { ...ENTRIES_TEXT, id, title };
+}
+
 const SYNC_TEXT: ChartText = {
   id: 'dplab-scale-sync',
   title: 'kube-proxy sync time (average) against generated Services, per mode',
@@ -245,6 +265,21 @@ export class ScaleChart {
         DEFAULT_SIZE.height,
       ),
     ];
+    if (this.list.some((m) => m.connectUs !== undefined)) {
+      parts.push(
+        figure(
+          this.list,
+          'connectUs',
+          connectText(
+            'dplab-scale-connect',
+            'A new TCP connection to a ClusterIP from the node, median, against generated Services, per mode',
+          ),
+          () => '',
+          "Median of the connections the connection step's check timed from the first worker (on iptables to the Service whose KUBE-SERVICES rule came last).",
+          180,
+        ),
+      );
+    }
     if (this.list.some((m) => m.syncMsAvg !== undefined)) {
       parts.push(
         figure(
