@@ -51,8 +51,8 @@ describe.skipIf(!hasChromium)(`cluster panel${chromiumNote}`, () => {
     expect(await panel().textContent()).toContain('3/3 nodes Ready');
     const lines = doubles.commandLines();
     expect(
-      // The mode's config, generated with the workers starting from the node image with the lab images.
-      lines.some((l) => l.startsWith('kind create cluster --name dplab-iptables --config ') && l.includes('/kind/dplab-iptables.yaml')),
+      // The mode's own config: Docker here has none of the labs' images to put into the workers' node image.
+      lines.some((l) => l.startsWith('kind create cluster --name dplab-iptables --config ') && l.includes('kind-configs/iptables.yaml')),
     ).toBe(true);
   });
 
