@@ -36,6 +36,28 @@ const target = (client: string | null = CLIENT): FlowTarget => ({
   backends: [LOCAL, REMOTE],
 });
 
+/** A connection sent to the other node's backend: one event, as it left through the overlay. */
+const overlay = (port: number, hash: string): PacketTrace => ({
+  id: hash,
+  protocol: 'tcp',
+  from: { ip: CLIENT, port },
+  to: { ip: '10.99.149.63', port: 80 },
+  rewrittenTo: REMOTE,
+  rewriteAt: 'connect',
+  steps: [
+    {
+      table: 'cilium',
+      chain: 'to-overlay',
+      kind: 'event',
+      rule: `10.247.1.57:${port} -> 10.247.2.183:8080 tcp SYN (state new, ifindex cilium_vxlan, identity 59248->23091, flow ${hash})`,
+      handle: null,
+      verdict: 'forward',
+      target: null,
+    },
+  ],
+  verdict: 'accept',
+});
+
 const SYN_1 =
   '-> endpoint 1079 flow 0x36f1d902 , identity 59248->23091 state new ifindex lxce502bece2a00 orig-ip 10.247.1.57: 10.247.1.57:60532 -> 10.247.1.182:8080 tcp SYN';
 
@@ -72,46 +94,8 @@ describe('cilium-dbg monitor (real capture, Cilium 1.19.4, socket LB on)', () =>
         ],
         verdict: 'accept',
       },
-      {
-        id: '0xf3f995a7',
-        protocol: 'tcp',
-        from: { ip: CLIENT, port: 54822 },
-        to: { ip: '10.99.149.63', port: 80 },
-        rewrittenTo: REMOTE,
-        rewriteAt: 'connect',
-        steps: [
-          {
-            table: 'cilium',
-            chain: 'to-overlay',
-            kind: 'event',
-            rule: '10.247.1.57:54822 -> 10.247.2.183:8080 tcp SYN (state new, ifindex cilium_vxlan, identity 59248->23091, flow 0xf3f995a7)',
-            handle: null,
-            verdict: 'forward',
-            target: null,
-          },
-        ],
-        verdict: 'accept',
-      },
-      {
-        id: '0x9f340b81',
-        protocol: 'tcp',
-        from: { ip: CLIENT, port: 54832 },
-        to: { ip: '10.99.149.63', port: 80 },
-        rewrittenTo: REMOTE,
-        rewriteAt: 'connect',
-        steps: [
-          {
-            table: 'cilium',
-            chain: 'to-overlay',
-            kind: 'event',
-            rule: '10.247.1.57:54832 -> 10.247.2.183:8080 tcp SYN (state new, ifindex cilium_vxlan, identity 59248->23091, flow 0x9f340b81)',
-            handle: null,
-            verdict: 'forward',
-            target: null,
-          },
-        ],
-        verdict: 'accept',
-      },
+      overlay(54822, '0xf3f995a7'),
+      overlay(54832, '0x9f340b81'),
     ]);
   });
 

@@ -45,54 +45,47 @@ interface Seen {
   drop: boolean;
 }
 
+/** A packet event of the flow's kind: its addresses read, the step worded (`packet`: the addresses and flags as printed). */
+function packetEvent(
+  m: { src: string; dst: string; protocol: string; flags: string; hash: string | null; opens: boolean },
+  step: (packet: string) => Omit<TraceStep, 'table' | 'kind' | 'target'>,
+): Seen | null {
+  const from = hostPort(m.src);
+  const to = hostPort(m.dst);
+  if (!from || !to) return null;
+  const packet = `${label(from)} -> ${label(to)} ${m.protocol}${m.flags ? ` ${m.flags}` : ''}`;
+  const s = step(packet);
+  return {
+    protocol: m.protocol,
+    src: from,
+    dst: to,
+    hash: m.hash,
+    opens: m.opens,
+    drop: s.verdict === 'drop',
+    step: { table: 'cilium', kind: 'event', target: null, ...s },
+  };
+}
+
 function eventOf(line: string): Seen | { sock: TraceStep; dst: Address; protocol: string } | null {
   const t = TRACE.exec(line);
   if (t) {
     const [, dir, point, id, hash, srcId, dstId, state, ifindex, , src, dst, protocol, flags] = t;
-    const from = hostPort(src);
-    const to = hostPort(dst);
-    if (!from || !to) return null;
-    return {
-      protocol,
-      src: from,
-      dst: to,
-      hash,
-      opens: state === 'new',
-      drop: false,
-      step: {
-        table: 'cilium',
-        chain: `${dir === '->' ? 'to' : 'from'}-${point}`,
-        kind: 'event',
-        rule: `${label(from)} -> ${label(to)} ${protocol}${flags ? ` ${flags}` : ''} (state ${state}, ifindex ${ifindex}, identity ${srcId}->${dstId}, flow ${hash})`,
-        handle: id ?? null,
-        verdict: 'forward',
-        target: null,
-      },
-    };
+    return packetEvent({ src, dst, protocol, flags, hash, opens: state === 'new' }, (packet) => ({
+      chain: `${dir === '->' ? 'to' : 'from'}-${point}`,
+      rule: `${packet} (state ${state}, ifindex ${ifindex}, identity ${srcId}->${dstId}, flow ${hash})`,
+      handle: id ?? null,
+      verdict: 'forward',
+    }));
   }
   const d = DROP.exec(line);
   if (d) {
     const [, reason, hash, srcId, dstId, src, dst, protocol, flags] = d;
-    const from = hostPort(src);
-    const to = hostPort(dst);
-    if (!from || !to) return null;
-    return {
-      protocol,
-      src: from,
-      dst: to,
-      hash: hash ?? null,
-      opens: true,
-      drop: true,
-      step: {
-        table: 'cilium',
-        chain: 'drop',
-        kind: 'event',
-        rule: `${reason}: ${label(from)} -> ${label(to)} ${protocol}${flags ? ` ${flags}` : ''} (identity ${srcId}->${dstId})`,
-        handle: null,
-        verdict: 'drop',
-        target: null,
-      },
-    };
+    return packetEvent({ src, dst, protocol, flags, hash: hash ?? null, opens: true }, (packet) => ({
+      chain: 'drop',
+      rule: `${reason}: ${packet} (identity ${srcId}->${dstId})`,
+      handle: null,
+      verdict: 'drop',
+    }));
   }
   const s = SOCK.exec(line);
   if (s) {
