@@ -143,10 +143,12 @@ describe('the trace on the Cilium diagram (the real capture, fixtures/cilium-mon
     const at = locateTrace(chart, trace);
     const text = (id: string) => chart.nodes.find((n) => n.id === id)!.lines.join(' ');
     expect(at.frame).toBe('f0');
-    expect(at.walked.slice(0, 3).map(text)).toEqual([
+    expect(at.walked.map(text).sort()).toEqual([
+      '50.0% equal (random) backend 10.247.1.182:8080',
+      '50.0% equal (random) backend 10.247.2.183:8080',
       'connect() to 10.99.149.63:80/TCP (ClusterIP tr/web)',
-      'socket connect() / tc',
       'service map 10.99.149.63:80/TCP',
+      'socket connect() / tc',
     ]);
     expect([...at.counts].map(([id, n]) => [text(id).split(' ').slice(-2).join(' '), n])).toEqual([
       ['backend 10.247.1.182:8080', 1],
