@@ -273,3 +273,47 @@ describe('the Cilium method', () => {
     }
   });
 });
+
+describe('cilium-dbg monitor (a fresh capture with the method’s own command, fixtures/cilium-monitor/clusterip-from-pod-6.txt)', () => {
+  const fresh = readFileSync(join(FIX, 'clusterip-from-pod-6.txt'), 'utf8');
+  const freshModel = parse('cilium', readFileSync(join(FIX, 'clusterip-from-pod-6.services.txt'), 'utf8'));
+  const local = { ip: '10.247.1.144', port: 8080 };
+  const remote = { ip: '10.247.2.135', port: 8080 };
+  const flow = traceFlow({ ip: '10.99.48.148', port: 80, client: '10.247.1.152' });
+
+  it('six connections, each chosen at connect(), the socket event with the first, read against the agent’s table', () => {
+    const packets = parseCiliumMonitor(fresh, { flow, backends: [local, remote] });
+    expect(
+      packets.map((p) => [
+        p.id,
+        p.from.port,
+        p.rewrittenTo,
+        p.rewriteAt,
+        p.steps.map((s) => `${s.chain}${s.handle ? ` ${s.handle}` : ''}`),
+      ]),
+    ).toEqual([
+      ['0x528531ed', 36522, local, 'connect', ['sock pre-xlate-fwd', 'to-endpoint 370']],
+      ['0x997c5938', 36532, local, 'connect', ['to-endpoint 370']],
+      ['0x26d6bb19', 36534, local, 'connect', ['to-endpoint 370']],
+      ['0x77a177cc', 46698, remote, 'connect', ['to-overlay']],
+      ['0x24003f57', 36542, local, 'connect', ['to-endpoint 370']],
+      ['0x42d61a13', 36546, local, 'connect', ['to-endpoint 370']],
+    ]);
+    expect(packets[0].steps[0].rule).toBe('dst 10.99.48.148:80 tcp (cgroup 542380, socket 276428)');
+    const r = traceResult({ mode: 'cilium', node: 'dplab-cilium-worker', method: ciliumTrace, flow, model: freshModel, packets, sent: 6 });
+    expect(r.tally.map((t) => [t.ip, t.count, t.share])).toEqual([
+      ['10.247.1.144', 5, 0.5],
+      ['10.247.2.135', 1, 0.5],
+    ]);
+    expect(r.requests.every((q) => q.outcome === 'dnat' && q.frontend?.type === 'ClusterIP')).toBe(true);
+    expect(r.notes).toEqual([]);
+  });
+
+  it('without a client, every new connection to the backends counts (the packet never names the address it was sent to); with one, only its own', () => {
+    // A limitation a trace from the node lives with: another client's connection to the same
+    // backends in the window counts too (from the node, Cilium's source is cilium_host's address).
+    const nodePort = traceFlow({ ip: '172.18.0.5', port: 30903 });
+    expect(parseCiliumMonitor(fresh, { flow: nodePort, backends: [local, remote] })).toHaveLength(6);
+    expect(parseCiliumMonitor(fresh, { flow: { ...nodePort, client: '10.247.1.110' }, backends: [local, remote] })).toEqual([]);
+  });
+});
