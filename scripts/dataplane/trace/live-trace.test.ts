@@ -3,12 +3,14 @@
 // output (test/fixtures/trace-scenario.ts): the commands in order, the path and tally printed, and
 // every refusal (unknown Service, pod or node; a trace already on; Ctrl-C) clear, with the trace
 // rule or table gone afterwards.
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installDoubles } from '../../../test/fixtures/doubles.ts';
 import { ciliumTraceRules, traceRules, type CiliumTraceScenario, type TraceScenario } from '../../../test/fixtures/trace-scenario.ts';
 import { serveRunner, type TestRunner } from '../../../test/fixtures/runner-http.ts';
+import { projectRoot } from '../../base/paths.ts';
 import { commandContext } from '../../commands/command.ts';
 import { trace } from '../../commands/trace.ts';
 import { DplabError } from '../../base/errors.ts';
@@ -268,6 +270,30 @@ describe('dplab trace cilium (test doubles, captured monitor output)', { timeout
     ctl.abort();
     const { err } = await running;
     expect(err).toBeTruthy();
+    expect(d.commandLines().some((l) => KILL.test(l))).toBe(true);
+    expect(d.state().traced).toBe('off');
+  });
+});
+
+describe('Ctrl-C of the real `dplab trace` process', { timeout: 90_000 }, () => {
+  it('SIGINT mid-trace: the process ends the monitor before it exits (it is not killed by the signal)', async () => {
+    const d = setupCilium({ requestDelayMs: 20_000 });
+    const child = spawn(process.execPath, [join(projectRoot, 'scripts', 'dplab.mjs'), 'trace', 'cilium', 'tr/web', '--from', 'tr/client'], {
+      cwd: projectRoot,
+      env: { ...process.env, ...d.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (b) => (err += b));
+    const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (code, sig) => resolve([code, sig])));
+    const until = Date.now() + 60_000;
+    while (!d.commandLines().some((l) => / exec client -- curl /.test(l)) && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    const [code, signal] = await exited;
+    expect(err).toContain('Stopping the trace and removing its rules…');
+    expect(signal).toBeNull();
+    expect(code).toBe(1);
     expect(d.commandLines().some((l) => KILL.test(l))).toBe(true);
     expect(d.state().traced).toBe('off');
   });
