@@ -17,15 +17,23 @@ export const trace: Command = {
       json: { type: 'boolean' },
     });
     const mode = parseModeArg(trace, positionals[0]);
-    // Ctrl-C ends the trace, which still removes its rules before the command returns.
+    // Ctrl-C ends the trace, which still removes its rules before the command returns. The
+    // listener stays on (not `once`) until then: execa's exit hook re-raises a SIGINT that finds
+    // no other listener, which killed the process before the removal ran (seen on real kind: the
+    // Cilium monitor was left running). A second Ctrl-C leaves at once, as `dplab up` does.
     const controller = new AbortController();
     const onAbort = () => controller.abort(new Error('interrupted'));
     ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let interrupts = 0;
     const onSigint = () => {
+      if (++interrupts > 1) {
+        ctx.stderr.write(`Leaving now: \`dplab trace ${mode} --sweep\` removes what the trace left.\n`);
+        process.exit(130);
+      }
       ctx.stderr.write('\nStopping the trace and removing its rules…\n');
       onAbort();
     };
-    process.once('SIGINT', onSigint);
+    process.on('SIGINT', onSigint);
     try {
       if (values.sweep) {
         if (positionals.length > 1) throw usageError(trace, '--sweep takes only the mode (and --node).');

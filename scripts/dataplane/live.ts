@@ -8,7 +8,7 @@ import type { z } from 'zod';
 import { type ClusterHandle } from '../clusters/handle.ts';
 import { clusterHandle } from '../clusters/providers.ts';
 import { kubeListSchema, listOf, namespacedObjectSchema, type KubeObject } from '../clusters/kube-objects.ts';
-import { MODE_INFO, type Mode } from '../catalogue/modes.ts';
+import { MODE_INFO, type Agent, type Mode } from '../catalogue/modes.ts';
 import { allOrCancel, CommandError, type RunOptions } from '../base/exec.ts';
 import { DplabError } from '../base/errors.ts';
 import { clusterAbsent, describeClusterError } from '../clusters/cluster-errors.ts';
@@ -105,7 +105,12 @@ async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): 
   const dump = RULE_DUMPS[cluster.mode];
   if (!dump.agent) return (await cluster.nodeExec(node, dump.command, ro)).stdout;
   // An agent keeps its tables itself; the agent on *this* node, so the node choice matters.
-  const agent = dump.agent;
+  const pod = await agentPodName(cluster, dump.agent, node, ro);
+  return (await cluster.kubectl(execInAgentPod(dump.agent, pod, dump.command), ro)).stdout;
+}
+
+/** The name of the agent's pod on `node`; a clear 409 when none runs there. */
+export async function agentPodName(cluster: ClusterHandle, agent: Agent, node: string, ro: RunOptions): Promise<string> {
   const pods = await cluster.kubectlJson(agentPodOn(agent, node), kubeListSchema, ro);
   const pod = pods.items?.[0]?.metadata?.name;
   if (!pod) {
@@ -114,7 +119,7 @@ async function dumpRules(cluster: ClusterHandle, node: string, ro: RunOptions): 
       status: 409,
     });
   }
-  return (await cluster.kubectl(execInAgentPod(agent, pod, dump.command), ro)).stdout;
+  return pod;
 }
 
 /** Every ClusterIP the API server has allocated (both families on dual-stack Services). */

@@ -9,11 +9,10 @@ import type { TraceMethodId } from './trace.ts';
 export const TRACE_METHOD_OF: Readonly<Partial<Record<Mode, TraceMethodId>>> = {
   iptables: 'xtables-monitor',
   nftables: 'nft-monitor',
+  cilium: 'cilium-monitor',
 };
 
 /** What the learner reads where a mode has no trace yet: what picks the backend there, and what to use meanwhile. */
 export const NO_TRACE_BECAUSE: Readonly<Partial<Record<Mode, string>>> = {
   ipvs: 'IPVS picks the backend inside the kernel’s ip_vs module, not by walking rules, so a netfilter trace would not show the choice. Meanwhile `ipvsadm -Lnc` on the node lists the connections IPVS made and where each went.',
-  cilium:
-    'Cilium picks the backend in eBPF when the socket connects, before any netfilter rule sees the packet, so a rule trace would show nothing of it. Meanwhile `cilium-dbg service list` in the Cilium pod shows the backends each frontend has.',
 };

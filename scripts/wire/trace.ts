@@ -6,21 +6,28 @@
 import { z } from './zod.ts';
 import { modeSchema } from './mode-schema.ts';
 
-/** How the kernel's trace was read: `xtables-monitor --trace` (iptables-nft) or `nft monitor trace`. */
-const TRACE_METHODS = ['xtables-monitor', 'nft-monitor'] as const;
+/**
+ * How the trace was read: `xtables-monitor --trace` (iptables-nft), `nft monitor trace`, or the
+ * Cilium agent's `cilium-dbg monitor` (its datapath's trace, socket and drop events).
+ */
+const TRACE_METHODS = ['xtables-monitor', 'nft-monitor', 'cilium-monitor'] as const;
 export type TraceMethodId = (typeof TRACE_METHODS)[number];
 
 const traceStepSchema = z.object({
-  /** The table (`nat`, `filter`, `raw`; nftables: `kube-proxy`, the trace's own table). */
+  /** The table (`nat`, `filter`, `raw`; nftables: `kube-proxy`, the trace's own table; `cilium` for its events). */
   table: z.string(),
+  /** The chain; for a Cilium event, where it was seen (`to-endpoint`, `to-overlay`, `from-endpoint`, `sock pre-xlate-fwd`, `drop`). */
   chain: z.string(),
-  /** `rule`: a rule matched; `policy`: the packet left a base chain by its policy; `return`: fell off a regular chain. */
-  kind: z.enum(['rule', 'policy', 'return']),
-  /** The rule as the tool prints it (iptables: `-A CHAIN …`; nft: the statement), null for policy/return. */
+  /**
+   * `rule`: a rule matched; `policy`: the packet left a base chain by its policy; `return`: fell off
+   * a regular chain; `event`: Cilium's datapath reported the packet (or the socket) there.
+   */
+  kind: z.enum(['rule', 'policy', 'return', 'event']),
+  /** The rule as the tool prints it (iptables: `-A CHAIN …`; nft: the statement; Cilium: the packet as seen), null for policy/return. */
   rule: z.nullable(z.string()),
-  /** The rule's handle (hex under iptables-nft, decimal under nft), null when not printed. */
+  /** The rule's handle (hex under iptables-nft, decimal under nft; Cilium: the endpoint id), null when not printed. */
   handle: z.nullable(z.string()),
-  /** What the rule did, lower case: `continue`, `jump`, `goto`, `accept`, `drop`, `return`. */
+  /** What the rule did, lower case: `continue`, `jump`, `goto`, `accept`, `drop`, `return`; Cilium: `forward`, `translate`, `drop`. */
   verdict: z.string(),
   /** The chain a jump or goto went to. */
   target: z.nullable(z.string()),
@@ -40,6 +47,12 @@ const packetTraceSchema = z.object({
   /** Where it was addressed when last seen, when a DNAT changed it (the endpoint). */
   rewrittenTo: z.nullable(tracedAddressSchema),
   steps: z.array(traceStepSchema),
+  /**
+   * Cilium only: where the backend was chosen. `connect`: the socket load balancer rewrote the
+   * address at connect(), so the first packet already carried the backend's; `packet`: the
+   * packet left addressed to the Service and the datapath translated it.
+   */
+  rewriteAt: z.optional(z.enum(['connect', 'packet'])),
   /** The last verdict that ended the packet's walk: `accept`, `drop`, or `reject` (a REJECT rule). */
   verdict: z.string(),
 });

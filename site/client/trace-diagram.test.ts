@@ -1,11 +1,13 @@
 // A trace drawn on the explorer's diagram, on real data: the diagram the runner draws from the
 // dataplane fixtures (scripts/dataplane/mermaid.ts) and the trace read from the kernel's captured
-// output on those same rules (scripts/dataplane/fixtures/{xtables-monitor,nft-monitor}/).
+// output on those same rules (scripts/dataplane/fixtures/{xtables-monitor,nft-monitor,cilium-monitor}/).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findService, parse } from '../../scripts/dataplane/index.ts';
 import { toMermaid } from '../../scripts/dataplane/mermaid.ts';
+import { CILIUM_SERVICES } from '../../test/fixtures/trace-scenario.ts';
+import { ciliumTrace } from '../../scripts/dataplane/trace/cilium-method.ts';
 import { iptablesTrace } from '../../scripts/dataplane/trace/iptables-method.ts';
 import { nftTrace } from '../../scripts/dataplane/trace/nft-method.ts';
 import { traceFlow } from '../../scripts/dataplane/trace/flow.ts';
@@ -32,7 +34,8 @@ const KINDS = [
 function fixture(k: (typeof KINDS)[number], scenario: string, service = 'default/web', rules = scenario) {
   const model = parse(k.format, read(k.rules(rules)));
   const view = findService(model, service)!;
-  const packets = k.method.parse(read(`${k.capture}/${scenario}.txt`));
+  // The netfilter parsers read every traced packet (the target is for Cilium's, which sees only translated ones).
+  const packets = k.method.parse(read(`${k.capture}/${scenario}.txt`), { flow: traceFlow({ ip: '0.0.0.0', port: 1 }), backends: [] });
   const to = packets[0].to;
   const trace = traceResult({ node: 'worker', method: k.method, flow: traceFlow(to), model, packets, sent: packets.length });
   return { mermaid: toMermaid(view, model.format), trace };
@@ -121,5 +124,38 @@ describe.each(KINDS)('the trace on the $name diagram', (k) => {
     const { mermaid } = fixture(k, 'clusterip');
     expect(drawTrace(mermaid, other, COLOURS).source).toBe(mermaid);
     expect(labelOf(mermaid, 'n0')[0]).toBe('packet to');
+  });
+});
+
+describe('the trace on the Cilium diagram (the real capture, fixtures/cilium-monitor/)', () => {
+  const model = parse('cilium-json', CILIUM_SERVICES);
+  const flow = traceFlow({ ip: '10.99.149.63', port: 80, client: '10.247.1.57' });
+  const backends = [
+    { ip: '10.247.1.182', port: 8080 },
+    { ip: '10.247.2.183', port: 8080 },
+  ];
+  const packets = ciliumTrace.parse(read('cilium-monitor/clusterip-from-pod.txt'), { flow, backends });
+  const trace = traceResult({ node: 'worker', method: ciliumTrace, flow, model, packets, sent: 3 });
+  const mermaid = toMermaid(findService(model, 'tr/web')!, model.format);
+
+  it('marks connect(), the socket and the service map (no chain names them), and each backend with its count', () => {
+    const chart = parseFlowchart(mermaid);
+    const at = locateTrace(chart, trace);
+    const text = (id: string) => chart.nodes.find((n) => n.id === id)!.lines.join(' ');
+    expect(at.frame).toBe('f0');
+    expect(at.walked.map(text).sort()).toEqual([
+      '50.0% equal (random) backend 10.247.1.182:8080',
+      '50.0% equal (random) backend 10.247.2.183:8080',
+      'connect() to 10.99.149.63:80/TCP (ClusterIP tr/web)',
+      'service map 10.99.149.63:80/TCP',
+      'socket connect() / tc',
+    ]);
+    expect([...at.counts].map(([id, n]) => [text(id).split(' ').slice(-2).join(' '), n])).toEqual([
+      ['backend 10.247.1.182:8080', 1],
+      ['backend 10.247.2.183:8080', 2],
+    ]);
+    expect(at.chosen).toHaveLength(2);
+    // The line from the service map to the backends' box is lit.
+    expect(at.links.map((i) => chart.links[i]).some((l) => l.to === 'b1')).toBe(true);
   });
 });

@@ -145,9 +145,11 @@ export function locateTrace(chart: Flowchart, trace: TraceResult): TraceOnDiagra
     if (!next || line.includes(next.to)) break;
     line.push(next.to);
   }
-  // A refused request ends at the line's last box (`rejected: no endpoints`, `dropped: …`).
+  // A refused request ends at the line's last box (`rejected: no endpoints`, `dropped: …`); a request
+  // that reached a backend passed every box before the backends (Cilium's socket and service map,
+  // which its trace names no chain of).
   const refused = trace.requests.some((r) => r.outcome === 'reject' || r.outcome === 'drop');
-  const lastWalked = refused ? line.length - 1 : line.findLastIndex((id) => walked.has(id));
+  const lastWalked = refused || chosen.size ? line.length - 1 : line.findLastIndex((id) => walked.has(id));
   for (const id of line.slice(0, lastWalked + 1)) walked.add(id);
 
   const lit = (id: string) => walked.has(id) || boxes.has(id);

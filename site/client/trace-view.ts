@@ -4,7 +4,7 @@
  * rewrite, where all the traced requests went beside the shares the rules give, and the notes.
  * DOM only; the request and the diagram live in trace-control.ts and trace-diagram.ts.
  */
-import type { TraceMethodId, TraceResult, TraceStep, TracedRequest } from '../../scripts/wire/trace.ts';
+import type { PacketTrace, TraceMethodId, TraceResult, TraceStep, TracedRequest } from '../../scripts/wire/trace.ts';
 import { percent, tableWrap } from './dataplane-result.ts';
 import { el } from './dom.ts';
 import { headingTag } from './heading-level.ts';
@@ -17,6 +17,8 @@ const METHOD_WORDS: Record<TraceMethodId, string> = {
     'Read with `xtables-monitor --trace`: a TRACE rule in the raw table marked the requests’ first packets, and the kernel reported every rule and chain policy they met (the rule left the node when the trace ended).',
   'nft-monitor':
     'Read with `nft monitor trace`: a `dplab-trace` table set `nftrace` on the requests’ first packets, and the kernel reported every rule and chain policy they met (the table left the node when the trace ended).',
+  'cilium-monitor':
+    'Read with `cilium-dbg monitor` in the node’s Cilium agent: its eBPF datapath reported where it saw each connection’s first packet (and the socket load balancer, the sockets it translated); there are no chains to walk (the monitor ended when the trace did).',
 };
 
 const OUTCOME_WORDS: Record<TracedRequest['outcome'], string> = {
@@ -40,6 +42,8 @@ const WENT: Record<TracedRequest['outcome'], string> = {
 
 /** What a step did, in words: "jump to KUBE-SVC-…", "left the chain by its policy: accept". */
 function stepVerdict(s: TraceStep): string {
+  if (s.kind === 'event' && s.verdict === 'forward') return 'seen here, on its way';
+  if (s.kind === 'event' && s.verdict === 'translate') return 'the socket’s destination, as the socket load balancer saw it';
   if (s.kind === 'policy') return `left the chain by its policy: ${s.verdict}`;
   if (s.kind === 'return') return 'fell off the end of the chain: back to the one that jumped here';
   if ((s.verdict === 'jump' || s.verdict === 'goto') && s.target) return `${s.verdict} to ${s.target}`;
@@ -48,18 +52,27 @@ function stepVerdict(s: TraceStep): string {
 }
 
 function stepItem(s: TraceStep): HTMLLIElement {
-  const where = el(
-    'p',
-    { class: 'dp-step-where' },
-    el('span', { class: 'dp-step-table' }, `${s.table} table`),
-    ' · chain ',
-    el('code', {}, s.chain),
-  );
+  const where =
+    s.kind === 'event'
+      ? el('p', { class: 'dp-step-where' }, el('span', { class: 'dp-step-table' }, s.table), ' · seen at ', el('code', {}, s.chain))
+      : el(
+          'p',
+          { class: 'dp-step-where' },
+          el('span', { class: 'dp-step-table' }, `${s.table} table`),
+          ' · chain ',
+          el('code', {}, s.chain),
+        );
   const item = el('li', { class: 'dp-step', 'data-kind': s.kind, 'data-verdict': s.verdict }, where);
   if (s.rule) item.append(el('pre', { class: 'dp-step-rule' }, el('code', {}, s.rule)));
   item.append(el('p', { class: 'dp-step-verdict' }, el('strong', {}, 'Did: '), stepVerdict(s)));
   return item;
 }
+
+/** Where an agent's trace says the backend was chosen, in a sentence. */
+const REWRITE_AT: Record<NonNullable<PacketTrace['rewriteAt']>, string> = {
+  connect: ' (chosen at connect(): the packet never carried the Service address, the socket already had the backend’s)',
+  packet: ' (translated per packet: the packet left addressed to the Service, and the datapath rewrote it)',
+};
 
 function firstRequest(r: TracedRequest, level: number): HTMLElement {
   const p = r.packet;
@@ -71,10 +84,11 @@ function firstRequest(r: TracedRequest, level: number): HTMLElement {
         el('code', {}, address(p.to)),
         ' → ',
         el('code', {}, address(p.rewrittenTo)),
-        ' (the Service address replaced by the endpoint’s)',
+        p.rewriteAt ? REWRITE_AT[p.rewriteAt] : ' (the Service address replaced by the endpoint’s)',
       )
     : el('p', { class: 'dp-rewrite' }, el('strong', {}, 'Rewrite: '), 'none, the packet kept ', el('code', {}, address(p.to)));
-  const via = r.path.length ? el('p', { class: 'dp-path' }, el('strong', {}, 'Chains walked: '), el('code', {}, r.path.join(' → '))) : null;
+  const walked = p.steps.some((s) => s.kind === 'event') ? 'Seen at: ' : 'Chains walked: ';
+  const via = r.path.length ? el('p', { class: 'dp-path' }, el('strong', {}, walked), el('code', {}, r.path.join(' → '))) : null;
   return el(
     'div',
     { class: 'dp-trace-first' },

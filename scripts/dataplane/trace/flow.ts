@@ -34,5 +34,16 @@ export function traceFlow(input: { protocol?: string; ip: string; port: number |
   return { protocol: protocol as TraceProtocol, ip: input.ip, port, client };
 }
 
+export interface Address {
+  ip: string;
+  port: number;
+}
+
+/** What a trace looks for: the flow, and the backends the model says its frontend translates it to. */
+export interface FlowTarget {
+  flow: TraceFlow;
+  backends: readonly Address[];
+}
+
 /** "tcp 10.96.45.112:80 from 10.244.1.5", for messages. */
 export const flowLabel = (f: TraceFlow): string => `${f.protocol} ${f.ip}:${f.port}${f.client ? ` from ${f.client}` : ''}`;

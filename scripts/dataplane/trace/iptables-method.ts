@@ -49,6 +49,7 @@ export const iptablesTrace: TraceMethod = {
       ],
     })),
   monitor: ['xtables-monitor', '--trace', '-4'],
+  unseen: 'a connection the node already tracked is not walked again',
   list: { argv: ['iptables', ...WAIT, '-t', 'raw', '-S'] },
   leftovers: (listing) => listing.split('\n').filter((l) => l.startsWith('-A ') && MARKED.test(l)),
   // Our rules' words hold no spaces or quotes (the comment is `dplab-trace:<tag>`), so `-S`'s line splits back into argv.

@@ -5,7 +5,7 @@
  * Everything on the node goes through the cluster handle's node exec.
  */
 import { z } from 'zod';
-import type { Mode } from '../../catalogue/modes.ts';
+import { agentOf, type Mode } from '../../catalogue/modes.ts';
 import { CommandError, TIMEOUTS, type RunOptions } from '../../base/exec.ts';
 import { DplabError } from '../../base/errors.ts';
 import type { ClusterHandle } from '../../clusters/handle.ts';
@@ -14,9 +14,11 @@ import { kubeObjectSchema } from '../../clusters/kube-objects.ts';
 import type { TraceRequest, TraceResult } from '../../wire/trace.ts';
 import { isServiceRef } from '../explain-view.ts';
 import { readDataplane, type KubeService } from '../live.ts';
-import { traceFlow, type TraceFlow } from './flow.ts';
+import type { DataplaneModel } from '../model.ts';
+import { findFrontend } from '../query.ts';
+import { traceFlow, type Address, type TraceFlow } from './flow.ts';
 import { TRACE_METHOD } from './methods.ts';
-import { clusterNode } from './node.ts';
+import { agentNode, clusterNode, type TraceNode } from './node.ts';
 import { traceResult } from './result.ts';
 import { runTrace } from './session.ts';
 import { sweepNode } from './sweep.ts';
@@ -35,7 +37,7 @@ export async function traceLive(mode: Mode, req: TraceRequest, opts: TraceOption
   const method = TRACE_METHOD[mode];
   if (!method)
     throw new DplabError(`Tracing a request is not built for ${mode} mode yet.`, {
-      fix: "Trace in the iptables or nftables cluster; `dplab explain` shows this mode's rules.",
+      fix: "Trace in the iptables, nftables or cilium cluster; `dplab explain` shows this mode's rules.",
       status: 501,
     });
   if (!isServiceRef(req.service))
@@ -58,8 +60,9 @@ export async function traceLive(mode: Mode, req: TraceRequest, opts: TraceOption
   const count = req.count ?? DEFAULT_COUNT;
   const session = await runTrace({
     method,
-    node: clusterNode(cluster, live.node),
+    node: traceNode(cluster, live.node),
     flow,
+    backends: backendsOf(live.model, flow),
     send: (signal) => sendRequests(cluster, live.node, pod, flow, count, signal),
     expected: count,
     windowMs: (count * (REQUEST_SECONDS + 1) + 3) * 1000,
@@ -80,8 +83,20 @@ export async function sweepLive(
   if (opts.node && !nodes.includes(opts.node))
     throw new DplabError(`Unknown node "${opts.node.slice(0, 80)}" in ${cluster.name}. Known: ${nodes.join(', ')}.`, { status: 404 });
   const out = [];
-  for (const node of opts.node ? [opts.node] : nodes) out.push({ node, removed: await sweepNode(clusterNode(cluster, node), method) });
+  for (const node of opts.node ? [opts.node] : nodes) out.push({ node, removed: await sweepNode(traceNode(cluster, node), method) });
   return out;
+}
+
+/** Where a trace's commands run: where the mode's dataplane is read (the node, or the node's agent container). */
+function traceNode(cluster: ClusterHandle, node: string): TraceNode {
+  const agent = agentOf(cluster.mode);
+  return agent ? agentNode(cluster, agent, node) : clusterNode(cluster, node);
+}
+
+/** Every backend the model gives the flow's frontend (its NodePort's, for a node address). */
+function backendsOf(model: DataplaneModel, flow: TraceFlow): Address[] {
+  const view = findFrontend(model, `${flow.ip}:${flow.port}/${flow.protocol.toUpperCase()}`);
+  return (view?.frontends ?? []).flatMap((f) => f.backends.map((b) => ({ ip: b.ip, port: b.port })));
 }
 
 const podSchema = kubeObjectSchema;

@@ -36,6 +36,7 @@ export const nftTrace: TraceMethod = {
     },
   ],
   monitor: ['nft', '-a', 'monitor', 'trace'],
+  unseen: 'a connection the node already tracked is not walked again',
   list: { argv: ['nft', 'list', 'tables'] },
   leftovers: (listing) =>
     listing

@@ -25,10 +25,16 @@ function routeTo(steps: readonly TraceStep[], decider: TraceStep): string[] {
   return route.slice(1).map((r) => r.chain);
 }
 
+/** A trace of an agent's events (Cilium): no rules, so the outcome is what the events showed, the path where they were seen. */
+const byEvents = (packet: PacketTrace) => packet.steps.some((s) => s.kind === 'event') || packet.rewriteAt !== undefined;
+
 export function resolveRequest(packet: PacketTrace, model: DataplaneModel): TracedRequest {
-  const decider = packet.steps.find(isDnat) ?? packet.steps.find((s) => s.verdict === 'drop' && s.kind === 'rule') ?? null;
-  const outcome: TracedRequest['outcome'] = !decider ? 'untranslated' : isDnat(decider) ? 'dnat' : isReject(decider) ? 'reject' : 'drop';
-  const path = decider ? routeTo(packet.steps, decider) : [];
+  const events = byEvents(packet);
+  const decider = events
+    ? null
+    : (packet.steps.find(isDnat) ?? packet.steps.find((s) => s.verdict === 'drop' && s.kind === 'rule') ?? null);
+  const outcome = outcomeOf(packet, decider, events);
+  const path = events ? packet.steps.map((s) => s.chain) : decider ? routeTo(packet.steps, decider) : [];
   const view = findFrontend(model, `${packet.to.ip}:${packet.to.port}/${packet.protocol.toUpperCase()}`);
   const walked = new Set(path);
   const fe: (Frontend & { portName: string | null }) | undefined =
@@ -52,6 +58,12 @@ export function resolveRequest(packet: PacketTrace, model: DataplaneModel): Trac
         : null,
     outcome,
   };
+}
+
+function outcomeOf(packet: PacketTrace, decider: TraceStep | null, events: boolean): TracedRequest['outcome'] {
+  if (events) return packet.verdict === 'drop' ? 'drop' : packet.rewrittenTo ? 'dnat' : 'untranslated';
+  if (!decider) return 'untranslated';
+  return isDnat(decider) ? 'dnat' : isReject(decider) ? 'reject' : 'drop';
 }
 
 /** The address a DNAT rule names (`--to-destination 10.244.1.2:8080`, `dnat to 10.244.1.2:8080`). */

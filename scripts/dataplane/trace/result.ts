@@ -27,9 +27,7 @@ export function traceResult(t: TraceInput): TraceResult {
   const notes: string[] = [];
   if (!view) notes.push(`No Service on ${t.node} answers ${flowLabel(t.flow)}: the rules leave it untranslated.`);
   if (requests.length < t.sent)
-    notes.push(
-      `${t.sent - requests.length} of ${t.sent} requests were not seen in the trace window (a connection the node already tracked is not walked again).`,
-    );
+    notes.push(`${t.sent - requests.length} of ${t.sent} requests were not seen in the trace window (${t.method.unseen}).`);
   return {
     ...(t.mode ? { mode: t.mode } : {}),
     node: t.node,

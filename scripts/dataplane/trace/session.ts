@@ -5,7 +5,7 @@
 import { CommandError, TIMEOUTS, TIMEOUT_FACTOR } from '../../base/exec.ts';
 import { DplabError } from '../../base/errors.ts';
 import type { PacketTrace } from '../../wire/trace.ts';
-import type { TraceFlow } from './flow.ts';
+import type { Address, TraceFlow } from './flow.ts';
 import { MONITOR_READY, traceTag } from './marker.ts';
 import { monitorCommand, type TraceMethod } from './method.ts';
 import type { TraceNode } from './node.ts';
@@ -22,6 +22,8 @@ export interface TraceSession {
   method: TraceMethod;
   node: TraceNode;
   flow: TraceFlow;
+  /** The backends the model says the flow's frontend translates to (a method that sees only translated packets needs them). */
+  backends?: readonly Address[];
   /** Sends the requests (or waits for them); resolves with how many were sent. */
   send: (signal: AbortSignal) => Promise<number>;
   /** How many traced connections to wait for before ending early. */
@@ -67,6 +69,8 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
         }
         ours = true;
       }
+      // From here on the monitor is ours too (an agent's method turns nothing on: its monitor is what a trace leaves).
+      ours = true;
       const cmd = monitorCommand(s.method, Math.ceil(s.windowMs / 1000));
       const monitor = s.node
         .exec(cmd.argv, {
@@ -74,7 +78,7 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
           timeoutMs: s.windowMs + START_MS,
           onOutput: (text) => {
             raw += text;
-            if (raw.includes(MONITOR_READY)) ready();
+            if (raw.includes(MONITOR_READY) && (!s.method.listening || s.method.listening.test(raw))) ready();
           },
         })
         .then(
@@ -100,6 +104,8 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
       stop.abort();
       if (ours)
         await sweepNode(s.node, s.method).catch((err: unknown) => {
+          // Already worded (the agent went away, and what the trace ran with it).
+          if (err instanceof DplabError) throw err;
           throw new DplabError(`The trace rules on ${s.node.name} could not be removed.`, {
             fix: `Run \`dplab trace <mode> --sweep --node ${s.node.name}\`; if that fails too, recreate the cluster.`,
             details: err instanceof Error ? err.message : String(err),
@@ -116,7 +122,9 @@ export async function runTrace(s: TraceSession): Promise<SessionResult> {
 function seen(s: TraceSession, raw: string): PacketTrace[] {
   const text = withoutReady(raw);
   const complete = text.slice(0, text.lastIndexOf('\n') + 1);
-  return s.method.parse(complete).filter((p) => p.to.ip === s.flow.ip && p.to.port === s.flow.port);
+  return s.method
+    .parse(complete, { flow: s.flow, backends: s.backends ?? [] })
+    .filter((p) => p.to.ip === s.flow.ip && p.to.port === s.flow.port);
 }
 
 const withoutReady = (raw: string) => raw.replace(`${MONITOR_READY}\n`, '');
