@@ -8,7 +8,7 @@
  */
 import { kubeVersionSchema } from '../../scripts/clusters/kube-objects.ts';
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,8 +37,13 @@ const contractsNote = ownOnly ? ' (skipped: DPLAB_SIM_SCOPE=own, the real-kind t
 /** Processes whose command line names this cluster (its daemons, stand-ins, pods' agnhost, kube-proxy pods). */
 function processesOf(name: string): string[] {
   const found: string[] = [];
+  // The sim's processes share this PID namespace (`ip netns exec` changes only the network's and
+  // the mounts'); a real kind cluster of the same name running here (the kind tier beside this
+  // one) has its kube-proxy in a node container's own PID namespace, and is not the sim's.
+  const ours = readlinkSync('/proc/self/ns/pid');
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
+      if (readlinkSync(`/proc/${pid}/ns/pid`) !== ours) continue;
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
       if (cmd.includes(`sim/${name}/`) || cmd.includes(`netns exec ${name}-`) || cmd.includes(`--hostname-override=${name}-`))
         found.push(`${pid}: ${cmd.slice(0, 160)}`);
@@ -237,6 +242,8 @@ for (const mode of modes) {
     });
 
     it('delete removes every namespace, link, process and file it made', async () => {
+      // Before: the running cluster's own processes are seen (so the check after looks where they are).
+      expect(processesOf(layout.name).length).toBeGreaterThan(0);
       await manager.delete(mode);
       expect(await leftovers(layout)).toEqual([]);
       expect(processesOf(layout.name)).toEqual([]);
